@@ -1,0 +1,265 @@
+"""The ``llmulator`` command line: one verb per job.
+
+Exit status: 0 success, 2 bad input (a message naming file, line and field),
+1 internal error (with a hint to report it), 130 interrupted. Heavy modules
+(rich, numpy, estimators) are imported inside the verbs so that ``--help``
+starts fast; torch is never imported here.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from . import __version__
+from .errors import SpecError, UserError
+
+EPILOG_ESTIMATE = """example:
+  llmulator estimate systolic-16x16 gemm gemm-ws-16x16
+  llmulator estimate arch.yaml work.yaml map.yaml --estimator analytical --json"""
+
+
+def _add_design_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("arch", help="architecture YAML file or library name")
+    p.add_argument("workload", help="workload YAML file or library name")
+    p.add_argument("mapping", help="mapping YAML file or library name")
+    p.add_argument("--preset", help="workload size preset (default: the mapping's, else the workload's parameters)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="llmulator",
+        description="Predict cycles, energy, power and area of dataflow accelerators from arch/workload/mapping YAML.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="start with:  llmulator list   then   llmulator estimate systolic-16x16 gemm gemm-ws-16x16")
+    p.add_argument("--version", action="version", version=f"llmulator {__version__}")
+    sub = p.add_subparsers(dest="verb", metavar="VERB")
+
+    v = sub.add_parser("validate", help="check spec files (schemas, and cross-file checks for a full design)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="example:\n  llmulator validate arch_specs/systolic-16x16.yaml workloads/gemm.yaml "
+                              "mappings/gemm-ws-16x16.yaml")
+    v.add_argument("files", nargs="+", help="YAML files (kind taken from the top-level key)")
+    v.add_argument("--preset", help="size preset for cross-file checks")
+    v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.set_defaults(func=cmd_validate)
+
+    r = sub.add_parser("render", help="render a design to HLS C or to the model prompt",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="example:\n  llmulator render systolic-16x16 gemm gemm-ws-16x16 --hls -o gemm.c")
+    _add_design_args(r)
+    g = r.add_mutually_exclusive_group(required=True)
+    g.add_argument("--hls", action="store_true", help="HLS C with the mapping applied")
+    g.add_argument("--prompt", action="store_true", help="the model prompt (digit-isolated numbers)")
+    r.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
+    r.set_defaults(func=cmd_render)
+
+    e = sub.add_parser("estimate", help="run estimators on a design and print a comparison table",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG_ESTIMATE)
+    _add_design_args(e)
+    e.add_argument("--estimator", action="append", help="estimator name (repeatable; default: all available)")
+    e.add_argument("--json", action="store_true", help="machine-readable output")
+    e.add_argument("--terms", action="store_true", help="also print each estimator's terms and breakdown")
+    e.set_defaults(func=cmd_estimate)
+
+    pl = sub.add_parser("plugins", help="list registered plugins and their components",
+                        epilog="example:\n  llmulator plugins --json")
+    pl.add_argument("--json", action="store_true")
+    pl.set_defaults(func=cmd_plugins)
+
+    ls = sub.add_parser("list", help="list the bundled architectures, workloads and mappings",
+                        epilog="example:\n  llmulator list --kind workload")
+    ls.add_argument("--kind", choices=["architecture", "workload", "mapping"])
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=cmd_list)
+
+    from . import plugins
+    plugins.add_commands(sub)
+    return p
+
+
+def _load(args) -> Any:
+    from .design import load_design
+    from .library import resolve
+    return load_design(resolve("architecture", args.arch), resolve("workload", args.workload),
+                       resolve("mapping", args.mapping), preset=args.preset)
+
+
+def _console():
+    from rich.console import Console
+    return Console(highlight=False, soft_wrap=True)
+
+
+def cmd_validate(args) -> int:
+    from .design import Design, check_design
+    from .schema import detect_kind, validate
+    from .specs import architecture_from_dict, mapping_from_dict, workload_from_dict
+    from .yamlsrc import load_yaml
+    builders = {"architecture": architecture_from_dict, "workload": workload_from_dict,
+                "mapping": mapping_from_dict}
+    loaded: dict[str, Any] = {}
+    diags = []
+    results = []
+    for f in args.files:
+        try:
+            data, smap = load_yaml(f)
+            kind = detect_kind(data)
+            if kind is None:
+                # let validate() produce the positioned message, guessing the closest kind
+                keys = list(data) if isinstance(data, dict) else []
+                import difflib
+                guess = next((difflib.get_close_matches(str(k), list(builders), n=1, cutoff=0.5) for k in keys), [])
+                validate(guess[0] if guess else "architecture", data, smap)
+            validate(kind, data, smap)
+            loaded[kind] = builders[kind](data[kind], smap)
+            results.append({"file": f, "kind": kind, "ok": True})
+        except SpecError as e:
+            diags.extend(e.diagnostics)
+            results.append({"file": f, "ok": False, "errors": [d.format() for d in e.diagnostics]})
+    if not diags and len(loaded) == 3:
+        d = Design(loaded["architecture"], loaded["workload"], loaded["mapping"],
+                   args.preset or loaded["mapping"].preset)
+        try:
+            check_design(d)
+            d.tree  # noqa: B018 - parse the kernel
+        except SpecError as e:
+            diags.extend(e.diagnostics)
+            results.append({"design": d.name, "ok": False, "errors": [x.format() for x in e.diagnostics]})
+    elif not diags and "workload" in loaded:
+        from .kernel import analyze
+        try:
+            analyze(loaded["workload"])
+        except SpecError as e:
+            diags.extend(e.diagnostics)
+    if diags:
+        raise SpecError(diags)
+    if args.json:
+        print(json.dumps({"ok": True, "files": results}, indent=2))
+    else:
+        for r in results:
+            print(f"ok  {r['file']}  ({r['kind']})")
+        if len(loaded) == 3:
+            print("ok  cross-file checks")
+    return 0
+
+
+def cmd_render(args) -> int:
+    from . import render
+    d = _load(args)
+    text = render.hls_c(d) if args.hls else render.prompt(d)
+    if args.output:
+        from .fileio import atomic_write_text
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def cmd_estimate(args) -> int:
+    from . import plugins
+    d = _load(args)
+    names = args.estimator or plugins.names("estimators")
+    if not names:
+        raise UserError("no estimators are registered; see `llmulator plugins`")
+    estimates, skipped = [], {}
+    for n in names:
+        est = plugins.get("estimators", n)
+        why = est.available() if hasattr(est, "available") else None
+        if why:
+            if args.estimator:
+                raise UserError(f"estimator '{n}' is not available: {why}")
+            skipped[n] = why
+            continue
+        estimates.extend(est.estimate([d]))
+    if args.json:
+        print(json.dumps({"design": d.to_dict(), "estimates": [e.to_dict() for e in estimates],
+                          "skipped": skipped}, indent=2))
+        return 0
+    from .report import estimate_table, terms_table
+    con = _console()
+    con.print(estimate_table(d, estimates))
+    if args.terms:
+        for e in estimates:
+            if e.terms or e.breakdown:
+                con.print(terms_table(e))
+    for n, why in skipped.items():
+        con.print(f"[dim]skipped {n}: {why}[/dim]")
+    return 0
+
+
+def cmd_plugins(args) -> int:
+    from . import plugins
+    reg = plugins.registry()
+    rows = []
+    for kind, entries in reg.items():
+        for name, r in entries.items():
+            rows.append({"kind": kind[:-1], "name": name, "plugin": r.plugin,
+                         "version": str(getattr(r.factory, "version", ""))})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    from rich.table import Table
+    t = Table(title="registered components")
+    for c in ("kind", "name", "version", "plugin"):
+        t.add_column(c)
+    for r in rows:
+        t.add_row(r["kind"], r["name"], r["version"], r["plugin"])
+    _console().print(t)
+    return 0
+
+
+def cmd_list(args) -> int:
+    from .library import entries
+    kinds = [args.kind] if args.kind else ["architecture", "workload", "mapping"]
+    data = {k: entries(k) for k in kinds}
+    if args.json:
+        print(json.dumps(data, indent=2))
+        return 0
+    from rich.table import Table
+    con = _console()
+    for k in kinds:
+        t = Table(title=f"{k}s")
+        t.add_column("name", style="bold")
+        if k == "mapping":
+            t.add_column("workload")
+        t.add_column("description")
+        for e in data[k]:
+            row = [e["name"]] + ([e.get("workload", "")] if k == "mapping" else []) + [e["description"]]
+            t.add_row(*row)
+        con.print(t)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 0
+        return int(args.func(args) or 0)
+    except SpecError as e:
+        for d in e.diagnostics:
+            print(d.format(), file=sys.stderr)
+        return 2
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as e:  # noqa: BLE001 - last-resort guard: never a bare traceback
+        import traceback
+        print(f"internal error: {type(e).__name__}: {e}", file=sys.stderr)
+        print("this is a bug in llmulator; please report it with the command and the files used.\n"
+              "details:\n" + traceback.format_exc(limit=6), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,309 @@
+"""A Design = (architecture, workload, mapping, size preset), checked as a whole.
+
+Single files are validated by their schemas; everything that needs two files
+at once (a mapping names a loop or memory level that does not exist, a tile
+larger than its loop, a buffer too small for its tiles, an operator the
+architecture lacks) is checked here, with diagnostics that point at the line
+of the file that has to change.
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from .errors import Diagnostic, SpecError
+from .expr import ExprError, evaluate
+from .kernel import Access, Loop, LoopTree, analyze
+from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
+from .yamlsrc import SourceMap
+
+
+@attrs.define(eq=False)
+class Design:
+    arch: Architecture
+    workload: Workload
+    mapping: Mapping
+    preset: str | None = None
+
+    @property
+    def name(self) -> str:
+        p = f"@{self.preset}" if self.preset else ""
+        return f"{self.workload.name}{p}/{self.mapping.name}/{self.arch.name}"
+
+    @cached_property
+    def sizes(self) -> dict[str, int]:
+        return self.workload.sizes(self.preset)
+
+    @cached_property
+    def tree(self) -> LoopTree:
+        return analyze(self.workload)
+
+    def trips(self, label: str, hints: dict[str, Any] | None = None) -> float:
+        """Expected trips of one loop per entry (hints for data-dependent loops)."""
+        hints = self.workload.hints if hints is None else hints
+        names = dict(self.sizes)
+        names.update({k: v["value"] for k, v in self.workload.scalars.items()})
+        try:
+            return self.tree.static_trips(label, names, hints)
+        except KeyError:
+            loop = self.tree.loops[label]
+            raise SpecError(Diagnostic(
+                self.workload.source_map.file if self.workload.source_map else "<workload>", loop.line, None,
+                f"workload.hints.{label}", f"loop {label} has a data-dependent trip count and no expected value",
+                "an expected trip count for static estimators",
+                f"add under workload: `hints: {{{label}: {{expected_trips: <expression>}}}}`")) from None
+        except ExprError as e:
+            loop = self.tree.loops[label]
+            raise SpecError(Diagnostic(self.workload.source_map.file if self.workload.source_map else "",
+                                       loop.line, None, "workload.kernel", f"loop {label}: {e}")) from None
+
+    def tile(self, label: str) -> float:
+        """Point-loop size of a loop: its mapped tile, or all of its trips when untiled."""
+        t = self.mapping.loop(label).tile
+        return float(t) if t is not None else self.trips(label)
+
+    def placement(self, array: str) -> str:
+        return self.mapping.placement.get(array, self.arch.memory[0].name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"architecture": self.arch.name, "workload": self.workload.name, "mapping": self.mapping.name,
+                "preset": self.preset}
+
+    def footprint_elems(self, array: str) -> float:
+        """Elements of ``array`` touched by one tile (all point loops run once)."""
+        accesses = [a for st in self.statements_with_loops() for a in st[0].accesses if a.array == array]
+        shape = self.workload.shape(array, self.sizes)
+        if not accesses:
+            return 0.0
+        total = 1.0
+        for d, size in enumerate(shape):
+            ext, consts = 0.0, []
+            for acc in accesses:
+                aff = acc.affine[d] if d < len(acc.affine) else None
+                if aff is None:
+                    ext = size
+                    break
+                e = 1.0
+                for v, c in aff.coefs.items():
+                    loop = self._loop_of_var(v)
+                    if loop is not None:
+                        e += abs(c) * (self.tile(loop.label) - 1)
+                ext = max(ext, e)
+                try:
+                    consts.append(float(evaluate(aff.const, self.sizes)))
+                except ExprError:
+                    pass
+            spread = (max(consts) - min(consts)) if consts else 0.0
+            total *= min(size, ext + spread)
+        return total
+
+    def _loop_of_var(self, var: str) -> Loop | None:
+        return next((lp for lp in self.tree.loops.values() if lp.var == var), None)
+
+    def statements_with_loops(self) -> list[tuple[Any, list[Loop]]]:
+        """Every statement (and branch condition) with its enclosing loops, outermost first."""
+        out = []
+
+        def rec(nodes, loops):
+            for n in nodes:
+                if isinstance(n, Loop):
+                    if n.cond_stmt is not None and n.data_dependent:
+                        out.append((n.cond_stmt, loops + [n]))
+                    rec(n.body, loops + [n])
+                elif getattr(n, "kind", "") == "branch":
+                    out.append((n.cond, loops))
+                    rec(n.then, loops)
+                    rec(n.orelse, loops)
+                elif n.kind == "stmt":
+                    out.append((n, loops))
+        rec(self.tree.roots, [])
+        return out
+
+    def accesses(self) -> list[tuple[Access, list[Loop]]]:
+        return [(a, loops) for st, loops in self.statements_with_loops() for a in st.accesses]
+
+
+def load_design(arch: str | Path, workload: str | Path, mapping: str | Path, preset: str | None = None,
+                check: bool = True) -> Design:
+    """Load three files into a Design; with ``check`` run the cross-file checks."""
+    errors: list[Diagnostic] = []
+    loaded = []
+    for fn, p in ((load_architecture, arch), (load_workload, workload), (load_mapping, mapping)):
+        try:
+            loaded.append(fn(p))
+        except SpecError as e:
+            errors.extend(e.diagnostics)
+            loaded.append(None)
+    if errors:
+        raise SpecError(errors)
+    a, w, m = loaded
+    d = Design(a, w, m, preset if preset is not None else m.preset)
+    if check:
+        check_design(d)
+    return d
+
+
+def _mdiag(m: Mapping, path: tuple, msg: str, expected: str = "", hint: str = "", key: bool = False) -> Diagnostic:
+    smap = m.source_map or SourceMap("<mapping>")
+    return smap.diag(("mapping",) + path, msg, expected, hint, prefer_key=key)
+
+
+def check_design(d: Design) -> None:
+    """Cross-file checks; raise SpecError listing every problem found."""
+    a, w, m = d.arch, d.workload, d.mapping
+    diags: list[Diagnostic] = []
+    if m.workload and m.workload != w.name:
+        diags.append(_mdiag(m, ("workload",), f"mapping is written for workload '{m.workload}', "
+                            f"but the workload is '{w.name}'", f"workload: {w.name}",
+                            "pass the matching mapping, or fix the name"))
+    if d.preset is not None and d.preset not in w.presets:
+        diags.append(_mdiag(m, ("preset",), f"unknown size preset '{d.preset}' of workload '{w.name}'",
+                            "one of: " + (", ".join(sorted(w.presets)) or "(none defined)")))
+        raise SpecError(diags)
+    tree = d.tree
+    labels = list(tree.loops)
+    levels = [lv.name for lv in a.memory]
+    spatial_use = {"rows": 1, "cols": 1}
+    for label, lm in m.loops.items():
+        if label not in tree.loops:
+            diags.append(_mdiag(m, ("loops", label), f"unknown loop label '{label}'",
+                                "one of: " + ", ".join(lb for lb in labels if not lb.startswith("_")),
+                                _close(label, labels), key=True))
+            continue
+        loop = tree.loops[label]
+        if lm.tile is not None:
+            if loop.data_dependent or loop.is_while:
+                diags.append(_mdiag(m, ("loops", label, "tile"), f"loop {label} has a data-dependent bound "
+                                    "and cannot be tiled", "no tile on this loop"))
+            else:
+                try:
+                    bound = d.trips(label)
+                except SpecError as e:
+                    diags.extend(e.diagnostics)
+                    continue
+                if lm.tile > bound:
+                    diags.append(_mdiag(m, ("loops", label, "tile"), f"tile {lm.tile} is larger than the "
+                                        f"bound of loop {label} ({bound:g} iterations)",
+                                        f"an integer from 1 to {bound:g}"))
+        if lm.spatial:
+            if a.pe_array is None:
+                diags.append(_mdiag(m, ("loops", label, "spatial"), f"architecture '{a.name}' has no "
+                                    "PE array to bind loops to", "no spatial binding",
+                                    "use unroll instead, or an architecture with compute.pe_array"))
+            else:
+                spatial_use[lm.spatial] *= lm.tile or 1
+        if lm.unroll and not (loop.data_dependent or loop.is_while):
+            try:
+                pt = d.tile(label)
+                if lm.unroll > pt:
+                    diags.append(_mdiag(m, ("loops", label, "unroll"), f"unroll factor {lm.unroll} exceeds "
+                                        f"the {pt:g} iterations of loop {label}", f"at most {pt:g}"))
+            except SpecError:
+                pass
+    if a.pe_array is not None:
+        for dim, have in (("rows", a.pe_array.rows), ("cols", a.pe_array.cols)):
+            used = spatial_use[dim]
+            if used > have:
+                bound = [lb for lb, lm in m.loops.items() if lm.spatial == dim]
+                diags.append(_mdiag(m, ("loops", bound[0], "tile"), f"loops bound to PE {dim} "
+                                    f"({', '.join(bound)}) use {used} {dim}, the array has {have}",
+                                    f"a product of tiles <= {have}"))
+    if m.order:
+        for i, label in enumerate(m.order):
+            if label not in tree.loops:
+                diags.append(_mdiag(m, ("order", i), f"unknown loop label '{label}' in order",
+                                    "labels of one perfect loop band", _close(label, labels)))
+        known = [lb for lb in m.order if lb in tree.loops]
+        if known and len(known) == len(m.order):
+            top = tree.loops[known[0]]
+            while top.parent is not None and top.parent.perfect_child() is top:
+                top = top.parent
+            band = [lp.label for lp in top.band()]
+            outside = [lb for lb in known if lb not in band]
+            if outside:
+                diags.append(_mdiag(m, ("order",), f"order mixes loops that are not one perfect nest: "
+                                    f"{', '.join(outside)} not in band {' > '.join(band)}",
+                                    "a permutation of loops of one perfectly nested band",
+                                    "statements between loops prevent interchange"))
+    arrays = set(w.arrays)
+    for arr, lvl in m.placement.items():
+        if arr not in arrays:
+            diags.append(_mdiag(m, ("placement", arr), f"unknown array '{arr}'",
+                                "one of: " + ", ".join(sorted(arrays)), _close(arr, list(arrays)), key=True))
+        if lvl not in levels:
+            diags.append(_mdiag(m, ("placement", arr), f"unknown memory level '{lvl}'",
+                                "one of: " + ", ".join(levels), _close(lvl, levels)))
+    for arr, p in m.partition.items():
+        if arr not in arrays:
+            diags.append(_mdiag(m, ("partition", arr), f"unknown array '{arr}'",
+                                "one of: " + ", ".join(sorted(arrays)), _close(arr, list(arrays)), key=True))
+            continue
+        shape = w.shape(arr, d.sizes)
+        if p.dim > len(shape):
+            diags.append(_mdiag(m, ("partition", arr, "dim"), f"array '{arr}' has {len(shape)} dimension(s)",
+                                f"dim from 1 to {len(shape)}"))
+        elif p.type != "complete" and p.factor > shape[p.dim - 1]:
+            diags.append(_mdiag(m, ("partition", arr, "factor"), f"factor {p.factor} exceeds dimension "
+                                f"{p.dim} of '{arr}' ({shape[p.dim - 1]})", f"at most {shape[p.dim - 1]}"))
+    if diags:
+        raise SpecError(diags)
+    # buffer capacity per level
+    by_level: dict[str, list[tuple[str, float]]] = {}
+    for arr in w.arrays:
+        lvl = d.placement(arr)
+        if a.level(lvl).kind == "dram":
+            continue
+        bits = d.footprint_elems(arr) * w.arrays[arr].bits
+        by_level.setdefault(lvl, []).append((arr, bits))
+    for lvl, items in by_level.items():
+        level = a.level(lvl)
+        need = sum(b for _, b in items)
+        have = level.capacity_bits * level.instances
+        if need > have:
+            arr0 = max(items, key=lambda t: t[1])[0]
+            detail = ", ".join(f"{n} {b / 8192:.2f} KiB" for n, b in items)
+            diags.append(_mdiag(m, ("placement", arr0) if arr0 in m.placement else ("placement",),
+                                f"buffer capacity exceeded at level {lvl}: tiles need {need / 8192:.2f} KiB "
+                                f"({detail}), the level holds {have / 8192:.2f} KiB",
+                                "tiles that fit the level", "use smaller tiles or place an array further out"))
+    # operator classes
+    have_ops = set(a.operators)
+    file = w.source_map.file if w.source_map else "<workload>"
+    for st, _loops in d.statements_with_loops():
+        for cls in st.ops:
+            if cls in have_ops:
+                continue
+            if cls == "mac" and {"mul", "add"} <= have_ops:
+                continue
+            if cls == "select":
+                continue  # multiplexers are free-standing logic
+            alt = " (or mul and add)" if cls == "mac" else ""
+            afile = f" in {a.source_map.file}" if a.source_map else ""
+            diags.append(Diagnostic(file, st.line, None, "workload.kernel",
+                                    f"the kernel uses operator class '{cls}' in `{st.text}`, which "
+                                    f"architecture '{a.name}' does not provide",
+                                    f"an operator '{cls}'{alt} under architecture.compute.operators",
+                                    f"add `{cls}: {{count: 1}}` under compute.operators{afile}, "
+                                    "or use an architecture that has it"))
+    if diags:
+        raise SpecError(_dedupe(diags))
+
+
+def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
+    seen, out = set(), []
+    for dg in diags:
+        k = (dg.file, dg.line, dg.message.split(" in `")[0])
+        if k not in seen:
+            seen.add(k)
+            out.append(dg)
+    return out
+
+
+def _close(word: str, options: list[str]) -> str:
+    import difflib
+    c = difflib.get_close_matches(word, options, n=1, cutoff=0.5)
+    return f"did you mean '{c[0]}'?" if c else ""

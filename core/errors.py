@@ -1,0 +1,49 @@
+"""Diagnostics a user can act on.
+
+Every problem with user input becomes a :class:`Diagnostic` (file, line,
+column, field path, what was expected, a hint) collected in a
+:class:`SpecError`. The CLI prints them and exits with status 2; nothing that
+reaches the user is a Python traceback.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+
+@attrs.frozen
+class Diagnostic:
+    file: str
+    line: int | None
+    col: int | None
+    path: str  # JSON-path-like field path, e.g. architecture.memory[1].capacity_kib
+    message: str
+    expected: str = ""
+    hint: str = ""
+
+    def format(self) -> str:
+        where = self.file or "<input>"
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.col is not None:
+                where += f":{self.col}"
+        text = f"{where}: error: {self.path + ': ' if self.path else ''}{self.message}"
+        if self.expected:
+            text += f"\n    expected: {self.expected}"
+        if self.hint:
+            text += f"\n    hint: {self.hint}"
+        return text
+
+
+class SpecError(Exception):
+    """Bad user input: one or more diagnostics. Exit status 2."""
+
+    def __init__(self, diagnostics: list[Diagnostic] | Diagnostic):
+        if isinstance(diagnostics, Diagnostic):
+            diagnostics = [diagnostics]
+        self.diagnostics = list(diagnostics)
+        super().__init__("\n".join(d.format() for d in self.diagnostics))
+
+
+class UserError(Exception):
+    """Bad usage that is not tied to a spec file position (missing file, unknown name). Exit 2."""

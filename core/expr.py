@@ -1,0 +1,55 @@
+"""Safe evaluation of the small integer expressions used in specs ('M + 1', 'NNZ / M').
+
+Only numbers, names of parameters, + - * / // % and parentheses are allowed;
+'/' between integers is true division (used for expected trip counts).
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Mapping
+
+_BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+
+
+class ExprError(ValueError):
+    pass
+
+
+def evaluate(expr: int | float | str, names: Mapping[str, float]) -> float:
+    """Evaluate an expression over ``names``; raise ExprError with a readable reason."""
+    if isinstance(expr, bool):
+        raise ExprError("expected a number or an expression, got a boolean")
+    if isinstance(expr, (int, float)):
+        return expr
+    try:
+        tree = ast.parse(str(expr), mode="eval")
+    except SyntaxError:
+        raise ExprError(f"cannot parse expression {expr!r}") from None
+    return _eval(tree.body, names, str(expr))
+
+
+def _eval(node: ast.AST, names: Mapping[str, float], text: str) -> float:
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id not in names:
+            known = ", ".join(sorted(names)) or "none"
+            raise ExprError(f"unknown name '{node.id}' in {text!r} (parameters: {known})")
+        return names[node.id]
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        a, b = _eval(node.left, names, text), _eval(node.right, names, text)
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
+            raise ExprError(f"division by zero in {text!r}")
+        return _BINOPS[type(node.op)](a, b)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        v = _eval(node.operand, names, text)
+        return -v if isinstance(node.op, ast.USub) else v
+    raise ExprError(f"unsupported syntax in {text!r}: only numbers, names, + - * / // % ( )")
+
+
+def as_int(value: float) -> int:
+    iv = int(round(value))
+    return iv

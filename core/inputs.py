@@ -1,0 +1,457 @@
+"""Concrete input data for a workload, its NumPy reference, and .npy storage.
+
+A workload's ``inputs`` section describes how to make data for its ``in`` and
+``inout`` arrays (a distribution per array, and *structures* such as a CSR
+sparsity pattern that fill several index arrays at once); ``variants`` are
+named alternatives that override parts of that description. This module turns
+the description into arrays:
+
+* :func:`generate_inputs` makes one array for every array of the workload;
+* :func:`run_reference` executes the workload's NumPy ``reference`` on them;
+* :func:`save_inputs` / :func:`load_inputs` store and read them as one
+  ``<array>.npy`` file per array.
+
+Generation is deterministic: the same workload, sizes, variant and seed give
+bit-identical arrays. Each array draws from its own generator, derived from the
+seed and the array's name, so adding or changing the description of one array
+does not change the values of the others.
+
+Every problem that comes from user input is raised as
+:class:`llmulator.errors.UserError` with a message naming the workload and
+the array.
+"""
+
+from __future__ import annotations
+
+import traceback
+import zlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import UserError
+from .expr import ExprError, evaluate
+
+NP_DTYPES: dict[str, type[np.generic]] = {
+    "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
+    "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32,
+    "fp16": np.float16, "fp32": np.float32, "fp64": np.float64,
+}
+
+#: Default description for an ``in``/``inout`` array that ``inputs`` does not describe.
+#: Floating-point arrays: uniform in [-1, 1). Signed integers: integers uniform in
+#: [-128, 127]; unsigned integers: in [0, 255] (whatever the width, so that sums of
+#: products do not overflow a wider accumulator).
+DEFAULT_FLOAT_RANGE = (-1.0, 1.0)
+DEFAULT_SIGNED_RANGE = (-128, 127)
+DEFAULT_UNSIGNED_RANGE = (0, 255)
+
+
+def np_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype of a spec dtype name (``int8`` -> ``np.int8``, ``fp32`` -> ``np.float32``)."""
+    try:
+        return np.dtype(NP_DTYPES[dtype])
+    except KeyError:
+        raise UserError(f"unknown dtype '{dtype}' (one of: {', '.join(NP_DTYPES)})") from None
+
+
+def default_description(dtype: str) -> dict[str, Any]:
+    """The description used for an input array that ``inputs`` does not describe."""
+    dt = np_dtype(dtype)
+    if dt.kind == "f":
+        return {"distribution": "uniform", "range": list(DEFAULT_FLOAT_RANGE)}
+    if dt.kind == "u":
+        return {"distribution": "randint", "range": list(DEFAULT_UNSIGNED_RANGE)}
+    return {"distribution": "randint", "range": list(DEFAULT_SIGNED_RANGE)}
+
+
+def variants(workload) -> list[str]:
+    """Names of the input variants of a workload."""
+    return sorted((workload.inputs or {}).get("variants", {}))
+
+
+def _structure_outputs(st: Mapping[str, Any]) -> set[str]:
+    return {st[k] for k in ("row_ptr", "col_idx") if st.get(k)}
+
+
+def resolve_inputs(workload, variant: str | None = None) -> dict[str, Any]:
+    """The effective input description: the base ``inputs`` with a variant applied.
+
+    Returns ``{"seed", "arrays", "structures", "hints"}``. A variant's array
+    descriptions replace the base ones of the same array; a variant's structure
+    replaces every base structure that fills one of the same arrays (others are
+    kept); a variant's hints override the workload's hints by label.
+    """
+    inp = workload.inputs or {}
+    arrays = dict(inp.get("arrays", {}))
+    structures = list(inp.get("structures", []))
+    hints = {k: dict(v) for k, v in (workload.hints or {}).items()}
+    if variant is not None:
+        known = inp.get("variants", {})
+        if variant not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise UserError(f"workload '{workload.name}' has no input variant '{variant}' "
+                            f"(variants: {names})")
+        v = known[variant]
+        arrays.update(v.get("arrays", {}))
+        for st in v.get("structures", []):
+            outs = _structure_outputs(st)
+            structures = [s for s in structures if not (_structure_outputs(s) & outs)]
+            structures.append(st)
+        for label, h in v.get("hints", {}).items():
+            hints.setdefault(label, {}).update(h)
+    return {"seed": inp.get("seed", 0), "arrays": arrays, "structures": structures, "hints": hints}
+
+
+def _array_rng(seed: int, name: str) -> np.random.Generator:
+    return np.random.default_rng([int(seed), zlib.crc32(name.encode())])
+
+
+def _int_bounds(dt: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def _check_int_range(wname: str, name: str, dt: np.dtype, lo: float, hi: float, what: str) -> None:
+    if dt.kind in "iu":
+        dmin, dmax = _int_bounds(dt)
+        if lo < dmin or hi > dmax:
+            raise UserError(f"workload '{wname}', array '{name}': {what} [{lo}, {hi}] does not fit "
+                            f"dtype {dt.name} [{dmin}, {dmax}]")
+
+
+def _fill(wname: str, name: str, desc: Mapping[str, Any], shape: tuple[int, ...], dt: np.dtype,
+          rng: np.random.Generator) -> np.ndarray:
+    dist = desc.get("distribution")
+    size = int(np.prod(shape, dtype=np.int64))
+    is_int = dt.kind in "iu"
+    if dist in ("uniform", "randint"):
+        if "range" not in desc:
+            raise UserError(f"workload '{wname}', array '{name}': distribution '{dist}' needs a range")
+        lo, hi = (float(v) for v in desc["range"])
+        if lo > hi:
+            raise UserError(f"workload '{wname}', array '{name}': empty range [{lo}, {hi}]")
+        if dist == "randint" or is_int:
+            ilo, ihi = int(np.ceil(lo)), int(np.floor(hi))
+            if ilo > ihi:
+                raise UserError(f"workload '{wname}', array '{name}': range [{lo}, {hi}] "
+                                "contains no integer")
+            _check_int_range(wname, name, dt, ilo, ihi, "range")
+            vals = rng.integers(ilo, ihi, size=shape, endpoint=True, dtype=np.int64)
+        else:
+            vals = rng.uniform(lo, hi, size=shape)
+    elif dist == "normal":
+        mean, std = float(desc.get("mean", 0.0)), float(desc.get("std", 1.0))
+        vals = rng.normal(mean, std, size=shape)
+        if is_int:
+            dmin, dmax = _int_bounds(dt)
+            vals = np.clip(np.rint(vals), dmin, dmax)
+    elif dist == "constant":
+        if "value" not in desc:
+            raise UserError(f"workload '{wname}', array '{name}': distribution 'constant' needs a value")
+        value = desc["value"]
+        _check_int_range(wname, name, dt, value, value, "value")
+        if is_int and value != int(value):
+            raise UserError(f"workload '{wname}', array '{name}': constant {value} is not an integer "
+                            f"but the dtype is {dt.name}")
+        vals = np.full(shape, value)
+    elif dist == "zeros":
+        vals = np.zeros(shape)
+    elif dist in ("arange", "permutation"):
+        _check_int_range(wname, name, dt, 0, max(size - 1, 0), f"{dist} values")
+        seq = np.arange(size, dtype=np.int64) if dist == "arange" else rng.permutation(size)
+        vals = seq.reshape(shape)
+    else:
+        raise UserError(f"workload '{wname}', array '{name}': unknown distribution {dist!r}")
+    out = np.asarray(vals).astype(dt)
+    density = desc.get("density")
+    if density is not None:
+        density = float(density)
+        if not 0.0 <= density <= 1.0:
+            raise UserError(f"workload '{wname}', array '{name}': density {density} is not in [0, 1]")
+        keep = int(round(density * size))
+        flat = out.reshape(-1)
+        flat[rng.permutation(size)[keep:]] = 0
+        out = flat.reshape(shape)
+    return out
+
+
+def _eval_int(wname: str, what: str, expr: Any, sizes: Mapping[str, int]) -> int:
+    try:
+        v = evaluate(expr, sizes)
+    except ExprError as e:
+        raise UserError(f"workload '{wname}': {what}: {e}") from None
+    if abs(v - round(v)) > 1e-9:
+        raise UserError(f"workload '{wname}': {what} = {expr!r} evaluates to {v}, not an integer")
+    return int(round(v))
+
+
+def csr_row_lengths(rows: int, cols: int, nnz: int, row_skew: float = 0.0,
+                    rng: np.random.Generator | None = None) -> np.ndarray:
+    """Row lengths of a CSR pattern: ``rows`` non-negative integers <= ``cols`` summing to ``nnz``.
+
+    ``row_skew == 0``: every row gets ``nnz // rows`` entries and the remainder is
+    spread evenly over the rows (lengths differ by at most one). ``row_skew > 0``:
+    lengths are proportional to ``1 / rank**row_skew`` (Zipf-like) for ranks
+    1..rows assigned to rows in random order, rounded by largest remainder and
+    capped at ``cols`` (the excess of a capped row goes to the others).
+    """
+    if rows < 1 or cols < 1:
+        raise ValueError(f"a CSR pattern needs rows >= 1 and cols >= 1 (got {rows} x {cols})")
+    if not 0 <= nnz <= rows * cols:
+        raise ValueError(f"nnz = {nnz} does not fit a {rows} x {cols} matrix (0..{rows * cols})")
+    if row_skew <= 0:
+        base, rem = divmod(nnz, rows)
+        i = np.arange(rows, dtype=np.int64)
+        extra = ((i + 1) * rem) // rows - (i * rem) // rows
+        return base + extra
+    rng = rng if rng is not None else np.random.default_rng(0)
+    weights = 1.0 / np.arange(1, rows + 1, dtype=np.float64) ** float(row_skew)
+    weights = weights[rng.permutation(rows)]
+    lengths = np.zeros(rows, dtype=np.int64)
+    remaining = nnz
+    while remaining > 0:
+        active = lengths < cols
+        w = np.where(active, weights, 0.0)
+        share = remaining * w / w.sum()
+        add = np.minimum(np.floor(share).astype(np.int64), cols - lengths)
+        if add.sum() == 0:
+            # every active share is below one: the largest shares get one more entry each
+            frac = np.where(active, share, -1.0)
+            order = np.argsort(-frac, kind="stable")[:remaining]
+            add = np.zeros(rows, dtype=np.int64)
+            add[order] = 1
+        lengths += add
+        remaining -= int(add.sum())
+    return lengths
+
+
+def _fill_csr(workload, st: Mapping[str, Any], sizes: Mapping[str, int], rng: np.random.Generator,
+              out: dict[str, np.ndarray]) -> None:
+    wname = workload.name
+    rp_name, ci_name = st.get("row_ptr"), st.get("col_idx")
+    if not rp_name or not ci_name:
+        raise UserError(f"workload '{wname}': a csr structure needs both row_ptr and col_idx array names")
+    for n in (rp_name, ci_name):
+        if n not in workload.arrays:
+            raise UserError(f"workload '{wname}': csr structure names unknown array '{n}'")
+    rp_shape, ci_shape = workload.shape(rp_name, sizes), workload.shape(ci_name, sizes)
+    rows = (_eval_int(wname, "csr rows", st["rows"], sizes) if "rows" in st
+            else int(np.prod(rp_shape)) - 1)
+    cols = _eval_int(wname, "csr cols", st["cols"], sizes) if "cols" in st else rows
+    nnz = (_eval_int(wname, "csr nnz", st["nnz"], sizes) if "nnz" in st
+           else int(np.prod(ci_shape)))
+    if int(np.prod(rp_shape)) != rows + 1:
+        raise UserError(f"workload '{wname}': csr row_ptr array '{rp_name}' has shape {rp_shape} "
+                        f"but rows = {rows} needs {rows + 1} entries")
+    if int(np.prod(ci_shape)) != nnz:
+        raise UserError(f"workload '{wname}': csr col_idx array '{ci_name}' has shape {ci_shape} "
+                        f"but nnz = {nnz}")
+    try:
+        lengths = csr_row_lengths(rows, cols, nnz, float(st.get("row_skew", 0.0)), rng)
+    except ValueError as e:
+        raise UserError(f"workload '{wname}': csr structure ({rp_name}, {ci_name}): {e}") from None
+    row_ptr = np.zeros(rows + 1, dtype=np.int64)
+    np.cumsum(lengths, out=row_ptr[1:])
+    col_idx = np.empty(nnz, dtype=np.int64)
+    for i, n in enumerate(lengths.tolist()):
+        if n:
+            col_idx[row_ptr[i]:row_ptr[i + 1]] = np.sort(rng.choice(cols, size=n, replace=False))
+    rp_dt, ci_dt = np_dtype(workload.arrays[rp_name].dtype), np_dtype(workload.arrays[ci_name].dtype)
+    for n, dt, hi in ((rp_name, rp_dt, nnz), (ci_name, ci_dt, max(cols - 1, 0))):
+        if dt.kind not in "iu":
+            raise UserError(f"workload '{wname}': csr index array '{n}' must have an integer dtype, "
+                            f"not {workload.arrays[n].dtype}")
+        _check_int_range(wname, n, dt, 0, hi, "index values")
+    out[rp_name] = row_ptr.astype(rp_dt).reshape(rp_shape)
+    out[ci_name] = col_idx.astype(ci_dt).reshape(ci_shape)
+
+
+def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = None,
+                    seed: int | None = None) -> dict[str, np.ndarray]:
+    """Make one array for every array of ``workload`` at ``sizes``.
+
+    * ``in`` and ``inout`` arrays follow ``inputs.arrays`` (and ``inputs.structures``,
+      which fill index arrays such as CSR ``row_ptr``/``col_idx``), after applying
+      ``variant`` (see :func:`resolve_inputs`). An input array with no description
+      gets uniform random values: floats uniform in [-1, 1), signed integers in
+      [-128, 127], unsigned integers in [0, 255] (:func:`default_description`).
+    * ``out`` and ``temp`` arrays are zero.
+
+    Dtypes come from the spec (``fp32`` -> ``np.float32``, ...), shapes from
+    ``workload.shape``. Distributions: ``uniform`` (range [low, high); on an
+    integer dtype, integers in [low, high]), ``normal`` (mean, std; rounded and
+    clipped on integer dtypes), ``randint`` (range, high inclusive),
+    ``constant`` (value), ``zeros``, ``arange`` (0, 1, ... in C order) and
+    ``permutation`` (a random permutation of 0..size-1). ``density`` then keeps
+    exactly ``round(density * size)`` randomly chosen elements and zeroes the rest.
+
+    ``seed`` defaults to ``inputs.seed`` (or 0). Each array uses its own
+    ``numpy.random.default_rng`` seeded with ``[seed, crc32(name)]`` (a structure
+    uses one seeded with its row_ptr and col_idx names). Parameters missing from
+    ``sizes`` take the workload's default values.
+    """
+    desc = resolve_inputs(workload, variant)
+    seed = desc["seed"] if seed is None else seed
+    if int(seed) < 0:
+        raise UserError(f"seed must be >= 0, got {seed}")
+    sizes = _full_sizes(workload, sizes)
+    out: dict[str, np.ndarray] = {}
+    filled_by: dict[str, str] = {}
+    for st in desc["structures"]:
+        if st.get("kind") != "csr":
+            raise UserError(f"workload '{workload.name}': unknown structure kind {st.get('kind')!r}")
+        label = f"csr:{st.get('row_ptr')}:{st.get('col_idx')}"
+        for n in _structure_outputs(st):
+            if n in filled_by:
+                raise UserError(f"workload '{workload.name}': array '{n}' is filled by two structures")
+            filled_by[n] = "structure"
+        _fill_csr(workload, st, sizes, _array_rng(seed, label), out)
+    for name, spec in workload.arrays.items():
+        shape = workload.shape(name, sizes)
+        dt = np_dtype(spec.dtype)
+        if name in out:
+            if name in desc["arrays"]:
+                raise UserError(f"workload '{workload.name}': array '{name}' has a distribution and is "
+                                "also filled by a structure; remove one of them")
+            if spec.role not in ("in", "inout"):
+                raise UserError(f"workload '{workload.name}': structure fills array '{name}' "
+                                f"whose role is '{spec.role}'")
+            continue
+        if spec.role in ("out", "temp"):
+            if name in desc["arrays"]:
+                raise UserError(f"workload '{workload.name}': array '{name}' has role '{spec.role}' "
+                                "and takes no input data")
+            out[name] = np.zeros(shape, dtype=dt)
+            continue
+        adesc = desc["arrays"].get(name) or default_description(spec.dtype)
+        out[name] = _fill(workload.name, name, adesc, shape, dt, _array_rng(seed, name))
+    return {name: out[name] for name in workload.arrays}
+
+
+def _full_sizes(workload, sizes: Mapping[str, int]) -> dict[str, int]:
+    """``sizes`` completed with the workload's default parameters."""
+    return {**workload.parameters, **{k: int(v) for k, v in sizes.items()}}
+
+
+def _scalar_value(spec: Mapping[str, Any]) -> Any:
+    return np_dtype(spec["dtype"]).type(spec["value"])
+
+
+def run_reference(workload, arrays: Mapping[str, np.ndarray], sizes: Mapping[str, int]
+                  ) -> dict[str, np.ndarray]:
+    """Execute the workload's NumPy ``reference`` and return its ``out`` and ``inout`` arrays.
+
+    The code runs with ``np``, the parameters (``sizes``), the scalars (as NumPy
+    scalars of their dtype) and a copy of every array in scope; ``out`` and
+    ``temp`` arrays missing from ``arrays`` start as zeros. The caller's arrays
+    are never modified. Results are cast to the declared dtype.
+    """
+    wname = workload.name
+    code = workload.reference
+    if not code:
+        raise UserError(f"workload '{wname}' has no reference")
+    sizes = _full_sizes(workload, sizes)
+    ns: dict[str, Any] = {"np": np, "__name__": f"reference_{wname}"}
+    ns.update(sizes)
+    ns.update({k: _scalar_value(v) for k, v in (workload.scalars or {}).items()})
+    for name, spec in workload.arrays.items():
+        shape = workload.shape(name, sizes)
+        if name in arrays:
+            ns[name] = np.array(arrays[name], copy=True)
+        elif spec.role in ("out", "temp"):
+            ns[name] = np.zeros(shape, dtype=np_dtype(spec.dtype))
+        else:
+            raise UserError(f"workload '{wname}': no data for input array '{name}' "
+                            "(generate_inputs makes data for every array)")
+    fname = f"<reference of workload '{wname}'>"
+    try:
+        compiled = compile(code, fname, "exec")
+    except SyntaxError as e:
+        raise UserError(f"reference of workload '{wname}' has a syntax error at line {e.lineno}: "
+                        f"{e.msg}") from None
+    try:
+        with np.errstate(all="ignore"):
+            exec(compiled, ns)
+    except Exception as e:  # noqa: BLE001 - any failure of user code becomes a UserError
+        line = next((f.lineno for f in reversed(traceback.extract_tb(e.__traceback__))
+                     if f.filename == fname), None)
+        where = f" at line {line}" if line else ""
+        raise UserError(f"reference of workload '{wname}' failed{where}: "
+                        f"{type(e).__name__}: {e}") from None
+    result: dict[str, np.ndarray] = {}
+    for name, spec in workload.arrays.items():
+        if spec.role not in ("out", "inout"):
+            continue
+        shape = workload.shape(name, sizes)
+        value = ns.get(name)
+        try:
+            arr = np.asarray(value)
+        except Exception:  # noqa: BLE001
+            arr = None
+        if arr is None or arr.dtype.kind not in "biuf":
+            raise UserError(f"reference of workload '{wname}' did not leave a numeric array in "
+                            f"'{name}' (got {type(value).__name__})")
+        if arr.shape != shape:
+            raise UserError(f"reference of workload '{wname}' left '{name}' with shape {arr.shape}, "
+                            f"expected {shape}")
+        result[name] = arr.astype(np_dtype(spec.dtype), copy=True)
+    return result
+
+
+def save_inputs(directory: str | Path, arrays: Mapping[str, np.ndarray]) -> list[Path]:
+    """Write each array to ``<directory>/<name>.npy`` (the directory is created); return the paths."""
+    d = Path(directory)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"cannot create directory '{d}': {e}") from None
+    paths = []
+    for name, arr in arrays.items():
+        if not name.isidentifier():
+            raise UserError(f"cannot save array with name {name!r}: not an identifier")
+        p = d / f"{name}.npy"
+        try:
+            np.save(p, np.asarray(arr), allow_pickle=False)
+        except OSError as e:
+            raise UserError(f"cannot write '{p}': {e}") from None
+        paths.append(p)
+    return paths
+
+
+def load_inputs(directory: str | Path, workload, sizes: Mapping[str, int]) -> dict[str, np.ndarray]:
+    """Read ``<directory>/<name>.npy`` for every ``in``/``inout`` array of ``workload``.
+
+    Each file must exist and hold exactly the shape (at ``sizes``) and dtype the
+    workload declares; otherwise a UserError says what differs. ``out`` and
+    ``temp`` arrays are returned as zeros (outputs start zero-initialised), and
+    files for them, if any, are ignored. Returns one array per workload array.
+    """
+    d = Path(directory)
+    sizes = _full_sizes(workload, sizes)
+    if not d.is_dir():
+        raise UserError(f"input directory '{d}' does not exist")
+    out: dict[str, np.ndarray] = {}
+    for name, spec in workload.arrays.items():
+        shape, dt = workload.shape(name, sizes), np_dtype(spec.dtype)
+        if spec.role in ("out", "temp"):
+            out[name] = np.zeros(shape, dtype=dt)
+            continue
+        p = d / f"{name}.npy"
+        if not p.is_file():
+            raise UserError(f"missing input file '{p}' for array '{name}' of workload '{workload.name}'")
+        try:
+            arr = np.load(p, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise UserError(f"cannot read '{p}' as a .npy array: {e}") from None
+        if arr.shape != shape:
+            size_text = ", ".join(f"{k}={v}" for k, v in sizes.items())
+            raise UserError(f"'{p}': array '{name}' has shape {arr.shape}, but workload "
+                            f"'{workload.name}' ({size_text}) expects {shape}")
+        if arr.dtype != dt:
+            raise UserError(f"'{p}': array '{name}' has dtype {arr.dtype}, but workload "
+                            f"'{workload.name}' declares {spec.dtype} ({dt})")
+        out[name] = arr
+    return out

@@ -1,0 +1,682 @@
+"""Kernel analysis: the workload's HLS-C body parsed with pycparser into a loop tree.
+
+The tree gives what every estimator, the renderer and the profiler need:
+labelled loops with bounds (static, or data-dependent and marked so), their
+nesting, the statements of each body with the operations they perform (by
+operator class) and the array accesses with affine index forms where the index
+is affine, branches with their conditions (data-dependent ones marked).
+
+Positions in the kernel are mapped back to lines of the workload YAML file, so
+an error in a kernel is reported where the user wrote it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Union
+
+import attrs
+from pycparser import c_ast, c_generator, c_parser
+
+from .errors import Diagnostic, SpecError
+from .expr import ExprError, evaluate
+
+C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
+           "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "fp16": "_Float16",
+           "fp32": "float", "fp64": "double"}
+
+_PRELUDE = (
+    "typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
+    "typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; "
+    "typedef float _Float16;\n"
+)
+
+FUNC_CLASSES = {"expf": "exp", "exp": "exp", "sqrtf": "sqrt", "sqrt": "sqrt", "fmaxf": "cmp",
+                "fminf": "cmp", "fmax": "cmp", "fmin": "cmp", "fabsf": "cmp", "fabs": "cmp",
+                "abs": "cmp", "max": "cmp", "min": "cmp", "logf": "exp", "tanhf": "exp",
+                "erff": "exp", "powf": "exp"}
+
+BINOP_CLASSES = {"+": "add", "-": "add", "*": "mul", "/": "div", "%": "div", "<": "cmp", ">": "cmp",
+                 "<=": "cmp", ">=": "cmp", "==": "cmp", "!=": "cmp", "&": "logic", "|": "logic",
+                 "^": "logic", "&&": "logic", "||": "logic", "<<": "shift", ">>": "shift"}
+
+_GEN = c_generator.CGenerator()
+
+
+@attrs.define
+class Affine:
+    """index = const + sum(coef[v] * v) over loop variables; const may be symbolic (text)."""
+
+    coefs: dict[str, int]
+    const: str
+
+    def depends_on(self, var: str) -> bool:
+        return self.coefs.get(var, 0) != 0
+
+
+@attrs.define
+class Access:
+    array: str
+    index_text: tuple[str, ...]
+    affine: tuple[Affine | None, ...]  # None for a non-affine (indirect) dimension
+    is_write: bool
+    is_read: bool
+
+    @property
+    def indirect(self) -> bool:
+        return any(a is None for a in self.affine)
+
+    def loop_vars(self) -> set[str]:
+        out: set[str] = set()
+        for a in self.affine:
+            if a is not None:
+                out |= {v for v, c in a.coefs.items() if c}
+        return out
+
+
+@attrs.define
+class OpNode:
+    """One operation in a statement's expression DAG (for depth / scheduling)."""
+
+    op: str  # operator class, or 'load' / 'store'
+    deps: list[int]
+    array: str | None = None
+    is_float: bool = False
+
+
+@attrs.define
+class Statement:
+    text: str
+    line: int
+    ops: Counter  # operator class -> count (fused: x += a*b counts one 'mac', and 'mul'+'add' in ops_unfused)
+    ops_unfused: Counter
+    accesses: list[Access]
+    dag: list[OpNode]
+    writes_local: str | None = None
+    reads_locals: set[str] = attrs.field(factory=set)
+    kind: str = "stmt"
+
+
+@attrs.define
+class Branch:
+    label: str | None
+    cond_text: str
+    line: int
+    data_dependent: bool
+    cond: Statement
+    then: list[Node]
+    orelse: list[Node]
+    kind: str = "branch"
+
+
+@attrs.define
+class Loop:
+    label: str
+    var: str | None
+    lower_text: str
+    upper_text: str  # exclusive upper bound, C text
+    step: int
+    line: int
+    data_dependent: bool
+    depends_on_outer: tuple[str, ...]
+    body: list[Node] = attrs.field(factory=list)
+    parent: Loop | None = attrs.field(default=None, repr=False)
+    is_while: bool = False
+    cond_stmt: Statement | None = None
+    kind: str = "loop"
+
+    def loops(self) -> list[Loop]:
+        return [n for n in self.body if isinstance(n, Loop)]
+
+    def statements(self) -> list[Statement]:
+        return [n for n in self.body if isinstance(n, Statement)]
+
+    def perfect_child(self) -> Loop | None:
+        """The only child, if the body is exactly one loop (a perfect nest step)."""
+        if len(self.body) == 1 and isinstance(self.body[0], Loop):
+            return self.body[0]
+        return None
+
+    def band(self) -> list[Loop]:
+        """This loop and its perfectly nested descendants, outermost first."""
+        out, cur = [self], self
+        while (c := cur.perfect_child()) is not None:
+            out.append(c)
+            cur = c
+        return out
+
+    def ancestors(self) -> list[Loop]:
+        out, cur = [], self.parent
+        while cur is not None:
+            out.append(cur)
+            cur = cur.parent
+        return out[::-1]
+
+
+Node = Union[Loop, Statement, Branch]
+
+
+@attrs.define
+class LoopTree:
+    roots: list[Node]
+    loops: dict[str, Loop]
+    locals: dict[str, str]  # local variable -> C type
+    source: str
+
+    def walk(self):
+        stack = list(reversed(self.roots))
+        while stack:
+            n = stack.pop()
+            yield n
+            if isinstance(n, Loop):
+                stack.extend(reversed(n.body))
+            elif isinstance(n, Branch):
+                stack.extend(reversed(n.then + n.orelse))
+
+    def top_loops(self) -> list[Loop]:
+        return [n for n in self.roots if isinstance(n, Loop)]
+
+    def static_trips(self, label: str, sizes: dict[str, float], hints: dict[str, Any] | None = None) -> float:
+        """Expected trip count of one loop (per entry), using hints for data-dependent bounds."""
+        loop = self.loops[label]
+        hints = hints or {}
+        if loop.data_dependent or loop.is_while:
+            h = hints.get(label, {})
+            if "expected_trips" not in h:
+                raise KeyError(label)
+            return float(evaluate(h["expected_trips"], sizes))
+        names = dict(sizes)
+        for anc in loop.ancestors():
+            # triangular bounds: an outer variable at its mean value
+            if anc.var is not None and anc.var in loop.depends_on_outer:
+                lo = _eval_c(anc.lower_text, names)
+                hi = _eval_c(anc.upper_text, names)
+                names[anc.var] = (lo + hi - anc.step) / 2.0 if anc.step > 0 else (lo + hi) / 2.0
+        lo = _eval_c(loop.lower_text, names)
+        hi = _eval_c(loop.upper_text, names)
+        if loop.step > 0:
+            return max(0.0, (hi - lo) / loop.step) if _is_frac(names) else max(0.0, -(-(hi - lo) // loop.step))
+        return max(0.0, (lo - hi) / -loop.step)
+
+
+def _is_frac(names: dict[str, float]) -> bool:
+    return any(isinstance(v, float) and not float(v).is_integer() for v in names.values())
+
+
+def _eval_c(text: str, names: dict[str, float]) -> float:
+    return float(evaluate(text.replace("(int)", ""), names))
+
+
+class _Ctx:
+    def __init__(self, arrays: set[str], scalars: set[str], params: set[str], file: str, line0: int):
+        self.arrays, self.scalars, self.params = arrays, scalars, params
+        self.file, self.line0 = file, line0
+        self.locals: dict[str, str] = {}
+        self.loops: dict[str, Loop] = {}
+        self.loop_vars: list[str] = []
+        self.auto = 0
+        self.float_arrays: set[str] = set()
+        self.data_locals: set[str] = set()  # locals whose value derives from array data
+
+    def line(self, node: c_ast.Node) -> int:
+        return (node.coord.line - 1 + self.line0) if node is not None and node.coord else self.line0
+
+    def error(self, node: c_ast.Node | None, msg: str, expected: str = "", hint: str = "") -> SpecError:
+        return SpecError(Diagnostic(self.file, self.line(node) if node is not None else None, None,
+                                    "workload.kernel", msg, expected, hint))
+
+
+def analyze(workload, file: str | None = None) -> LoopTree:
+    """Parse ``workload.kernel`` into a LoopTree; SpecError (with YAML line) on bad C."""
+    smap = workload.source_map
+    file = file or (smap.file if smap else "<kernel>")
+    line0 = 1
+    if smap is not None:
+        ln, _ = smap.locate(("workload", "kernel"))
+        # a block scalar ('|') starts on the next line
+        text_line = (ln or 1)
+        raw = workload.raw.get("kernel") if workload.raw else None
+        line0 = text_line + 1 if raw is not None and _is_block_scalar(smap.file, text_line) else text_line
+    arrays = set(workload.arrays)
+    ctx = _Ctx(arrays, set(workload.scalars), set(workload.parameters), file, line0)
+    ctx.float_arrays = {n for n, a in workload.arrays.items() if a.dtype.startswith("fp")}
+    decls = []
+    for p in workload.parameters:
+        decls.append(f"int {p};")
+    for s, v in workload.scalars.items():
+        decls.append(f"{C_TYPES[v['dtype']]} {s};")
+    for a in workload.arrays.values():
+        dims = "".join("[1]" for _ in a.shape)
+        decls.append(f"{C_TYPES[a.dtype]} {a.name}{dims};")
+    header = _PRELUDE + " ".join(decls) + "\nvoid __kernel(void) {\n"
+    src = header + workload.kernel + "\n}\n"
+    # the header occupies 3 source lines before the kernel's first line
+    ctx.line0 = line0 - 3
+    parser = c_parser.CParser()
+    try:
+        ast = parser.parse(src, filename=file)
+    except c_parser.ParseError as e:
+        msg = str(e)
+        line = None
+        parts = msg.split(":")
+        if len(parts) >= 3 and parts[1].strip().isdigit():
+            line = int(parts[1]) - 1 + ctx.line0
+            msg = ":".join(parts[3:]).strip() if len(parts) > 3 else msg
+        hint = "check semicolons and braces; the kernel is a function body"
+        if msg.startswith("before:"):
+            # pycparser names the token it could not place: say so plainly
+            msg = f"unexpected '{msg[len('before:'):].strip()}'"
+            hint = "a missing ';', ')' or operator just before it is the usual cause; " + hint
+        raise SpecError(Diagnostic(file, line, None, "workload.kernel", f"C syntax error: {msg}",
+                                   "HLS-C statements with labelled loops", hint)) from None
+    func = ast.ext[-1]
+    body = func.body.block_items or []
+    roots = _block(body, ctx, None)
+    if not ctx.loops:
+        raise ctx.error(None, "the kernel has no loops", "at least one labelled loop (L_i: for (...))")
+    return LoopTree(roots=roots, loops=ctx.loops, locals=ctx.locals, source=workload.kernel)
+
+
+def _is_block_scalar(path: str, line: int) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            for i, text in enumerate(f, 1):
+                if i == line:
+                    s = text.rstrip()
+                    return s.endswith("|") or s.endswith("|-") or s.endswith(">") or s.endswith("|+")
+    except OSError:
+        pass
+    return True
+
+
+def _block(items: list[c_ast.Node], ctx: _Ctx, parent: Loop | None, label: str | None = None) -> list[Node]:
+    out: list[Node] = []
+    for it in items:
+        out.extend(_stmt(it, ctx, parent))
+    return out
+
+
+def _stmt(node: c_ast.Node, ctx: _Ctx, parent: Loop | None, label: str | None = None) -> list[Node]:
+    if isinstance(node, c_ast.Label):
+        return _stmt(node.stmt, ctx, parent, node.name)
+    if isinstance(node, c_ast.Compound):
+        return _block(node.block_items or [], ctx, parent)
+    if isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+        return [_loop(node, ctx, parent, label)]
+    if isinstance(node, c_ast.If):
+        cond = _expr_stmt(node.cond, ctx, None)
+        dd = _is_data_dependent(node.cond, ctx)
+        then = _stmt(node.iftrue, ctx, parent) if node.iftrue else []
+        orelse = _stmt(node.iffalse, ctx, parent) if node.iffalse else []
+        return [Branch(label, _GEN.visit(node.cond), ctx.line(node), dd, cond, then, orelse)]
+    if isinstance(node, c_ast.Decl):
+        ctype = _GEN.visit(node.type).strip() if node.type is not None else "int"
+        ctx.locals[node.name] = ctype.split("[")[0].strip()
+        if node.init is None:
+            return []
+        st = _expr_stmt(node.init, ctx, node.name)
+        if _is_data_dependent(node.init, ctx):
+            ctx.data_locals.add(node.name)
+        return [st]
+    if isinstance(node, c_ast.Pragma):
+        return []
+    if isinstance(node, c_ast.EmptyStatement):
+        return []
+    if isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall)):
+        return [_expr_stmt(node, ctx, None)]
+    if isinstance(node, (c_ast.Break, c_ast.Continue)):
+        return [Statement(_GEN.visit(node), ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
+    if isinstance(node, c_ast.Return):
+        raise ctx.error(node, "return is not allowed in a kernel body", "statements and loops",
+                        "use a flag and break out of the loop")
+    raise ctx.error(node, f"unsupported statement: {type(node).__name__}",
+                    "for/while loops, if, assignments and declarations")
+
+
+def _loop(node, ctx: _Ctx, parent: Loop | None, label: str | None) -> Loop:
+    if label is None:
+        ctx.auto += 1
+        label = f"_L{ctx.auto}"
+    if label in ctx.loops:
+        raise ctx.error(node, f"duplicate loop label '{label}'", "unique labels")
+    line = ctx.line(node)
+    if isinstance(node, c_ast.For):
+        var, lo = _for_init(node, ctx)
+        upper, step = _for_cond_next(node, var, ctx)
+        dd = (_is_data_dependent(node.init, ctx) if node.init is not None else False) or \
+            _is_data_dependent(node.cond, ctx)
+        names = _names(node.cond) | (_names(node.init) if node.init is not None else set())
+        outer = tuple(v for v in ctx.loop_vars if v in names and v != var)
+        loop = Loop(label, var, lo, upper, step, line, dd, outer, parent=parent)
+        ctx.loop_vars.append(var)
+        ctx.locals.setdefault(var, "int")
+        loop.cond_stmt = _expr_stmt(node.cond, ctx, None) if node.cond is not None else None
+    else:
+        loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True)
+        loop.cond_stmt = _expr_stmt(node.cond, ctx, None)
+    ctx.loops[label] = loop
+    loop.body = _stmt(node.stmt, ctx, loop) if node.stmt is not None else []
+    if loop.var:
+        ctx.loop_vars.pop()
+    return loop
+
+
+def _for_init(node: c_ast.For, ctx: _Ctx) -> tuple[str, str]:
+    init = node.init
+    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
+        d = init.decls[0]
+        return d.name, _py(d.init)
+    if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+        return init.lvalue.name, _py(init.rvalue)
+    raise ctx.error(node, "unsupported for-loop initialiser", "for (int i = LOW; i < HIGH; i++)")
+
+
+def _for_cond_next(node: c_ast.For, var: str, ctx: _Ctx) -> tuple[str, int]:
+    step = None
+    nx = node.next
+    if isinstance(nx, c_ast.UnaryOp) and nx.op in ("p++", "++", "p--", "--") and _is_id(nx.expr, var):
+        step = 1 if "++" in nx.op else -1
+    elif isinstance(nx, c_ast.Assignment) and _is_id(nx.lvalue, var):
+        if nx.op in ("+=", "-=") and isinstance(nx.rvalue, c_ast.Constant):
+            step = int(nx.rvalue.value, 0) * (1 if nx.op == "+=" else -1)
+    if step is None or step == 0:
+        raise ctx.error(node, "unsupported for-loop increment", "i++, i--, i += CONST or i -= CONST")
+    c = node.cond
+    if not (isinstance(c, c_ast.BinaryOp) and _is_id(c.left, var) and c.op in ("<", "<=", ">", ">=")):
+        raise ctx.error(node, "unsupported for-loop condition", "i < HIGH, i <= HIGH, i > LOW or i >= LOW",
+                        "put the loop variable on the left")
+    bound = _py(c.right)
+    if c.op == "<=":
+        bound = f"({bound}) + 1"
+    elif c.op == ">=":
+        bound = f"({bound}) - 1"
+    return bound, step
+
+
+def _is_id(n, name: str) -> bool:
+    return isinstance(n, c_ast.ID) and n.name == name
+
+
+def _names(n: c_ast.Node | None) -> set[str]:
+    out: set[str] = set()
+    if n is None:
+        return out
+
+    class V(c_ast.NodeVisitor):
+        def visit_ID(self, node):
+            out.add(node.name)
+    V().visit(n)
+    return out
+
+
+def _is_data_dependent(n: c_ast.Node | None, ctx: _Ctx) -> bool:
+    if n is None:
+        return False
+    found = False
+
+    class V(c_ast.NodeVisitor):
+        def visit_ArrayRef(self, node):
+            nonlocal found
+            found = True
+
+        def visit_ID(self, node):
+            nonlocal found
+            if node.name in ctx.data_locals:
+                found = True
+    V().visit(n)
+    return found
+
+
+def _py(n: c_ast.Node) -> str:
+    """C expression text usable by llmulator.expr (ints, names, + - * / %)."""
+    return _GEN.visit(n)
+
+
+def _affine(n: c_ast.Node, ctx: _Ctx) -> Affine | None:
+    """Affine form of an index over the enclosing loop variables, or None."""
+    if isinstance(n, c_ast.Constant):
+        try:
+            return Affine({}, str(int(n.value, 0)))
+        except ValueError:
+            return None
+    if isinstance(n, c_ast.ID):
+        if n.name in ctx.loop_vars:
+            return Affine({n.name: 1}, "0")
+        if n.name in ctx.params:
+            return Affine({}, n.name)
+        return None  # a data-derived local: indirect
+    if isinstance(n, c_ast.UnaryOp) and n.op == "-":
+        a = _affine(n.expr, ctx)
+        return None if a is None else Affine({k: -v for k, v in a.coefs.items()}, f"-({a.const})")
+    if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
+        a, b = _affine(n.left, ctx), _affine(n.right, ctx)
+        if a is None or b is None:
+            return None
+        sign = 1 if n.op == "+" else -1
+        coefs = dict(a.coefs)
+        for k, v in b.coefs.items():
+            coefs[k] = coefs.get(k, 0) + sign * v
+        return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
+    if isinstance(n, c_ast.BinaryOp) and n.op == "*":
+        a, b = _affine(n.left, ctx), _affine(n.right, ctx)
+        if a is None or b is None:
+            return None
+        if not a.coefs and a.const.lstrip("-").isdigit():
+            k = int(a.const)
+            return Affine({v: c * k for v, c in b.coefs.items()}, f"{k} * ({b.const})")
+        if not b.coefs and b.const.lstrip("-").isdigit():
+            k = int(b.const)
+            return Affine({v: c * k for v, c in a.coefs.items()}, f"{k} * ({a.const})")
+        if not a.coefs and not b.coefs:
+            return Affine({}, f"({a.const}) * ({b.const})")
+        return None
+    return None
+
+
+def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
+    """Operations, accesses and the expression DAG of one statement."""
+    dag: list[OpNode] = []
+    accesses: list[Access] = []
+    reads_locals: set[str] = set()
+    ops, unfused = Counter(), Counter()
+    node_for_error = n
+
+    def is_float(e: c_ast.Node) -> bool:
+        if isinstance(e, c_ast.Constant):
+            return e.type in ("float", "double")
+        if isinstance(e, c_ast.ArrayRef):
+            return _base(e) in ctx.float_arrays
+        if isinstance(e, c_ast.ID):
+            t = ctx.locals.get(e.name, "")
+            return t in ("float", "double", "_Float16") or e.name in ctx.scalars
+        if isinstance(e, c_ast.BinaryOp):
+            return is_float(e.left) or is_float(e.right)
+        if isinstance(e, c_ast.UnaryOp):
+            return is_float(e.expr)
+        if isinstance(e, c_ast.FuncCall):
+            return True
+        if isinstance(e, c_ast.Cast):
+            return "float" in _GEN.visit(e.to_type) or "double" in _GEN.visit(e.to_type)
+        if isinstance(e, c_ast.TernaryOp):
+            return is_float(e.iftrue) or is_float(e.iffalse)
+        return False
+
+    def add(op: str, deps: list[int], array: str | None = None, fl: bool = False) -> int:
+        dag.append(OpNode(op, [d for d in deps if d >= 0], array, fl))
+        return len(dag) - 1
+
+    def access(e: c_ast.ArrayRef, write: bool, read: bool) -> tuple[str, list[int]]:
+        idx_nodes = []
+        cur = e
+        while isinstance(cur, c_ast.ArrayRef):
+            idx_nodes.append(cur.subscript)
+            cur = cur.name
+        if not isinstance(cur, c_ast.ID):
+            raise ctx.error(node_for_error, "unsupported array reference", "NAME[i][j]")
+        name = cur.name
+        if name not in ctx.arrays and name not in ctx.locals:
+            raise ctx.error(node_for_error, f"unknown array '{name}'",
+                            "one of: " + ", ".join(sorted(ctx.arrays)), "declare it under workload.arrays")
+        idx_nodes.reverse()
+        deps = [visit(i) for i in idx_nodes]
+        if name in ctx.arrays:
+            accesses.append(Access(name, tuple(_GEN.visit(i) for i in idx_nodes),
+                                   tuple(_affine(i, ctx) for i in idx_nodes), write, read))
+        return name, deps
+
+    def visit(e: c_ast.Node) -> int:
+        if isinstance(e, c_ast.Constant):
+            return -1
+        if isinstance(e, c_ast.ID):
+            if e.name in ctx.locals and e.name not in ctx.loop_vars:
+                reads_locals.add(e.name)
+            elif (e.name not in ctx.loop_vars and e.name not in ctx.params and e.name not in ctx.scalars
+                  and e.name not in ctx.arrays):
+                raise ctx.error(node_for_error, f"unknown name '{e.name}'",
+                                "a loop variable, local, parameter, scalar or array",
+                                "declare locals before use; parameters go under workload.parameters")
+            return -1
+        if isinstance(e, c_ast.ArrayRef):
+            name, deps = access(e, False, True)
+            return add("load", deps, name)
+        if isinstance(e, c_ast.BinaryOp):
+            a, b = visit(e.left), visit(e.right)
+            cls = BINOP_CLASSES.get(e.op)
+            if cls is None:
+                raise ctx.error(node_for_error, f"unsupported operator '{e.op}'")
+            ops[cls] += 1
+            unfused[cls] += 1
+            return add(cls, [a, b], fl=is_float(e))
+        if isinstance(e, c_ast.UnaryOp):
+            if e.op in ("p++", "++", "p--", "--"):
+                target = visit(e.expr)
+                ops["add"] += 1
+                unfused["add"] += 1
+                r = add("add", [target])
+                if isinstance(e.expr, c_ast.ArrayRef):
+                    name, deps = access(e.expr, True, False)
+                    add("store", [r] + deps, name)
+                return r
+            if e.op == "sizeof":
+                return -1
+            a = visit(e.expr)
+            if e.op == "-":
+                ops["add"] += 1
+                unfused["add"] += 1
+                return add("add", [a], fl=is_float(e.expr))
+            if e.op == "!" or e.op == "~":
+                ops["logic"] += 1
+                unfused["logic"] += 1
+                return add("logic", [a])
+            return a
+        if isinstance(e, c_ast.Cast):
+            return visit(e.expr)
+        if isinstance(e, c_ast.TernaryOp):
+            c, a, b = visit(e.cond), visit(e.iftrue), visit(e.iffalse)
+            ops["select"] += 1
+            unfused["select"] += 1
+            return add("select", [c, a, b])
+        if isinstance(e, c_ast.FuncCall):
+            fname = e.name.name if isinstance(e.name, c_ast.ID) else _GEN.visit(e.name)
+            args = [visit(x) for x in (e.args.exprs if e.args else [])]
+            cls = FUNC_CLASSES.get(fname)
+            if cls is None:
+                raise ctx.error(node_for_error, f"unsupported function '{fname}'",
+                                "one of: " + ", ".join(sorted(FUNC_CLASSES)),
+                                "write it with operators (e.g. x > 0 ? x : 0) or a listed function")
+            ops[cls] += 1
+            unfused[cls] += 1
+            return add(cls, args, fl=True)
+        if isinstance(e, c_ast.Assignment):
+            return assign(e)
+        if isinstance(e, c_ast.ExprList):
+            last = -1
+            for x in e.exprs:
+                last = visit(x)
+            return last
+        raise ctx.error(node_for_error, f"unsupported expression: {type(e).__name__}")
+
+    def assign(e: c_ast.Assignment) -> int:
+        rhs = e.rvalue
+        fused = False
+        if e.op in ("+=", "-=") and isinstance(rhs, c_ast.BinaryOp) and rhs.op == "*":
+            fused = True
+        if fused:
+            a, b = visit(rhs.left), visit(rhs.right)
+            unfused["mul"] += 1
+            unfused["add"] += 1
+            ops["mac"] += 1
+            cur = visit_lhs_read(e.lvalue)
+            r = add("mac", [a, b, cur], fl=is_float(rhs))
+        else:
+            r = visit(rhs)
+            if e.op != "=":
+                cls = BINOP_CLASSES.get(e.op[:-1])
+                if cls is None:
+                    raise ctx.error(node_for_error, f"unsupported operator '{e.op}'")
+                cur = visit_lhs_read(e.lvalue)
+                ops[cls] += 1
+                unfused[cls] += 1
+                r = add(cls, [r, cur], fl=is_float(e.lvalue) or is_float(rhs))
+        return store(e.lvalue, r)
+
+    def visit_lhs_read(lv: c_ast.Node) -> int:
+        if isinstance(lv, c_ast.ArrayRef):
+            name, deps = access(lv, False, True)
+            return add("load", deps, name)
+        if isinstance(lv, c_ast.ID):
+            reads_locals.add(lv.name)
+        return -1
+
+    def store(lv: c_ast.Node, r: int) -> int:
+        nonlocal written
+        if isinstance(lv, c_ast.ArrayRef):
+            name, deps = access(lv, True, False)
+            return add("store", [r] + deps, name)
+        if isinstance(lv, c_ast.ID):
+            if lv.name in ctx.arrays or lv.name in ctx.params:
+                raise ctx.error(node_for_error, f"cannot assign to '{lv.name}'", "a local or an array element")
+            if lv.name not in ctx.locals:
+                raise ctx.error(node_for_error, f"unknown name '{lv.name}'", "a declared local variable")
+            written = lv.name
+            return r
+        raise ctx.error(node_for_error, "unsupported assignment target")
+
+    written: str | None = None
+    if decl_name is not None:
+        visit(n)
+        written = decl_name
+    else:
+        visit(n)
+    st = Statement(_GEN.visit(n) if decl_name is None else f"{decl_name} = {_GEN.visit(n)}",
+                   ctx.line(n), ops, unfused, accesses, dag, written, reads_locals)
+    if written is not None and _stmt_reads_data(st):
+        ctx.data_locals.add(written)
+    return st
+
+
+def _stmt_reads_data(st: Statement) -> bool:
+    return any(a.is_read for a in st.accesses)
+
+
+def _base(e: c_ast.ArrayRef) -> str:
+    cur = e
+    while isinstance(cur, c_ast.ArrayRef):
+        cur = cur.name
+    return cur.name if isinstance(cur, c_ast.ID) else ""
+
+
+def trip_counts(tree: LoopTree, sizes: dict[str, float], hints: dict[str, Any]) -> dict[str, float]:
+    """Expected trips per loop entry for every loop; KeyError(label) where a hint is missing."""
+    return {label: tree.static_trips(label, sizes, hints) for label in tree.loops}
+
+
+def check_bounds(tree: LoopTree, sizes: dict[str, float]) -> None:
+    for loop in tree.loops.values():
+        if loop.data_dependent or loop.is_while:
+            continue
+        try:
+            tree.static_trips(loop.label, sizes)
+        except ExprError as e:
+            raise SpecError(Diagnostic("<kernel>", loop.line, None, "workload.kernel",
+                                       f"loop {loop.label}: {e}")) from None

@@ -1,0 +1,195 @@
+"""JSON-Schema validation of spec documents, turned into positioned diagnostics.
+
+The schemas (draft 2020-12) ship in ``llmulator/schemas``. Each jsonschema
+error is mapped back to the file position of the offending field, and common
+mistakes get a hint: a misspelt key gets "did you mean", a key with the wrong
+unit suffix gets the right one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import jsonschema
+
+from .errors import Diagnostic, SpecError
+from .yamlsrc import SourceMap
+
+KINDS = ("architecture", "workload", "mapping")
+
+_UNIT_SUFFIXES = ("_bits", "_bytes", "_kib", "_mib", "_kb", "_mb", "_pj", "_nj", "_um2", "_mm2",
+                  "_mhz", "_ghz", "_cycles", "_mw", "_w", "_bytes_per_cycle")
+
+
+@cache
+def schema(kind: str) -> dict[str, Any]:
+    text = resources.files("llmulator").joinpath("schemas", f"{kind}.schema.json").read_text()
+    return json.loads(text)
+
+
+@cache
+def _validator(kind: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(schema(kind))
+
+
+def _strip_unit(key: str) -> str:
+    for suf in sorted(_UNIT_SUFFIXES, key=len, reverse=True):
+        if key.endswith(suf):
+            return key[: -len(suf)]
+    return key
+
+
+def _key_hint(bad: str, allowed: list[str]) -> str:
+    base = _strip_unit(bad)
+    same_base = [a for a in allowed if _strip_unit(a) == base and a != bad]
+    if same_base:
+        return f"units are part of the key name: write '{same_base[0]}' (check the unit of the value)"
+    close = difflib.get_close_matches(bad, allowed, n=1, cutoff=0.6)
+    if close:
+        return f"did you mean '{close[0]}'?"
+    return "allowed keys: " + ", ".join(sorted(allowed))
+
+
+# JSON-Schema words in the YAML terms users write specs in.
+_TYPE_WORDS = {"object": "mapping", "array": "list", "null": "empty value"}
+_PATTERN_WORDS = {
+    "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and _ that does not start with a digit",
+    "^[A-Za-z_][A-Za-z0-9_.-]*$": "a name of letters, digits, _ . and - that does not start with a digit",
+}
+
+
+def _type_word(t: str) -> str:
+    return _TYPE_WORDS.get(t, t)
+
+
+def _describe(subschema: dict[str, Any]) -> str:
+    if not isinstance(subschema, dict):
+        return ""
+    if "enum" in subschema:
+        return "one of " + ", ".join(repr(v) for v in subschema["enum"])
+    if "const" in subschema:
+        return repr(subschema["const"])
+    t = subschema.get("type")
+    parts = []
+    if t:
+        parts.append(_type_word(t) if isinstance(t, str) else " or ".join(map(_type_word, t)))
+    if "pattern" in subschema:
+        words = _PATTERN_WORDS.get(subschema["pattern"])
+        if words and t == "string":
+            parts = [words]
+        else:
+            parts.append(words or f"matching {subschema['pattern']}")
+    for k, word in (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="),
+                    ("exclusiveMaximum", "<")):
+        if k in subschema:
+            parts.append(f"{word} {subschema[k]}")
+    if "description" in subschema:
+        parts.append(f"({subschema['description']})")
+    return " ".join(parts)
+
+
+def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Diagnostic]:
+    path = tuple(err.absolute_path)
+    v = err.validator
+    if v == "additionalProperties" and isinstance(err.instance, dict):
+        allowed = list(err.schema.get("properties", {}))
+        out = []
+        for key in err.instance:
+            if key in allowed:
+                continue
+            if err.schema.get("patternProperties"):
+                continue
+            out.append(smap.diag(path + (key,), f"unknown key '{key}'",
+                                 "one of: " + ", ".join(sorted(allowed)) if allowed else "",
+                                 _key_hint(key, allowed), prefer_key=True))
+        if out:
+            return out
+    if v == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        sub = err.schema.get("properties", {}).get(missing, {})
+        return [smap.diag(path, f"missing required key '{missing}'", _describe(sub),
+                          f"add '{missing}:' here", prefer_key=True)]
+    if v == "propertyNames" or "propertyNames" in err.relative_schema_path:
+        # jsonschema reports a bad key through the failing keyword of the propertyNames
+        # schema, with the key itself as the instance: point at that key.
+        name = err.instance
+        at = path + (name,) if isinstance(name, str) else path
+        return [smap.diag(at, f"invalid name {name!r}", _describe(err.schema) or "a valid name",
+                          "rename the key", prefer_key=True)]
+    if v in ("anyOf", "oneOf") and err.context:
+        # report the alternative that got furthest
+        best = max(err.context, key=lambda e: len(e.absolute_path))
+        return _error_to_diag(best, smap)
+    got = err.instance
+    got_text = json.dumps(got) if not isinstance(got, (dict, list)) else \
+        ("a mapping" if isinstance(got, dict) else "a list")
+    msg = {
+        "type": f"wrong type: got {got_text}",
+        "enum": f"invalid value {got_text}",
+        "const": f"invalid value {got_text}",
+        "minimum": f"value {got_text} is too small",
+        "exclusiveMinimum": f"value {got_text} is too small",
+        "maximum": f"value {got_text} is too large",
+        "pattern": f"invalid text {got_text}",
+        "minItems": "too few items",
+        "maxItems": "too many items",
+        "minProperties": "must not be empty",
+        "uniqueItems": "items must be unique",
+        "minLength": "must not be empty",
+    }.get(v, err.message)
+    hint = ""
+    if v == "type" and isinstance(got, str) and err.validator_value in ("number", "integer"):
+        hint = "write a plain number; the unit is part of the key name"
+    if v == "type" and got is None:
+        hint = "the value is empty: give one, or remove the key"
+    if v == "enum" and isinstance(got, str):
+        close = difflib.get_close_matches(got, [str(x) for x in err.validator_value], n=1, cutoff=0.6)
+        if close:
+            hint = f"did you mean '{close[0]}'?"
+    if path and path[-1] == "version":
+        hint = "this llmulator reads spec version 1"
+    return [smap.diag(path, msg, _describe(err.schema), hint)]
+
+
+def validate(kind: str, data: Any, smap: SourceMap) -> None:
+    """Validate ``data`` against the schema of ``kind``; raise SpecError listing every problem."""
+    if not isinstance(data, dict) or len(data) != 1 or kind not in data:
+        found = ", ".join(map(str, data)) if isinstance(data, dict) else type(data).__name__
+        raise SpecError(smap.diag((), f"expected one top-level key '{kind}', found: {found}",
+                                  f"a mapping with the single key '{kind}'",
+                                  _guess_kind_hint(data, kind)))
+    errors = sorted(_validator(kind).iter_errors(data),
+                    key=lambda e: (smap.locate(tuple(e.absolute_path))[0] or 0, e.validator))
+    diags: list[Diagnostic] = []
+    seen = set()
+    for e in errors:
+        for d in _error_to_diag(e, smap):
+            k = (d.line, d.col, d.message)
+            if k not in seen:
+                seen.add(k)
+                diags.append(d)
+    if diags:
+        raise SpecError(diags)
+
+
+def _guess_kind_hint(data: Any, kind: str) -> str:
+    if isinstance(data, dict):
+        for k in data:
+            close = difflib.get_close_matches(str(k), KINDS, n=1, cutoff=0.6)
+            if close and close[0] != kind:
+                return f"this looks like a {close[0]} file; pass it in the {close[0]} position"
+            if close and close[0] == kind and k != kind:
+                return f"did you mean '{kind}'?"
+    return f"start the file with '{kind}:'"
+
+
+def detect_kind(data: Any) -> str | None:
+    if isinstance(data, dict) and len(data) == 1:
+        (k,) = data
+        if k in KINDS:
+            return k
+    return None

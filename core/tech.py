@@ -1,0 +1,77 @@
+"""Technology tables: default energy, area and latency per operator class and memory kind.
+
+Tables are YAML files in ``llmulator/tech`` (45 nm from Horowitz ISSCC 2014 by
+default). Every figure an architecture omits is filled from here, and the
+filled spec records which figures were defaulted so reports can say so.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+DTYPE_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uint16": 16,
+              "uint32": 32, "fp16": 16, "fp32": 32, "fp64": 64}
+
+
+def available() -> list[str]:
+    root = resources.files("llmulator").joinpath("tech")
+    return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
+
+
+@cache
+def table(name: str) -> dict[str, Any]:
+    path = resources.files("llmulator").joinpath("tech", f"{name}.yaml")
+    if not path.is_file():
+        raise KeyError(name)
+    return yaml.safe_load(path.read_text())
+
+
+def operator_defaults(tech: str, op_class: str, bits: int, numeric: str = "int") -> dict[str, Any] | None:
+    """Figures for one operator class; the nearest available width of the same format."""
+    ops = table(tech)["operators"].get(op_class)
+    if not ops:
+        return None
+    prefix = "fp" if numeric == "float" else "int"
+    key = f"{prefix}{bits}"
+    if key in ops:
+        return ops[key]
+    same = [k for k in ops if k.startswith(prefix)]
+    pool = same or list(ops)
+    best = min(pool, key=lambda k: abs(int("".join(c for c in k if c.isdigit())) - bits))
+    return ops[best]
+
+
+def memory_defaults(tech: str, kind: str, capacity_kib: float | None, width_bits: int) -> dict[str, float]:
+    """Read/write energy per access of ``width_bits``, area and leakage for one memory instance."""
+    t = table(tech)["memories"]
+    scale = width_bits / 64.0
+    if kind == "dram":
+        e = t["dram_pj_per_bit"] * width_bits
+        return {"read_energy_pj": e, "write_energy_pj": e, "area_um2": 0.0, "leakage_mw": 0.0}
+    bits = (capacity_kib or 0.0) * 1024 * 8
+    if kind == "regfile":
+        e = t["regfile_read_pj_64b"] * scale
+        return {"read_energy_pj": e, "write_energy_pj": e,
+                "area_um2": bits * t["regfile_area_um2_per_bit"], "leakage_mw": 0.0}
+    pts = sorted((float(k), float(v)) for k, v in t["sram_read_pj_64b"].items())
+    cap = max(capacity_kib or pts[0][0], 1e-3)
+    e64 = _loginterp(pts, cap)
+    e = e64 * scale
+    return {"read_energy_pj": e, "write_energy_pj": e * t["sram_write_scale"],
+            "area_um2": bits * t["sram_area_um2_per_bit"],
+            "leakage_mw": (capacity_kib or 0.0) * t["sram_leakage_mw_per_kib"]}
+
+
+def _loginterp(points: list[tuple[float, float]], x: float) -> float:
+    """Linear in log(x) between the two neighbouring points (extrapolate at the ends)."""
+    i = 0
+    while i < len(points) - 2 and x > points[i + 1][0]:
+        i += 1
+    (x0, y0), (x1, y1) = points[i], points[i + 1]
+    f = (math.log(x) - math.log(x0)) / (math.log(x1) - math.log(x0))
+    return max(y0 + f * (y1 - y0), 0.05 * y0)

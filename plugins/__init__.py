@@ -1,0 +1,1 @@
+"""Built-in llmulator plugins, each registered through the ``llmulator`` entry-point group."""
