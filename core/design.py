@@ -66,6 +66,23 @@ class Design:
         t = self.mapping.loop(label).tile
         return float(t) if t is not None else self.trips(label)
 
+    def stmt_ops(self, st) -> dict[str, float]:
+        """Operations of a statement by the classes this architecture executes them on.
+
+        ``x += a * b`` runs on a ``mac`` unit when the architecture has one of
+        the statement's numeric format (int or float); otherwise on mul + add.
+        """
+        if "mac" not in st.ops:
+            return st.ops
+        ops = self.arch.operators
+        mac = ops.get("mac")
+        is_float = any(n.op == "mac" and n.is_float for n in st.dag)
+        if mac is not None and (mac.numeric == "float") == is_float:
+            return st.ops
+        if "mul" in ops and "add" in ops:
+            return st.ops_unfused
+        return st.ops
+
     def placement(self, array: str) -> str:
         return self.mapping.placement.get(array, self.arch.memory[0].name)
 
@@ -235,8 +252,11 @@ def check_design(d: Design) -> None:
             diags.append(_mdiag(m, ("placement", arr), f"unknown array '{arr}'",
                                 "one of: " + ", ".join(sorted(arrays)), _close(arr, list(arrays)), key=True))
         if lvl not in levels:
+            of_kind = [lv.name for lv in a.memory if lv.kind == lvl.lower()]
+            hint = (f"'{lvl}' is a kind of memory, not a level name; the {lvl.lower()} level(s) of "
+                    f"'{a.name}': {', '.join(of_kind)}") if of_kind else _close(lvl, levels)
             diags.append(_mdiag(m, ("placement", arr), f"unknown memory level '{lvl}'",
-                                "one of: " + ", ".join(levels), _close(lvl, levels)))
+                                "one of: " + ", ".join(levels), hint))
     for arr, p in m.partition.items():
         if arr not in arrays:
             diags.append(_mdiag(m, ("partition", arr), f"unknown array '{arr}'",
@@ -269,15 +289,15 @@ def check_design(d: Design) -> None:
             diags.append(_mdiag(m, ("placement", arr0) if arr0 in m.placement else ("placement",),
                                 f"buffer capacity exceeded at level {lvl}: tiles need {need / 8192:.2f} KiB "
                                 f"({detail}), the level holds {have / 8192:.2f} KiB",
-                                "tiles that fit the level", "use smaller tiles or place an array further out"))
+                                "tiles that fit the level",
+                                "use smaller tiles or place an array further out, or raise capacity_kib of "
+                                f"{lvl}" + (f" in {a.source_map.file}" if a.source_map else "")))
     # operator classes
     have_ops = set(a.operators)
     file = w.source_map.file if w.source_map else "<workload>"
     for st, _loops in d.statements_with_loops():
-        for cls in st.ops:
+        for cls in d.stmt_ops(st):
             if cls in have_ops:
-                continue
-            if cls == "mac" and {"mul", "add"} <= have_ops:
                 continue
             if cls == "select":
                 continue  # multiplexers are free-standing logic

@@ -143,7 +143,9 @@ def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Dia
     }.get(v, err.message)
     hint = ""
     if v == "type" and isinstance(got, str) and err.validator_value in ("number", "integer"):
-        hint = "write a plain number; the unit is part of the key name"
+        hint = "write a plain number"
+        if got.strip()[:1].isdigit():
+            hint += "; the unit is part of the key name"
     if v == "type" and got is None:
         hint = "the value is empty: give one, or remove the key"
     if v == "enum" and isinstance(got, str):

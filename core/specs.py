@@ -275,7 +275,8 @@ def workload_from_dict(w: dict[str, Any], smap: SourceMap) -> Workload:
             try:
                 evaluate(h["expected_trips"], names)
             except ExprError as e:
-                raise SpecError(smap.diag(("workload", "hints", label, "expected_trips"), str(e))) from None
+                raise SpecError(smap.diag(("workload", "hints", label, "expected_trips"), str(e),
+                                          "a number or an expression over parameters and scalars")) from None
     _check_inputs(wl, smap)
     return wl
 

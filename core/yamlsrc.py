@@ -135,6 +135,8 @@ def load_yaml(path: str | Path, text: str | None = None) -> tuple[Any, SourceMap
             msg = f"YAML syntax error: the {what} opened here is not closed ({problem} at {at})"
             hint = ("add the closing quote" if unclosed_quote
                     else "close the bracket, or separate its items with commas")
+        elif problem.startswith("mapping values are not allowed") and "\t" not in text:
+            hint = ("indent this key like its siblings, or quote a value that contains ': '")
         elif ctx.startswith("expected a single document") and problem:
             msg = f"YAML syntax error: {ctx}, {problem}"
             hint = "a spec file holds one YAML document; remove the '---' separator"

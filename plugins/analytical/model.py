@@ -75,8 +75,6 @@ def _prob(design: Design, br) -> tuple[float, str | None]:
 
 def nest_of(design: Design, top: Loop) -> Nest:
     """Expected operation and access counts of one top-level nest."""
-    arch = design.arch
-    have = set(arch.operators)
     loops: list[Loop] = []
     notes: list[str] = []
     ops: dict[str, float] = {}
@@ -85,8 +83,7 @@ def nest_of(design: Design, top: Loop) -> Nest:
 
     def visit_stmt(st, mult: float):
         nonlocal loads, stores
-        src = st.ops if ("mac" in have or "mac" not in st.ops) else st.ops_unfused
-        for c, n in src.items():
+        for c, n in design.stmt_ops(st).items():
             ops[c] = ops.get(c, 0.0) + n * mult
         for acc in st.accesses:
             u = per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})

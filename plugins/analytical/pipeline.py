@@ -38,12 +38,15 @@ def mem_latency(design: Design, array: str | None) -> int:
 def stmt_depth(design: Design, st: Statement) -> int:
     """Critical path of one statement's DAG, at least one cycle."""
     finish: list[int] = []
+    unfused_mac = "mac" in st.ops and "mac" not in design.stmt_ops(st)
     for node in st.dag:
         start = max((finish[d] for d in node.deps), default=0)
         if node.op == "load":
             lat = mem_latency(design, node.array)
         elif node.op == "store":
             lat = 1
+        elif node.op == "mac" and unfused_mac:
+            lat = op_latency(design, "mul") + op_latency(design, "add")
         else:
             lat = op_latency(design, node.op)
         finish.append(start + lat)
@@ -119,7 +122,6 @@ class PipelineModel:
     def body_ops(self, nodes, mult: float, predicated: bool = True) -> Counter:
         """Operations per iteration of the enclosing loop (inner loops unrolled, branches predicated)."""
         ops: Counter = Counter()
-        have = set(self.d.arch.operators)
         for n in nodes:
             if isinstance(n, Loop):
                 ops.update(self.body_ops(n.body, mult * self.d.trips(n.label)))
@@ -127,8 +129,7 @@ class PipelineModel:
                 ops.update(self.body_ops([n.cond], mult))
                 ops.update(self.body_ops(n.then + n.orelse, mult))
             elif n.kind == "stmt":
-                src = n.ops if ("mac" in have or "mac" not in n.ops) else n.ops_unfused
-                for k, v in src.items():
+                for k, v in self.d.stmt_ops(n).items():
                     ops[k] += v * mult
         return ops
 
@@ -184,9 +185,11 @@ class PipelineModel:
         """Recurrence MII of a statement in a pipelined loop (loop-carried dependence, distance 1)."""
         var = loop.var
         if st.writes_local and st.writes_local in st.reads_locals:
-            # scalar accumulator: the combining operation's latency
-            lat = max((op_latency(self.d, k) for k in st.ops), default=1)
-            return float(max(1, lat))
+            # scalar accumulator: the latency of the operation that combines into it
+            comb = st.dag[-1].op if st.dag else "add"
+            if comb == "mac" and "mac" not in self.d.stmt_ops(st):
+                comb = "add"
+            return float(max(1, op_latency(self.d, comb)))
         writes = [a for a in st.accesses if a.is_write]
         reads = [a for a in st.accesses if a.is_read]
         for w in writes:

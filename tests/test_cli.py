@@ -1,0 +1,144 @@
+"""The command line and the plugin contract, as a user and a third-party plugin author see them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from llmulator.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+DESIGN = ["systolic-16x16", "gemm", "gemm-ws-16x16"]
+
+
+def run_cli(*args, env=None, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "llmulator.cli", *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=120)
+
+
+def test_help_lists_verbs_and_does_not_import_torch():
+    code = ("import sys\nfrom llmulator.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit as e:\n    assert e.code == 0\n"
+            "assert 'torch' not in sys.modules\nprint('ok')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "estimate" in r.stdout and "validate" in r.stdout and r.stdout.strip().endswith("ok")
+
+
+def test_every_verb_help_has_an_example(capsys):
+    for verb in ("validate", "render", "estimate", "plugins", "list"):
+        with pytest.raises(SystemExit) as e:
+            main([verb, "--help"])
+        assert e.value.code == 0
+        assert "example" in capsys.readouterr().out
+
+
+def test_estimate_prints_a_table_with_the_analytical_column(capsys):
+    assert main(["estimate", *DESIGN]) == 0
+    out = capsys.readouterr().out
+    for word in ("analytical", "cycles", "energy_pj", "power_mw", "area_um2", "latency_us"):
+        assert word in out
+
+
+def test_estimate_json_is_machine_readable(capsys):
+    assert main(["estimate", *DESIGN, "--estimator", "analytical", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    (e,) = data["estimates"]
+    assert e["estimator"] == "analytical"
+    assert set(e["metrics"]) >= {"cycles", "energy_pj", "power_mw", "area_um2"}
+    assert e["metrics"]["cycles"] > 0 and e["terms"]["ideal_cycles"] > 0
+
+
+def test_bad_usage_exits_2_with_a_message(capsys):
+    assert main(["estimate", *DESIGN, "--estimator", "nope"]) == 2
+    assert "unknown estimator 'nope'" in capsys.readouterr().err
+    assert main(["estimate", "no-such-arch", "gemm", "gemm-ws-16x16"]) == 2
+    err = capsys.readouterr().err
+    assert "no-such-arch" in err and "systolic-16x16" in err
+    assert main(["estimate", *DESIGN, "--preset", "huge"]) == 2
+    assert "unknown size preset 'huge'" in capsys.readouterr().err
+
+
+def test_list_and_plugins(capsys):
+    assert main(["list", "--json"]) == 0
+    lib = json.loads(capsys.readouterr().out)
+    assert {"gemm", "conv2d", "atax", "jacobi-2d", "spmv-csr", "softmax"} <= {e["name"] for e in lib["workload"]}
+    assert len(lib["architecture"]) >= 3
+    assert main(["plugins", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert {"kind": "estimator", "name": "analytical"}.items() <= next(
+        r for r in rows if r["name"] == "analytical").items()
+
+
+TOY = '''
+"""A third-party estimator in one module: predicts one cycle per innermost iteration."""
+from llmulator.hookspecs import hookimpl
+from llmulator.results import Estimate
+
+
+class ToyEstimator:
+    name = "toy"
+    version = "0.0.1"
+
+    def available(self):
+        return None
+
+    def estimate(self, designs):
+        out = []
+        for d in designs:
+            iters = 1.0
+            for label in d.tree.loops:
+                iters *= d.trips(label)
+            out.append(Estimate(self.name, self.version, {"cycles": iters}, confidence={"cycles": 0.5}))
+        return out
+
+
+@hookimpl
+def register_estimators(register):
+    register(ToyEstimator)
+'''
+
+
+def _install_toy(tmp_path: Path) -> dict:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "toy_llmulator_plugin.py").write_text(textwrap.dedent(TOY))
+    dist = site / "toy_llmulator_plugin-0.0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-llmulator-plugin\nVersion: 0.0.1\n")
+    (dist / "entry_points.txt").write_text("[llmulator]\ntoy = toy_llmulator_plugin\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_a_third_party_estimator_registered_by_entry_point_appears_in_estimate(tmp_path):
+    env = _install_toy(tmp_path)
+    r = run_cli("plugins", "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    names = {row["name"]: row for row in json.loads(r.stdout)}
+    assert names["toy"]["plugin"] == "toy" and names["toy"]["kind"] == "estimator"
+    r = run_cli("estimate", *DESIGN, "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    est = {e["estimator"]: e for e in json.loads(r.stdout)["estimates"]}
+    assert set(est) >= {"analytical", "toy"}
+    assert est["toy"]["metrics"]["cycles"] == 64**3
+    r = run_cli("estimate", *DESIGN, env=env)
+    assert "toy" in r.stdout and "(50%)" in r.stdout  # confidence shown in the table
+
+
+def test_internal_errors_exit_1_with_a_hint(tmp_path, capsys, monkeypatch):
+    from llmulator import cli
+
+    def boom(args):
+        raise RuntimeError("kaboom")
+
+    monkeypatch.setattr(cli, "cmd_list", boom)
+    assert main(["list"]) == 1
+    err = capsys.readouterr().err
+    assert "internal error" in err and "report" in err
