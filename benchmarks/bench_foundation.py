@@ -21,7 +21,6 @@ from pathlib import Path
 
 import attrs
 import numpy as np
-
 from llmulator.design import load_design
 from llmulator.fileio import atomic_write_text
 from llmulator.specs import LoopMapping
