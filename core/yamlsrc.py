@@ -94,6 +94,14 @@ def _scalar(node: yaml.ScalarNode) -> Any:
     return _CONSTRUCTOR.construct_object(node, deep=True)
 
 
+def _indent(text: str, line: int) -> int:
+    """Indentation of a 0-based line; a line past the end (end of stream) counts as 0."""
+    lines = text.splitlines()
+    if line >= len(lines):
+        return 0
+    return len(lines[line]) - len(lines[line].lstrip(" "))
+
+
 def load_yaml(path: str | Path, text: str | None = None) -> tuple[Any, SourceMap]:
     """Load one YAML document; raise SpecError with file:line:col on syntax errors."""
     fname = str(path)
@@ -127,7 +135,7 @@ def load_yaml(path: str | Path, text: str | None = None) -> tuple[Any, SourceMap
         unclosed_quote = ctx.startswith("while scanning a quoted scalar") and (
             "end of stream" in problem or "document separator" in problem)
         unclosed_flow = ctx.startswith("while parsing a flow") and pm is not None and cm is not None \
-            and pm.line != cm.line
+            and pm.line != cm.line and _indent(text, pm.line) <= _indent(text, cm.line)
         if cm is not None and (unclosed_quote or unclosed_flow):
             what = "quoted string" if unclosed_quote else ("'{'" if "mapping" in ctx else "'['")
             at = f"line {pm.line + 1}" if pm is not None else "the end of the file"
@@ -135,6 +143,8 @@ def load_yaml(path: str | Path, text: str | None = None) -> tuple[Any, SourceMap
             msg = f"YAML syntax error: the {what} opened here is not closed ({problem} at {at})"
             hint = ("add the closing quote" if unclosed_quote
                     else "close the bracket, or separate its items with commas")
+        elif ctx.startswith("while parsing a flow") and "\t" not in text:
+            hint = "separate the items inside the brackets with commas; quote a value that contains ': '"
         elif problem.startswith("mapping values are not allowed") and "\t" not in text:
             hint = ("indent this key like its siblings, or quote a value that contains ': '")
         elif ctx.startswith("expected a single document") and problem:
