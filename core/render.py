@@ -120,6 +120,9 @@ class Comment(c_ast.Node):
 class _Gen(c_generator.CGenerator):
     """CGenerator with ``L: for (...) {`` on one line and braces K&R style."""
 
+    def __init__(self):
+        super().__init__(reduce_parentheses=True)
+
     def visit_Comment(self, n: Comment) -> str:
         return "/* " + n.text.replace("*/", "* /") + " */"
 
@@ -168,6 +171,16 @@ def _parse_kernel(w) -> c_ast.Compound:
 
 def _const(v: int) -> c_ast.Constant:
     return c_ast.Constant("int", str(v))
+
+
+def _offset(e: c_ast.Node, k: int) -> c_ast.Node:
+    """``e + k`` (a copy), folded when ``e`` is an integer literal."""
+    if isinstance(e, c_ast.Constant) and e.type == "int":
+        try:
+            return _const(int(e.value, 0) + k)
+        except ValueError:
+            pass
+    return c_ast.BinaryOp("+" if k > 0 else "-", copy.deepcopy(e), _const(abs(k)))
 
 
 def _int_decl(name: str, init: c_ast.Node) -> c_ast.DeclList:
@@ -376,28 +389,33 @@ class _Rewriter:
         full = exact is not None and exact % tile == 0
         if loop.step > 0:
             edge = c_ast.BinaryOp("+", c_ast.ID(tv), _const(span))
-            limit = copy.deepcopy(bound) if op == "<" else c_ast.BinaryOp("+", copy.deepcopy(bound), _const(1))
+            limit = copy.deepcopy(bound) if op == "<" else _offset(bound, 1)
             cmp, fn = "<", "min"
         else:
             edge = c_ast.BinaryOp("-", c_ast.ID(tv), _const(span))
-            limit = copy.deepcopy(bound) if op == ">" else c_ast.BinaryOp("-", copy.deepcopy(bound), _const(1))
+            limit = copy.deepcopy(bound) if op == ">" else _offset(bound, -1)
             cmp, fn = ">", "max"
         rhs = edge if full else c_ast.FuncCall(c_ast.ID(fn), c_ast.ExprList([edge, limit]))
         new = c_ast.For(init, c_ast.BinaryOp(cmp, c_ast.ID(var), rhs), copy.deepcopy(node.next),
                         c_ast.Compound(items))
         return c_ast.Label(label, new)
 
-    def rebuild_band(self) -> c_ast.Node:
-        band, order = self.band, self.m.order
-        band_vars = {self.tree.loops[lb].var for lb in band} - {None}
-        for lb in band:
-            dep = set(self.tree.loops[lb].depends_on_outer) & band_vars
-            if dep:
+    def _check_nest(self, band: list[str], nest: list[tuple[str, str]]) -> None:
+        """Every loop header must come after the loops whose variables its bounds use."""
+        where = {self.tree.loops[lb].var: i for i, (kind, lb) in enumerate(nest) if kind != "tile"}
+        for i, (_kind, lb) in enumerate(nest):
+            late = sorted(v for v in self.tree.loops[lb].depends_on_outer if where.get(v, -1) > i)
+            if late:
                 smap = self.m.source_map or SourceMap("<mapping>")
                 raise SpecError(smap.diag(
                     ("mapping", "order"), f"cannot reorder band {' > '.join(band)}: the bounds of loop {lb} "
-                    f"depend on {', '.join(sorted(dep))}", "an order over a rectangular loop band",
-                    "remove `order`, or reorder a band whose bounds do not depend on each other"))
+                    f"depend on {', '.join(late)}, whose loop would move inside it",
+                    "an order that keeps each loop inside the loops its bounds use",
+                    "remove `order`, or order a band whose bounds do not depend on each other"))
+
+    def rebuild_band(self) -> c_ast.Node:
+        band = self.band
+        order = [lb for lb in self.m.order if lb in band]
         # items between the band's loops that the analysis ignores (pragmas, plain declarations)
         own: dict[str, list[c_ast.Node]] = {}
         for lb in band[:-1]:
@@ -414,6 +432,7 @@ class _Rewriter:
         outer += [("tile", lb) for lb in band if lb not in order and self.strip(lb)]
         moved = {lb for kind, lb in outer if kind == "whole"}
         inner = [lb for lb in band if lb not in moved]
+        self._check_nest(band, outer + [("point", lb) for lb in inner])
         items = inner_items
         for lb in reversed(inner):
             body = self.pragmas(lb) + own.get(lb, []) + items
@@ -455,7 +474,7 @@ def _dims(shape) -> str:
     return "".join(f"[{str(d).replace('//', '/')}]" for d in shape)
 
 
-def _array_info(d, comments: bool) -> list[dict[str, Any]]:
+def _array_info(d) -> list[dict[str, Any]]:
     w, m = d.workload, d.mapping
     out = []
     for name, a in w.arrays.items():
@@ -479,8 +498,8 @@ def _array_info(d, comments: bool) -> list[dict[str, Any]]:
 def _function(d, comments: bool) -> str:
     body = _Rewriter(d, comments=comments).render()
     return _ENV.get_template("hls_function.c.j2").render(
-        fname=f"{_c_ident(d.workload.name)}_kernel", arrays=_array_info(d, comments), comments=comments,
-        dataflow=d.mapping.dataflow, body=body)
+        fname=f"{_c_ident(d.workload.name)}_kernel", arrays=_array_info(d), comments=comments,
+        dataflow=d.mapping.dataflow, body=body).rstrip("\n")
 
 
 def _c_ident(name: str) -> str:
