@@ -65,6 +65,22 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--terms", action="store_true", help="also print each estimator's terms and breakdown")
     e.set_defaults(func=cmd_estimate)
 
+    pr = sub.add_parser("profile", help="measure a design by running it on concrete input data (ground truth)",
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog="example:\n  llmulator profile hls-fpga spmv-csr spmv-csr-hls-fpga --variant skewed\n"
+                               "  llmulator profile systolic-16x16 gemm gemm-ws-16x16 --inputs 7 --json\n"
+                               "exit status 4: the outputs did not match the workload's reference")
+    _add_design_args(pr)
+    pr.add_argument("--inputs", metavar="SEED|DIR",
+                    help="an integer seed for generated inputs, or a folder of ARRAY.npy files")
+    pr.add_argument("--variant", help="input variant of the workload (e.g. skewed)")
+    pr.add_argument("--profiler", default="hlsim", help="profiler name (default: hlsim)")
+    pr.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="wall-time limit of one run")
+    pr.add_argument("--mem-limit", type=int, default=2048, metavar="MB", help="memory limit of one run")
+    pr.add_argument("--json", action="store_true", help="machine-readable output")
+    pr.add_argument("--counters", action="store_true", help="also print counters (trip counts, ops, accesses)")
+    pr.set_defaults(func=cmd_profile)
+
     pl = sub.add_parser("plugins", help="list registered plugins and their components",
                         epilog="example:\n  llmulator plugins --json")
     pl.add_argument("--json", action="store_true")
@@ -187,6 +203,59 @@ def cmd_estimate(args) -> int:
                 con.print(terms_table(e))
     for n, why in skipped.items():
         con.print(f"[dim]skipped {n}: {why}[/dim]")
+    return 0
+
+
+def cmd_profile(args) -> int:
+    from . import plugins
+    from .inputs import inputs_for
+    d = _load(args)
+    prof = plugins.get("profilers", args.profiler)
+    why = prof.available() if hasattr(prof, "available") else None
+    if why:
+        raise UserError(f"profiler '{args.profiler}' is not available: {why}")
+    for attr, value in (("time_limit_s", args.time_limit), ("mem_limit_mb", args.mem_limit)):
+        if hasattr(prof, attr):
+            setattr(prof, attr, value)
+    if args.variant is not None:
+        from .inputs import variants
+        if args.variant not in variants(d.workload):
+            known = ", ".join(variants(d.workload)) or "none"
+            raise UserError(f"workload '{d.workload.name}' has no input variant '{args.variant}' (variants: {known})")
+    p = prof.profile(d, inputs_for(d, args.inputs, args.variant))
+    ok = p.functional_check.startswith("pass") or p.functional_check.startswith("not-run")
+    if args.json:
+        print(json.dumps({"design": d.to_dict(), "profile": p.to_dict()}, indent=2))
+    else:
+        from rich.table import Table
+
+        from .report import fmt
+        from .results import UNITS
+        con = _console()
+        t = Table(title=f"{p.profiler} profile of {d.name}")
+        t.add_column("metric")
+        t.add_column("unit")
+        t.add_column("value", justify="right")
+        for k, v in p.metrics.items():
+            t.add_row(k, UNITS.get(k, ""), fmt(v))
+        con.print(t)
+        con.print(f"inputs: {p.inputs}")
+        trips = {k: v for k, v in p.counters.items() if k.startswith("trips.")}
+        if trips:
+            con.print("mean trip counts: " + ", ".join(f"{k[6:]} {v:.4g}" for k, v in trips.items()))
+        if args.counters:
+            ct = Table(title="counters")
+            ct.add_column("counter")
+            ct.add_column("value", justify="right")
+            for k, v in p.counters.items():
+                ct.add_row(k, fmt(v))
+            con.print(ct)
+        style = "green" if ok else "bold red"
+        con.print(f"functional check: [{style}]{p.functional_check}[/{style}]   ({p.seconds:.3f} s)")
+    if not ok:
+        print("error: the design's outputs do not match the workload's NumPy reference "
+              f"({p.functional_check})", file=sys.stderr)
+        return 4
     return 0
 
 

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 from .errors import UserError
@@ -455,3 +456,22 @@ def load_inputs(directory: str | Path, workload, sizes: Mapping[str, int]) -> di
                             f"'{workload.name}' declares {spec.dtype} ({dt})")
         out[name] = arr
     return out
+
+
+@attrs.define
+class Inputs:
+    """Concrete input arrays for one design, and where they came from (what profilers receive)."""
+
+    arrays: dict[str, np.ndarray]
+    origin: str
+
+
+def inputs_for(design, spec: str | None = None, variant: str | None = None) -> Inputs:
+    """Inputs from a CLI-style spec: None (the workload's seed), an integer seed, or a folder of .npy files."""
+    w = design.workload
+    if spec is not None and not str(spec).lstrip("-").isdigit():
+        return Inputs(load_inputs(spec, w, design.sizes), f"directory {spec}")
+    seed = int(spec) if spec is not None else None
+    arrays = generate_inputs(w, design.sizes, variant=variant, seed=seed)
+    used = seed if seed is not None else (w.inputs or {}).get("seed", 0)
+    return Inputs(arrays, f"generated: seed={used}" + (f", variant={variant}" if variant else ""))

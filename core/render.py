@@ -495,6 +495,17 @@ def _array_info(d) -> list[dict[str, Any]]:
     return out
 
 
+def mapped_kernel(design) -> tuple[list[c_ast.Node], dict[str, str]]:
+    """The kernel body with the mapping applied, as pycparser block items (no comments),
+    and the tile-loop label of every strip-mined loop (point-loop label -> tile-loop label).
+
+    Profilers instrument this AST instead of re-implementing the mapping.
+    """
+    rw = _Rewriter(design, comments=False)
+    items = rw.block(rw.body.block_items)
+    return items, dict(rw.tile_labels)
+
+
 def _function(d, comments: bool) -> str:
     body = _Rewriter(d, comments=comments).render()
     return _ENV.get_template("hls_function.c.j2").render(

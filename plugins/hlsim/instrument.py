@@ -1,0 +1,361 @@
+"""Cycle-annotated C for hlsim: the mapped kernel with counters and a harness.
+
+The mapped kernel (``llmulator.render.mapped_kernel``: tiling, order and loop
+primitives applied on the pycparser AST) is re-emitted with instrumentation:
+
+* every *site* (a run of straight-line statements, a branch condition, a
+  loop) has three timing constants ``T[3s..3s+2]`` read from a file at run
+  time, so one compiled binary serves every hardware variant of the same
+  structure;
+* outside pipelined regions, a straight-line run adds its scheduled latency
+  each time it executes, a branch condition its latency (only the taken side's
+  statements add theirs), a loop iteration its control overhead;
+* a pipelined loop (``pipeline_ii``), a loop bound to the PE array
+  (``spatial``) and an unrolled loop are *regions*: their iterations are
+  counted as they actually run, and on exit the region adds
+  ``depth + (ceil(n / U) - 1) x II`` for the n iterations it ran; statements
+  inside a region add no cycles of their own (they are in the schedule);
+* every site counts its executions (for operation and access counts, hence
+  energy) and every loop its iterations and invocations (trip counts);
+* each top-level statement's cycles are recorded separately (one per nest).
+
+The harness reads the input arrays (raw little-endian files), zeroes the
+outputs, runs the kernel, writes the outputs and the counters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import attrs
+from llmulator.design import Design
+from llmulator.kernel import C_TYPES, Loop, Statement
+from llmulator.render import mapped_kernel
+from pycparser import c_ast, c_generator
+
+_GEN = c_generator.CGenerator()
+
+
+@attrs.define
+class Site:
+    id: int
+    kind: str  # block | cond | loop | region
+    nest: int
+    stmts: list[Statement] = attrs.field(factory=list)
+    label: str | None = None  # loop sites: the label as emitted (point, whole or tile loop)
+    loop: str | None = None  # the kernel loop it belongs to (tile loops: their point loop)
+    region: str | None = None  # region sites: 'pipeline', 'spatial' or 'unroll'
+    in_region: bool = False
+    body: list = attrs.field(factory=list)  # region sites: the mapped body (see _Emitter.block)
+    region_id: int | None = None  # sites inside a region: that region's site id
+    spatial_loops: tuple[str, ...] = ()  # sites inside PE-array loops: those loops' labels
+
+
+@attrs.define
+class Instrumented:
+    source: str
+    sites: list[Site]
+    nests: int
+    arrays: list[str]  # kernel parameter order
+    nest_loops: list[str | None] = attrs.field(factory=list)  # kernel loop at the top of each nest
+
+    @property
+    def key(self) -> str:
+        return hashlib.sha256(self.source.encode()).hexdigest()[:24]
+
+
+class _Emitter:
+    def __init__(self, design: Design):
+        self.d = design
+        self.sites: list[Site] = []
+        self.by_text: dict[str, Statement] = {}
+        for node in design.tree.walk():
+            if getattr(node, "kind", "") == "stmt":
+                self.by_text.setdefault(node.text, node)
+            elif getattr(node, "kind", "") == "branch":
+                self.by_text.setdefault(node.cond.text, node.cond)
+            elif isinstance(node, Loop) and node.cond_stmt is not None:
+                self.by_text.setdefault(node.cond_stmt.text, node.cond_stmt)
+        self.nest = 0
+        self.tile_of: dict[str, str] = {}
+        self.region_id: int | None = None
+        self.spatial_stack: list[str] = []
+
+    def site(self, kind: str, in_region: bool, **kw) -> Site:
+        s = Site(len(self.sites), kind, self.nest, in_region=in_region,
+                 region_id=self.region_id if in_region else None, spatial_loops=tuple(self.spatial_stack), **kw)
+        self.sites.append(s)
+        return s
+
+    def stmt_of(self, node: c_ast.Node) -> Statement | None:
+        if isinstance(node, c_ast.Decl):
+            if node.init is None:
+                return None
+            return self.by_text.get(f"{node.name} = {_GEN.visit(node.init)}")
+        return self.by_text.get(_GEN.visit(node))
+
+    # -- emission ---------------------------------------------------------------------------------
+    def block(self, items: list[c_ast.Node], in_region: bool, ind: str, model: list | None = None) -> str:
+        """Emit a block; append its structure to ``model``: ('stmt', Statement) |
+        ('loop', kernel label, is_tile, [model]) | ('branch', Statement, [then], [else])."""
+        model = [] if model is None else model
+        out: list[str] = []
+        run: list[c_ast.Node] = []
+
+        def flush():
+            if not run:
+                return
+            stmts = [s for s in (self.stmt_of(n) for n in run) if s is not None]
+            if stmts:
+                s = self.site("block", in_region, stmts=stmts)
+                add = "" if in_region else f"__cyc += T[{3 * s.id}]; "
+                out.append(f"{ind}{add}__cnt[{s.id}]++;\n")
+                model.extend(("stmt", st) for st in stmts)
+            for n in run:
+                out.append(f"{ind}{_GEN.visit(n)};\n")
+            run.clear()
+
+        for it in items:
+            if isinstance(it, c_ast.Pragma):
+                continue
+            if isinstance(it, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall, c_ast.Decl)):
+                run.append(it)
+                continue
+            flush()
+            out.append(self.stmt(it, in_region, ind, model=model))
+        flush()
+        return "".join(out)
+
+    def stmt(self, node: c_ast.Node, in_region: bool, ind: str, label: str | None = None,
+             model: list | None = None) -> str:
+        model = [] if model is None else model
+        if isinstance(node, c_ast.Label):
+            return self.stmt(node.stmt, in_region, ind, node.name, model)
+        if isinstance(node, c_ast.Compound):
+            return f"{ind}{{\n{self.block(node.block_items or [], in_region, ind + '  ', model)}{ind}}}\n"
+        if isinstance(node, (c_ast.For, c_ast.While)):
+            return self.loop(node, in_region, ind, label, model)
+        if isinstance(node, c_ast.If):
+            cond = self.stmt_of(node.cond)
+            s = self.site("cond", in_region, stmts=[cond] if cond is not None else [])
+            add = "" if in_region else f"__cyc += T[{3 * s.id}]; "
+            then_m: list = []
+            else_m: list = []
+            text = f"{ind}{add}__cnt[{s.id}]++;\n{ind}if ({_GEN.visit(node.cond)})\n"
+            text += self.stmt(_compound(node.iftrue), in_region, ind, model=then_m)
+            if node.iffalse is not None:
+                text += f"{ind}else\n" + self.stmt(_compound(node.iffalse), in_region, ind, model=else_m)
+            model.append(("branch", cond, then_m, else_m))
+            return text
+        if isinstance(node, (c_ast.Break, c_ast.Continue)):
+            return f"{ind}{_GEN.visit(node)};\n"
+        if isinstance(node, c_ast.Pragma):
+            return ""
+        return f"{ind}{_GEN.visit(node)};\n"
+
+    def _loop_label(self, label: str | None) -> str | None:
+        """The kernel loop a (possibly tile) label belongs to."""
+        if label is None:
+            return None
+        if label in self.d.tree.loops:
+            return label
+        for point, tile in self.tile_of.items():
+            if tile == label:
+                return point
+        return None
+
+    def loop(self, node, in_region: bool, ind: str, label: str | None, model: list) -> str:
+        kl = self._loop_label(label)
+        is_tile = kl is not None and label != kl
+        lm = self.d.mapping.loop(kl) if kl else None
+        region = None
+        if not in_region and lm is not None and not is_tile:
+            if lm.pipeline_ii:
+                region = "pipeline"
+            elif lm.spatial:
+                region = "spatial"
+            elif lm.unroll and lm.unroll > 1:
+                region = "unroll"
+        head = self._head(node)
+        lab = f"{label}: " if label else ""
+        inner_ind = ind + "    "
+        sub: list = []
+        model.append(("loop", kl, is_tile, sub))
+        spatial = lm is not None and not is_tile and bool(lm.spatial)
+        if region is not None:
+            s = self.site("region", False, label=label, loop=kl, region=region)
+            self.region_id = s.id
+            if spatial:
+                self.spatial_stack.append(kl)
+            body = self.block(_items(node), True, inner_ind, sub)
+            if spatial:
+                self.spatial_stack.pop()
+            self.region_id = None
+            s.body = sub
+            n = f"__n{s.id}"
+            return (f"{ind}{{\n{ind}  uint64_t {n} = 0;\n{ind}  {lab}{head} {{\n{inner_ind}{n}++;\n"
+                    f"{body}{ind}  }}\n{ind}  __region({s.id}, {n});\n{ind}}}\n")
+        s = self.site("loop", in_region, label=label, loop=kl)
+        if in_region:
+            if spatial:
+                self.spatial_stack.append(kl)
+            body = self.block(_items(node), True, inner_ind, sub)
+            if spatial:
+                self.spatial_stack.pop()
+            return f"{ind}{lab}{head} {{\n{body}{ind}}}\n"
+        if kl and not is_tile:
+            kloop = self.d.tree.loops[kl]
+            if kloop.cond_stmt is not None and (kloop.data_dependent or kloop.is_while):
+                s.stmts = [kloop.cond_stmt]
+        body = self.block(_items(node), False, inner_ind, sub)
+        return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += T[{3 * s.id}]; "
+                f"__it[{s.id}]++; __cnt[{s.id}]++;\n{body}{ind}}}\n")
+
+    def _head(self, node) -> str:
+        if isinstance(node, c_ast.For):
+            init = _GEN.visit(node.init) if node.init is not None else ""
+            cond = _GEN.visit(node.cond) if node.cond is not None else ""
+            nxt = _GEN.visit(node.next) if node.next is not None else ""
+            return f"for ({init}; {cond}; {nxt})"
+        return f"while ({_GEN.visit(node.cond)})"
+
+
+def _compound(n: c_ast.Node) -> c_ast.Node:
+    return n if isinstance(n, c_ast.Compound) else c_ast.Compound([n])
+
+
+def _items(loop) -> list[c_ast.Node]:
+    st = loop.stmt
+    if st is None:
+        return []
+    if isinstance(st, c_ast.Compound):
+        return st.block_items or []
+    return [st]
+
+
+def _param_decl(ctype: str, name: str, shape: tuple[int, ...]) -> str:
+    if len(shape) == 1:
+        return f"{ctype} *restrict {name}"
+    return f"{ctype} (*restrict {name})" + "".join(f"[{n}]" for n in shape[1:])
+
+
+HARNESS = r"""
+static int __read(const char *dir, const char *name, void *buf, size_t bytes) {
+  char path[4096]; snprintf(path, sizeof path, "%s/%s.bin", dir, name);
+  FILE *f = fopen(path, "rb"); if (!f) { fprintf(stderr, "hlsim: cannot open %s\n", path); return 1; }
+  size_t got = fread(buf, 1, bytes, f); fclose(f);
+  if (got != bytes) { fprintf(stderr, "hlsim: %s has %zu bytes, expected %zu\n", path, got, bytes); return 1; }
+  return 0;
+}
+static int __write(const char *dir, const char *name, const void *buf, size_t bytes) {
+  char path[4096]; snprintf(path, sizeof path, "%s/%s.out", dir, name);
+  FILE *f = fopen(path, "wb"); if (!f) { fprintf(stderr, "hlsim: cannot write %s\n", path); return 1; }
+  fwrite(buf, 1, bytes, f); fclose(f); return 0;
+}
+int main(int argc, char **argv) {
+  if (argc != 4) { fprintf(stderr, "usage: sim INPUT_DIR TIMING_FILE COUNTERS_FILE\n"); return 2; }
+  FILE *tf = fopen(argv[2], "rb");
+  if (!tf) { fprintf(stderr, "hlsim: cannot open timing file\n"); return 2; }
+  T = (double *)__alloc(sizeof(double) * 3 * NSITES);
+  if (fread(T, sizeof(double), 3 * NSITES, tf) != 3 * NSITES) { fprintf(stderr, "hlsim: bad timing file\n"); return 2; }
+  fclose(tf);
+"""
+
+
+def instrument(design: Design) -> Instrumented:
+    """The instrumented translation unit of a design (structure only: no timing constants)."""
+    d = design
+    items, tile_labels = mapped_kernel(d)
+    em = _Emitter(d)
+    em.tile_of = tile_labels
+    body = []
+    nest_loops: list[str | None] = []
+    for it in items:
+        if isinstance(it, c_ast.Pragma):
+            continue
+        model: list = []
+        text = em.block([it], False, "  ", model) if _simple(it) else em.stmt(it, False, "  ", model=model)
+        body.append(f"  __t0 = __cyc;\n{text}  __nest[{em.nest}] += __cyc - __t0;\n")
+        top = next((e[1] for e in model if e[0] == "loop" and e[1]), None)
+        if top is not None:
+            loop = d.tree.loops[top]
+            while loop.parent is not None:
+                loop = loop.parent
+            top = loop.label
+        nest_loops.append(top)
+        em.nest += 1
+    w = d.workload
+    sizes = d.sizes
+    params, temps, names = [], [], []
+    for name, a in w.arrays.items():
+        shape = w.shape(name, sizes)
+        ctype = C_TYPES[a.dtype]
+        if a.role == "temp":
+            count = 1
+            for n in shape:
+                count *= n
+            ptr = f"(*{name})" + "".join(f"[{n}]" for n in shape[1:])
+            temps.append(f"  {ctype} {ptr} = __alloc(sizeof({ctype}) * {count}u);\n")
+        else:
+            params.append(_param_decl(ctype, name, shape))
+            names.append(name)
+    lines = ["#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>",
+             "#include <math.h>", "#ifndef min", "#define min(a, b) ((a) < (b) ? (a) : (b))", "#endif",
+             "#ifndef max", "#define max(a, b) ((a) > (b) ? (a) : (b))", "#endif"]
+    lines += [f"#define {p} {v}" for p, v in sizes.items()]
+    for sname, v in w.scalars.items():
+        lines.append(f"static const {C_TYPES[v['dtype']]} {sname} = {float(v['value'])!r};")
+    n_sites = max(1, len(em.sites))
+    lines += [f"#define NSITES {n_sites}", f"#define NNESTS {max(1, em.nest)}",
+              "static double *T; static double __cyc, __t0; static double __nest[NNESTS];",
+              "static uint64_t __cnt[NSITES], __it[NSITES], __inv[NSITES];",
+              "static void *__alloc(size_t bytes) {",
+              "  void *p = calloc(1, bytes ? bytes : 1);",
+              "  if (!p) { fprintf(stderr, \"hlsim: out of memory allocating %zu bytes\\n\", bytes); exit(3); }",
+              "  return p;", "}",
+              "static void __region(int s, uint64_t n) {",
+              "  if (n) { double g = ceil((double)n / T[3 * s + 2]); __cyc += T[3 * s] + (g - 1.0) * T[3 * s + 1]; }",
+              "  __it[s] += n; __inv[s]++; __cnt[s]++;", "}",
+              f"static void kernel({', '.join(params)}) {{"]
+    src = "\n".join(lines) + "\n" + "".join(temps) + "".join(body) + "}\n" + HARNESS
+    main_lines = []
+    for name in names:
+        a = w.arrays[name]
+        shape = w.shape(name, sizes)
+        count = 1
+        for n in shape:
+            count *= n
+        ctype = C_TYPES[a.dtype]
+        main_lines.append(f"  {ctype} *{name} = ({ctype} *)__alloc(sizeof({ctype}) * {count}u);")
+        if a.role in ("in", "inout"):
+            main_lines.append(f"  if (__read(argv[1], \"{name}\", {name}, sizeof({ctype}) * {count}u)) return 2;")
+    casts = []
+    for name in names:
+        a = w.arrays[name]
+        shape = w.shape(name, sizes)
+        ctype = C_TYPES[a.dtype]
+        casts.append(name if len(shape) == 1 else f"({ctype} (*)" + "".join(f"[{n}]" for n in shape[1:]) + f"){name}")
+    main_lines.append(f"  kernel({', '.join(casts)});")
+    for name in names:
+        a = w.arrays[name]
+        if a.role in ("out", "inout"):
+            shape = w.shape(name, sizes)
+            count = 1
+            for n in shape:
+                count *= n
+            main_lines.append(f"  if (__write(argv[1], \"{name}\", {name}, sizeof({C_TYPES[a.dtype]}) * {count}u)) "
+                              "return 2;")
+    main_lines += [
+        "  FILE *cf = fopen(argv[3], \"w\"); if (!cf) { fprintf(stderr, \"hlsim: cannot write counters\\n\"); "
+        "return 2; }",
+        "  fprintf(cf, \"cycles %.17g\\n\", __cyc);",
+        "  for (int k = 0; k < NNESTS; k++) fprintf(cf, \"nest %d %.17g\\n\", k, __nest[k]);",
+        "  for (int s = 0; s < NSITES; s++) fprintf(cf, \"site %d %llu %llu %llu\\n\", s, "
+        "(unsigned long long)__cnt[s], (unsigned long long)__it[s], (unsigned long long)__inv[s]);",
+        "  fclose(cf);", "  return 0;", "}"]
+    src += "\n".join(main_lines) + "\n"
+    return Instrumented(src, em.sites, max(1, em.nest), names, nest_loops)
+
+
+def _simple(node) -> bool:
+    return isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall, c_ast.Decl))

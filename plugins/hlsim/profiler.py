@@ -1,0 +1,318 @@
+"""hlsim: the default profiler. Run the mapped design on real input data and count every cycle.
+
+profile(design, inputs) = instrument (mapped kernel + counters) -> compile (cached
+by content hash) -> schedule every site for this architecture (timing constants)
+-> run on the inputs under time and memory limits -> cycles from the counts,
+static DRAM tile transfers overlapped (double buffering) or not, energy from
+the actual operation and access counts, area from the units the schedules
+allocate, and a functional check of the outputs against the NumPy reference.
+The model is written down term by term in docs/timing-model.md.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter
+from typing import Any
+
+import attrs
+import numpy as np
+from llmulator import tech
+from llmulator.design import Design
+from llmulator.errors import UserError
+from llmulator.inputs import Inputs, inputs_for, run_reference
+from llmulator.results import Profile
+from llmulator_plugins.analytical import model as amodel
+
+from . import runner
+from .instrument import Instrumented, instrument
+from .timing import Timing
+
+VERSION = "0.1"
+
+
+class HlsimProfiler:
+    name = "hlsim"
+    version = VERSION
+
+    def __init__(self, time_limit_s: float = 60.0, mem_limit_mb: int = 2048):
+        self.time_limit_s = time_limit_s
+        self.mem_limit_mb = mem_limit_mb
+        self._inst: dict[tuple, Instrumented] = {}
+
+    def available(self) -> str | None:
+        try:
+            runner.compiler()
+        except UserError as e:
+            return str(e)
+        return None
+
+    def instrumented(self, design: Design) -> Instrumented:
+        key = (id(design.workload), id(design.mapping), design.preset, design.arch.name)
+        if key not in self._inst:
+            self._inst[key] = instrument(design)
+        return self._inst[key]
+
+    def profile(self, design: Design, inputs: Inputs | dict[str, np.ndarray] | None = None) -> Profile:
+        t0 = time.perf_counter()
+        d = design
+        if inputs is None:
+            inputs = inputs_for(d)
+        elif isinstance(inputs, dict):
+            inputs = Inputs(inputs, "given arrays")
+        inst = self.instrumented(d)
+        exe, compiled = runner.ensure_binary(inst.source, inst.key)
+        timing = Timing(d, inst)
+        w = d.workload
+        outputs = {n: (_dtype(w, n), w.shape(n, d.sizes)) for n in inst.arrays if w.arrays[n].role in ("out", "inout")}
+        args = {}
+        for n in inst.arrays:
+            if w.arrays[n].role in ("in", "inout"):
+                if n not in inputs.arrays:
+                    raise UserError(f"hlsim: no input data for array '{n}'")
+                a = np.asarray(inputs.arrays[n])
+                want = (_dtype(w, n), w.shape(n, d.sizes))
+                if a.dtype != want[0] or a.shape != want[1]:
+                    raise UserError(f"hlsim: input '{n}' is {a.dtype}{list(a.shape)}, the workload declares "
+                                    f"{want[0]}{list(want[1])}")
+                args[n] = a
+        scalars, outs, sites = runner.run(exe, args, outputs, timing.T, self.time_limit_s, self.mem_limit_mb)
+        check = self._check(d, inputs.arrays, outs)
+        prof = self._metrics(d, inst, timing, scalars, sites)
+        prof.functional_check = check
+        prof.inputs = inputs.origin
+        prof.seconds = time.perf_counter() - t0
+        prof.design = d.name
+        prof.counters["compiled"] = float(compiled)
+        return prof
+
+    # -------------------------------------------------------------------------------------------
+    def _check(self, d: Design, arrays: dict[str, np.ndarray], outs: dict[str, np.ndarray]) -> str:
+        if not d.workload.reference:
+            return "not-run: the workload has no reference"
+        ref = run_reference(d.workload, arrays, d.sizes)
+        bad = []
+        for name, got in outs.items():
+            want = ref[name]
+            if np.issubdtype(want.dtype, np.integer):
+                ok = np.array_equal(got, want)
+            else:
+                scale = float(np.max(np.abs(want))) if want.size else 1.0
+                rtol = 1e-2 if want.dtype == np.float16 else 1e-3
+                ok = bool(np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol,
+                                      atol=1e-5 * max(scale, 1.0), equal_nan=True))
+            if not ok:
+                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+                idx = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
+                bad.append(f"{name}{list(idx)}: got {got[idx]!r}, reference {want[idx]!r}")
+        return "pass" if not bad else "fail: " + "; ".join(bad)
+
+    def _metrics(self, d: Design, inst: Instrumented, timing: Timing, scalars: dict[str, float],
+                 sites: list[tuple[int, int, int, int]]) -> Profile:
+        arch = d.arch
+        counts = {s: (c, it, inv) for s, c, it, inv in sites}
+        # measured trip counts per kernel loop
+        iters: Counter = Counter()
+        invs: Counter = Counter()
+        for s in inst.sites:
+            if s.kind in ("loop", "region") and s.loop and not s.in_region:
+                c, it, inv = counts.get(s.id, (0, 0, 0))
+                if s.label == s.loop:  # the point/whole loop, not its tile loop
+                    iters[s.loop] += it
+                    invs[s.loop] += inv
+        counters: dict[str, float] = {}
+        for lb in iters:
+            counters[f"iterations.{lb}"] = float(iters[lb])
+            counters[f"invocations.{lb}"] = float(invs[lb])
+            counters[f"trips.{lb}"] = iters[lb] / invs[lb] if invs[lb] else 0.0
+        # operations and accesses actually executed
+        ops: Counter = Counter()
+        acc_bits: dict[str, list[float]] = {lv.name: [0.0, 0.0, 0.0, 0.0] for lv in arch.memory}
+        loads = stores = 0.0
+        by_id = {s.id: s for s in inst.sites}
+        for s in inst.sites:
+            c = counts.get(s.id, (0, 0, 0))[0]
+            if c == 0:
+                continue
+            if s.kind == "loop" and s.stmts:
+                c = counts[s.id][1]  # a data-dependent bound is evaluated every iteration
+            for st in s.stmts:
+                for k, v in d.stmt_ops(st).items():
+                    ops[k] += v * c
+                for a in st.accesses:
+                    c = counts[s.id][0] if not (s.kind == "loop" and s.stmts) else counts[s.id][1]
+                    if s.spatial_loops:
+                        c = _pe_array_accesses(d, timing, by_id, counts, s, a, c)
+                    lv = d.placement(a.array)
+                    bits = d.workload.arrays[a.array].bits
+                    if a.is_read:
+                        acc_bits[lv][0] += c
+                        acc_bits[lv][1] += c * bits
+                        loads += c
+                    if a.is_write:
+                        acc_bits[lv][2] += c
+                        acc_bits[lv][3] += c * bits
+                        stores += c
+        # static tile transfers between levels (DRAM <-> buffers), per nest
+        measured = attrs.evolve(d.workload, hints={**d.workload.hints, **{
+            lb: {"expected_trips": counters.get(f"trips.{lb}", 0.0)} for lb in d.tree.loops
+            if (d.tree.loops[lb].data_dependent or d.tree.loops[lb].is_while)}})
+        dm = attrs.evolve(d, workload=measured)
+        nest_cycles = []
+        breakdown: dict[str, float] = {}
+        for k, top in enumerate(inst.nest_loops):
+            comp = scalars.get(f"nest.{k}", 0.0)
+            transfer, moved = 0.0, None
+            if top is not None:
+                transfer, moved = _tile_transfers(dm, top)
+                for lv, (r, rb, wr, wb) in moved.items():
+                    acc_bits[lv][0] += r
+                    acc_bits[lv][1] += rb
+                    acc_bits[lv][2] += wr
+                    acc_bits[lv][3] += wb
+            overlapped = all(lv.double_buffered for lv in arch.memory[1:])
+            cyc = max(comp, transfer) if overlapped else comp + transfer
+            label = top or f"stmt{k}"
+            breakdown[f"cycles.{label}"] = cyc
+            breakdown[f"compute_cycles.{label}"] = comp
+            breakdown[f"transfer_cycles.{label}"] = transfer
+            nest_cycles.append(cyc)
+        cycles = max(nest_cycles) if (d.mapping.dataflow and nest_cycles) else sum(nest_cycles)
+        traffic = {}
+        for lv in arch.memory:
+            r, rb, wr, wb = acc_bits[lv.name]
+            traffic[f"read_bits.{lv.name}"] = np.array([rb])
+            traffic[f"write_bits.{lv.name}"] = np.array([wb])
+            counters[f"reads.{lv.name}"] = r
+            counters[f"writes.{lv.name}"] = wr
+        for k, v in ops.items():
+            counters[f"ops.{k}"] = float(v)
+        en = amodel.energy(d, dict(ops), traffic, np.array([cycles]), datapath=(loads, stores))
+        for k, v in en.items():
+            if k != "energy_pj":
+                breakdown[k] = float(v[0])
+        area, area_parts, units = _area(d, inst, timing)
+        breakdown.update(area_parts)
+        for s in inst.sites:
+            if s.kind == "region":
+                for k, v in timing.info.get(s.id, {}).items():
+                    breakdown[f"{k}.{s.loop}"] = float(v)
+        for k, v in units.items():
+            counters[f"units.{k}"] = float(v)
+        energy = float(en["energy_pj"][0])
+        metrics = {"cycles": float(cycles), "energy_pj": energy,
+                   "power_mw": energy * arch.clock_mhz / cycles * 1e-3 if cycles > 0 else 0.0,
+                   "area_um2": area, "latency_us": cycles / arch.clock_mhz}
+        return Profile(profiler=self.name, version=self.version, metrics=metrics, counters=counters,
+                       breakdown=breakdown)
+
+
+def _pe_array_accesses(d: Design, timing: Timing, by_id, counts, s, a, c: float) -> float:
+    """Memory accesses of one statement access inside PE-array loops.
+
+    PEs along a spatial loop the index does not depend on share one access
+    (multicast); inside a pipelined region, an operand whose index does not
+    depend on the pipelined loop stays in the PE registers for the whole
+    region entry (stationary inputs are loaded once, stationary outputs
+    written once) instead of once per iteration.
+    """
+    used = a.loop_vars()
+    for lb in s.spatial_loops:
+        if d.tree.loops[lb].var not in used:
+            c /= max(1.0, timing.trips(lb, False))
+    reg = by_id.get(s.region_id)
+    if reg is not None and reg.region == "pipeline" and not (d.mapping.loop(reg.loop).spatial):
+        var = d.tree.loops[reg.loop].var
+        _, it, inv = counts.get(reg.id, (0, 0, 0))
+        if var not in used and it:
+            c *= inv / it
+    return c
+
+
+def _dtype(w, name):
+    from llmulator.inputs import np_dtype
+    return np_dtype(w.arrays[name].dtype)
+
+
+def _tile_transfers(d: Design, top_label: str) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
+    """Cycles and (reads, read bits, writes, write bits) per level of the tile fills and write-backs of a nest."""
+    arch = d.arch
+    top = d.tree.loops[top_label]
+    nest = amodel.nest_of(d, top)
+    maps = amodel.mappings_from_design(d, nest)
+    t = np.minimum(maps.tiles, nest.trips[None, :])
+    outer = np.ceil(nest.trips[None, :] / t)
+    moved: dict[str, list[float]] = {}
+    cycles = 0.0
+    for arr in nest.arrays:
+        if arr.level == 0:
+            continue
+        parent, level = arch.memory[arr.level - 1], arch.memory[arr.level]
+        fp = float(amodel.footprints(arr, t)[0])
+        loads = float(amodel.tile_loads(arr, outer, maps.pos)[0])
+        words_in = words_out = 0.0
+        if arr.reads or arr.role in ("in", "inout"):
+            words_in = loads * fp
+            if arr.role == "out":
+                words_in = max(loads - float(amodel.distinct_tiles(arr, outer)[0]), 0.0) * fp
+        if arr.writes or arr.role in ("out", "inout"):
+            words_out = loads * fp
+        bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
+        bursts = (loads if words_in else 0.0) + (loads if words_out else 0.0)
+        lat = bursts * parent.latency_cycles if not level.double_buffered else (parent.latency_cycles if bursts else 0)
+        cycles += math.ceil((bits_in + bits_out) / 8.0 / parent.bandwidth_bytes_per_cycle) + lat
+        p = moved.setdefault(parent.name, [0.0, 0.0, 0.0, 0.0])
+        q = moved.setdefault(level.name, [0.0, 0.0, 0.0, 0.0])
+        p[0] += words_in
+        p[1] += bits_in
+        q[2] += words_in
+        q[3] += bits_in
+        q[0] += words_out
+        q[1] += bits_out
+        p[2] += words_out
+        p[3] += bits_out
+    return cycles, {k: tuple(v) for k, v in moved.items()}
+
+
+def _area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[str, float], dict[str, int]]:
+    """Units allocated after sharing across loops (the most any one schedule needs, capped by the
+    architecture), memories, and pipeline registers."""
+    arch = d.arch
+    need: Counter = Counter()
+    pipe_bits = 0.0
+    for s in inst.sites:
+        info = timing.info.get(s.id)
+        if info is None:
+            continue
+        if s.kind == "region":
+            sched = timing._schedule(s.body, int(info.get("units", 1)) if s.region != "spatial" else
+                                     int(math.ceil(timing.trips(s.loop, False))), s.region == "spatial")
+            ii = info.get("ii", 1.0) or 1.0
+            for r, u in sched.uses.items():
+                if r.startswith("op:"):
+                    need[r[3:]] = max(need[r[3:]], math.ceil(u / ii) if s.region == "pipeline" else sched.peak[r])
+            pipe_bits += info["depth"] * 32 * max(1, len(sched.uses))
+        elif s.kind in ("block", "cond") and s.stmts:
+            for st in s.stmts:
+                for k in d.stmt_ops(st):
+                    need[k] = max(need[k], 1)
+    parts: dict[str, float] = {}
+    units: dict[str, int] = {}
+    total = 0.0
+    for name, op in arch.operators.items():
+        n = min(op.count, need.get(name, 0))
+        units[name] = n
+        parts[f"area_um2.op.{name}"] = n * op.area_um2
+        total += n * op.area_um2
+    for lv in arch.memory:
+        parts[f"area_um2.{lv.name}"] = lv.area_um2 * lv.instances
+        total += lv.area_um2 * lv.instances
+    reg_area = pipe_bits * tech.table(arch.technology)["memories"]["regfile_area_um2_per_bit"]
+    parts["area_um2.pipeline_registers"] = reg_area
+    total += reg_area
+    return total, parts, units
+
+
+def profile_summary(p: Profile) -> dict[str, Any]:
+    return {"metrics": p.metrics, "functional_check": p.functional_check, "inputs": p.inputs}

@@ -1,0 +1,138 @@
+"""Compile and run instrumented kernels safely.
+
+Binaries are cached by the hash of their source (and compiler) under
+``$LLMULATOR_CACHE`` (default ``~/.cache/llmulator``)/hlsim; compiling writes
+to a temporary name and renames, so a crash never leaves a broken binary.
+Each run happens in a fresh temporary directory under a wall-time limit, an
+address-space limit and no core dumps; an infinite loop, a crash or an
+allocation beyond the limit ends with a clear UserError, never a hung CLI.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+from llmulator.errors import UserError
+
+CFLAGS = ["-O2", "-std=gnu11", "-w", "-fno-strict-aliasing"]
+
+
+def cache_dir() -> Path:
+    root = Path(os.environ.get("LLMULATOR_CACHE", Path.home() / ".cache" / "llmulator"))
+    d = root / "hlsim"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+@functools.cache
+def compiler() -> tuple[str, str]:
+    cc = os.environ.get("CC", "gcc")
+    path = shutil.which(cc)
+    if path is None:
+        raise UserError(f"hlsim needs a C compiler ('{cc}' not found); install gcc (apt-get install gcc)")
+    ver = subprocess.run([path, "--version"], capture_output=True, text=True).stdout.splitlines()[:1]
+    return path, (ver[0] if ver else "")
+
+
+def ensure_binary(source: str, key: str, timeout_s: float = 120.0) -> tuple[Path, bool]:
+    """The compiled binary for ``source`` (cached); returns (path, compiled_now)."""
+    cc, ver = compiler()
+    full = hashlib.sha256((source + "\0" + ver + "\0" + " ".join(CFLAGS)).encode()).hexdigest()[:24]
+    d = cache_dir() / full
+    exe = d / "sim"
+    if exe.is_file():
+        return exe, False
+    d.mkdir(parents=True, exist_ok=True)
+    src = d / "kernel.c"
+    src.write_text(source)
+    fd, tmp = tempfile.mkstemp(prefix=".sim.", dir=d)
+    os.close(fd)
+    try:
+        r = subprocess.run([cc, *CFLAGS, "-o", tmp, str(src), "-lm"], capture_output=True, text=True,
+                           timeout=timeout_s)
+        if r.returncode != 0:
+            errs = [ln for ln in r.stderr.splitlines() if "error" in ln][:8]
+            raise UserError("hlsim: the instrumented kernel does not compile:\n  " + "\n  ".join(errs or
+                            r.stderr.splitlines()[:8]) + f"\n(source kept in {src})")
+        os.chmod(tmp, 0o755)
+        os.replace(tmp, exe)
+    except subprocess.TimeoutExpired:
+        raise UserError(f"hlsim: compiling the kernel took more than {timeout_s:.0f} s") from None
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return exe, True
+
+
+def _limits(mem_bytes: int, cpu_s: int):
+    def apply():
+        resource.setrlimit(resource.RLIMIT_AS, (mem_bytes, mem_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
+        os.setsid()
+    return apply
+
+
+def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dtype, tuple[int, ...]]],
+        timing: np.ndarray, time_limit_s: float = 60.0, mem_limit_mb: int = 2048
+        ) -> tuple[dict[str, float], dict[str, np.ndarray], list[tuple[int, int, int, int]]]:
+    """Run once on the input arrays; ``outputs`` gives dtype and shape of each array to read back.
+
+    Returns (cycles and per-nest cycles, output arrays, per-site (id, count, iterations, invocations)).
+    """
+    with tempfile.TemporaryDirectory(prefix="llmulator-hlsim-") as tmp:
+        t = Path(tmp)
+        for name, a in arrays.items():
+            np.ascontiguousarray(a).tofile(t / f"{name}.bin")
+        np.asarray(timing, dtype="<f8").tofile(t / "timing.bin")
+        cmd = [str(exe), str(t), str(t / "timing.bin"), str(t / "counters.txt")]
+        try:
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=t,
+                                    preexec_fn=_limits(mem_limit_mb << 20, int(time_limit_s) + 1))
+            try:
+                _out, err = proc.communicate(timeout=time_limit_s)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise UserError(f"hlsim: the kernel did not finish within {time_limit_s:g} s (an infinite loop? "
+                                "a data-dependent bound that never ends?); raise --time-limit if it is just "
+                                "slow") from None
+        except OSError as e:
+            raise UserError(f"hlsim: cannot run the simulation binary: {e}") from None
+        rc = proc.returncode
+        msg = err.decode(errors="replace").strip()
+        if rc < 0:
+            sig = signal.Signals(-rc).name
+            why = {"SIGSEGV": "a segmentation fault (an out-of-bounds array access, or a stack overflow)",
+                   "SIGXCPU": "the CPU-time limit", "SIGKILL": "being killed (out of memory or time)",
+                   "SIGFPE": "an arithmetic error (integer division by zero)",
+                   "SIGABRT": "an abort"}.get(sig, sig)
+            raise UserError(f"hlsim: the kernel crashed with {sig}: {why}" + (f"\n{msg}" if msg else ""))
+        if rc == 3 or "out of memory" in msg:
+            raise UserError(f"hlsim: the kernel ran out of memory (limit {mem_limit_mb} MiB; raise --mem-limit)"
+                            + (f"\n{msg}" if msg else ""))
+        if rc != 0:
+            raise UserError(f"hlsim: the simulation failed (exit {rc}): {msg}")
+        scalars: dict[str, float] = {}
+        sites = []
+        for line in (t / "counters.txt").read_text().splitlines():
+            parts = line.split()
+            if parts[0] == "cycles":
+                scalars["cycles"] = float(parts[1])
+            elif parts[0] == "nest":
+                scalars[f"nest.{parts[1]}"] = float(parts[2])
+            elif parts[0] == "site":
+                sites.append(tuple(int(x) for x in parts[1:5]))
+        outs = {}
+        for name, (dtype, shape) in outputs.items():
+            outs[name] = np.fromfile(t / f"{name}.out", dtype=dtype).reshape(shape)
+        return scalars, outs, sites

@@ -1,0 +1,334 @@
+"""Static scheduling of loop bodies for hlsim: resource-constrained list scheduling.
+
+A body (the statements of one loop iteration, with inner loops of a
+pipelined loop fully unrolled and the body replicated ``unroll`` times) is
+turned into one data-flow graph of operation nodes. Nodes are list-scheduled
+cycle by cycle in order of their longest path to the end, subject to
+
+* the architecture's operator units: at most ``count`` issues of a class per
+  cycle (units are fully pipelined), each taking ``latency_cycles``;
+* memory ports: at most ``ports x banks`` accesses of one array per cycle,
+  where banks come from the mapping's array partitioning (a register-file
+  array has no limit; a DRAM array serves one access per cycle).
+
+The schedule length is the body's *depth*. For a pipelined loop the
+initiation interval is ``II = max(target, ResMII, MemMII, RecMII)`` (Rau's
+modulo-scheduling bounds): ResMII = max over classes of ceil(uses / units),
+MemMII = max over arrays of ceil(accesses / ports), RecMII from loop-carried
+dependences (a scalar accumulator: the latency of its combining operation; a
+read-modify-write of one array element across iterations: the load-to-store
+path). See docs/timing-model.md.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+
+import attrs
+from llmulator.design import Design
+from llmulator.kernel import Loop, Statement
+
+MAX_NODES = 50_000  # beyond this, fall back to the closed-form bound (critical path vs. resources)
+
+
+@attrs.define
+class Node:
+    op: str  # operator class, 'load', 'store'
+    latency: int
+    deps: list[int]
+    resource: str | None  # 'op:<class>' or 'mem:<array>' or None (free)
+    prio: int = 0
+
+
+@attrs.define
+class Schedule:
+    depth: int
+    uses: Counter  # resource -> issues in the body
+    peak: Counter  # resource -> most issues in one cycle (units needed without sharing over time)
+    nodes: int
+
+
+def op_latency(design: Design, cls: str) -> int:
+    ops = design.arch.operators
+    if cls in ops:
+        return ops[cls].latency_cycles
+    if cls == "mac" and "mul" in ops and "add" in ops:
+        return ops["mul"].latency_cycles + ops["add"].latency_cycles
+    return 0 if cls == "select" else 1
+
+
+def array_ports(design: Design, array: str) -> float:
+    """Accesses per cycle one array can serve (ports per bank x banks from partitioning)."""
+    lv = design.arch.level(design.placement(array))
+    if lv.kind == "regfile":
+        return math.inf
+    if lv.kind == "dram":
+        return 1.0
+    p = design.mapping.partition.get(array)
+    banks = 1
+    if p is not None:
+        banks = design.workload.shape(array, design.sizes)[p.dim - 1] if p.type == "complete" else p.factor
+    return float(lv.ports * banks)
+
+
+def mem_latency(design: Design, array: str | None) -> int:
+    if array is None or array not in design.workload.arrays:
+        return 0
+    return max(1, design.arch.level(design.placement(array)).latency_cycles)
+
+
+class GraphBuilder:
+    """Accumulates statements into one DAG, with dependences through locals and arrays."""
+
+    def __init__(self, design: Design):
+        self.d = design
+        self.nodes: list[Node] = []
+        self.local_def: dict[str, int] = {}  # local -> node producing its value
+        self.last_store: dict[str, int] = {}  # array -> last store node
+        self.loads_since: dict[str, list[int]] = defaultdict(list)
+        self.port_free = False  # accesses inside PE-array loops reach the PEs through the array's operand network
+
+    def _append(self, node: Node) -> int:
+        self.nodes.append(node)
+        return len(self.nodes) - 1
+
+    def add_statement(self, st: Statement) -> None:
+        d = self.d
+        unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
+        local_deps = [self.local_def[v] for v in st.reads_locals if v in self.local_def]
+        idx: dict[int, int] = {}
+        for j, n in enumerate(st.dag):
+            deps = [idx[k] for k in n.deps]
+            ordered = not self.port_free  # PE-array operands flow through PE registers, not memory
+            if n.op == "load":
+                if ordered and n.array in self.last_store:
+                    deps.append(self.last_store[n.array])
+                i = self._append(Node("load", mem_latency(d, n.array), deps,
+                                      None if self.port_free else f"mem:{n.array}"))
+                self.loads_since[n.array].append(i)
+            elif n.op == "store":
+                deps += local_deps
+                if ordered:
+                    deps += self.loads_since.pop(n.array, [])
+                    if n.array in self.last_store:
+                        deps.append(self.last_store[n.array])
+                i = self._append(Node("store", 1, deps, None if self.port_free else f"mem:{n.array}"))
+                self.last_store[n.array] = i
+            elif n.op == "mac" and unfused:
+                mul = self._append(Node("mul", op_latency(d, "mul"), deps + local_deps, "op:mul"))
+                i = self._append(Node("add", op_latency(d, "add"), [mul] + local_deps, "op:add"))
+            else:
+                res = None if n.op == "select" else f"op:{n.op}"
+                i = self._append(Node(n.op, op_latency(d, n.op), deps + local_deps, res))
+            idx[j] = i
+        for nd in self.nodes[-len(idx):] if idx else []:
+            nd.deps = sorted(set(nd.deps))
+        if st.writes_local:
+            if idx:
+                self.local_def[st.writes_local] = max(idx.values())
+            elif st.writes_local in self.local_def:
+                pass
+
+    def add_model(self, model: list, trips) -> None:
+        """Add a mapped body (see hlsim.instrument): inner loops unrolled ``trips(kl, is_tile)`` times."""
+        for entry in model:
+            kind = entry[0]
+            if kind == "stmt":
+                self.add_statement(entry[1])
+            elif kind == "branch":
+                if entry[1] is not None:
+                    self.add_statement(entry[1])
+                self.add_model(entry[2], trips)  # predicated: both sides
+                self.add_model(entry[3], trips)
+            else:
+                _, kl, is_tile, sub = entry
+                spatial = kl is not None and not is_tile and bool(self.d.mapping.loop(kl).spatial)
+                saved = self.port_free
+                self.port_free = saved or spatial
+                for _ in range(int(math.ceil(trips(kl, is_tile)))):
+                    self.add_model(sub, trips)
+                self.port_free = saved
+
+    def add_nodes(self, nodes, mult: int, unrolled_loops: bool) -> None:
+        """Add a body (statements, branches, inner loops fully unrolled) ``mult`` times."""
+        for _ in range(mult):
+            self._add(nodes)
+
+    def _add(self, nodes) -> None:
+        for n in nodes:
+            if isinstance(n, Loop):
+                trips = int(math.ceil(self.d.trips(n.label)))
+                for _ in range(trips):
+                    self._add(n.body)
+            elif getattr(n, "kind", "") == "branch":
+                self.add_statement(n.cond)
+                self._add(n.then)  # predicated: both sides are built and scheduled
+                self._add(n.orelse)
+            elif n.kind == "stmt":
+                self.add_statement(n)
+
+
+def count_nodes(design: Design, nodes, mult: int = 1) -> int:
+    total = 0
+    for n in nodes:
+        if isinstance(n, Loop):
+            total += count_nodes(design, n.body, int(math.ceil(design.trips(n.label))))
+        elif getattr(n, "kind", "") == "branch":
+            total += len(n.cond.dag) + count_nodes(design, n.then + n.orelse)
+        elif n.kind == "stmt":
+            total += len(n.dag) + 1
+    return total * mult
+
+
+def list_schedule(design: Design, nodes: list[Node]) -> Schedule:
+    """Resource-constrained list scheduling; returns the schedule length and resource use."""
+    n = len(nodes)
+    if n == 0:  # constants into registers: wiring, no cycle
+        return Schedule(0, Counter(), Counter(), 0)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, nd in enumerate(nodes):
+        for dep in nd.deps:
+            succ[dep].append(i)
+    for i in range(n - 1, -1, -1):  # deps point backwards: reverse order is a topological order
+        nodes[i].prio = nodes[i].latency + max((nodes[s].prio for s in succ[i]), default=0)
+    cap: dict[str, float] = {}
+    for nd in nodes:
+        r = nd.resource
+        if r is None or r in cap:
+            continue
+        if r.startswith("op:"):
+            unit = design.arch.operators.get(r[3:])
+            cap[r] = unit.count if unit is not None else math.inf
+        else:
+            cap[r] = array_ports(design, r[4:])
+    finish = [0] * n
+    remaining = [len(nd.deps) for nd in nodes]
+    ready_at = [0] * n
+    ready = [i for i in range(n) if remaining[i] == 0]
+    scheduled = cycle = depth = 0
+    uses: Counter = Counter()
+    peak: Counter = Counter()
+    while scheduled < n:
+        used: Counter = Counter()
+        progress = True
+        while progress:  # repeat within a cycle so zero-latency operations chain
+            progress = False
+            ready.sort(key=lambda i: -nodes[i].prio)
+            keep: list[int] = []
+            for i in ready:
+                r = nodes[i].resource
+                if ready_at[i] > cycle or (r is not None and used[r] >= cap[r]):
+                    keep.append(i)
+                    continue
+                if r is not None:
+                    used[r] += 1
+                    uses[r] += 1
+                finish[i] = cycle + nodes[i].latency
+                depth = max(depth, finish[i])
+                scheduled += 1
+                progress = True
+                for s_ in succ[i]:
+                    remaining[s_] -= 1
+                    ready_at[s_] = max(ready_at[s_], finish[i])
+                    if remaining[s_] == 0:
+                        keep.append(s_)
+            ready = keep
+        for r, k in used.items():
+            peak[r] = max(peak[r], k)
+        cycle += 1
+    return Schedule(max(depth, 1) if n else 0, uses, peak, n)
+
+
+def body_schedule(design: Design, body, mult: int = 1) -> Schedule:
+    """Schedule one (possibly unrolled) body; closed-form bound when it would be too large."""
+    if count_nodes(design, body, mult) > MAX_NODES:
+        return _closed_form(design, body, mult)
+    g = GraphBuilder(design)
+    g.add_nodes(body, mult, unrolled_loops=True)
+    return list_schedule(design, g.nodes)
+
+
+def _closed_form(design: Design, body, mult: int) -> Schedule:
+    g = GraphBuilder(design)
+    g.add_nodes(body, 1, unrolled_loops=True)
+    one = list_schedule(design, g.nodes)
+    uses = Counter({k: v * mult for k, v in one.uses.items()})
+    res_bound = 0
+    for r, u in uses.items():
+        cap = (design.arch.operators[r[3:]].count if r.startswith("op:") and r[3:] in design.arch.operators
+               else array_ports(design, r[4:]) if r.startswith("mem:") else math.inf)
+        res_bound = max(res_bound, math.ceil(u / cap) if cap != math.inf else 0)
+    return Schedule(max(one.depth, res_bound + one.depth), uses, one.peak, one.nodes * mult)
+
+
+def initiation_interval(design: Design, loop: Loop, sched: Schedule, target: int) -> dict[str, float]:
+    """II of a pipelined loop whose body is the kernel loop's own body."""
+    stmts: list[Statement] = []
+    _statements(loop.body, stmts)
+    return initiation_interval_from(design, loop, sched, target, stmts)
+
+
+def initiation_interval_from(design: Design, loop: Loop, sched: Schedule, target: int,
+                             stmts: list[Statement], in_pe: bool = False) -> dict[str, float]:
+    """II = max(target, ResMII, MemMII, RecMII) for a pipelined loop with this body schedule."""
+    res_mii = mem_mii = 1
+    for r, u in sched.uses.items():
+        if r.startswith("op:"):
+            unit = design.arch.operators.get(r[3:])
+            if unit is not None:
+                res_mii = max(res_mii, math.ceil(u / unit.count))
+        elif r.startswith("mem:"):
+            ports = array_ports(design, r[4:])
+            if ports != math.inf:
+                mem_mii = max(mem_mii, math.ceil(u / ports))
+    rec_mii = 1
+    for st in stmts:
+        rec_mii = max(rec_mii, recurrence(design, st, loop, in_pe))
+    ii = max(target, res_mii, mem_mii, rec_mii)
+    return {"ii": ii, "res_mii": res_mii, "mem_mii": mem_mii, "rec_mii": rec_mii}
+
+
+def _statements(nodes, out: list) -> None:
+    for n in nodes:
+        if isinstance(n, Loop):
+            _statements(n.body, out)
+        elif getattr(n, "kind", "") == "branch":
+            out.append(n.cond)
+            _statements(n.then + n.orelse, out)
+        elif n.kind == "stmt":
+            out.append(n)
+
+
+def statement_depth(design: Design, st: Statement) -> int:
+    g = GraphBuilder(design)
+    g.add_statement(st)
+    return list_schedule(design, g.nodes).depth
+
+
+def _combining_latency(design: Design, st: Statement) -> int:
+    comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
+    if comb == "mac" and "mac" not in design.stmt_ops(st):
+        comb = "add"
+    return max(1, op_latency(design, comb))
+
+
+def recurrence(design: Design, st: Statement, loop: Loop, in_pe: bool = False) -> int:
+    """Loop-carried dependence bound of one statement in a pipelined loop (distance 1).
+
+    A scalar accumulator, or (on a PE array, ``in_pe``) an array element that
+    stays in the PE's register, is bounded by its combining operation's latency;
+    a read-modify-write through memory by the statement's whole load-to-store path.
+    """
+    if st.writes_local and st.writes_local in st.reads_locals:
+        return _combining_latency(design, st)
+    var = loop.var
+    for w in (a for a in st.accesses if a.is_write):
+        for r in (a for a in st.accesses if a.is_read and a.array == w.array):
+            same = r.index_text == w.index_text
+            varies = var is not None and any(a is not None and a.depends_on(var) for a in w.affine)
+            if same and not varies and in_pe:
+                return _combining_latency(design, st)
+            if (same and not varies) or (not same and varies):
+                return statement_depth(design, st)
+    return 1
