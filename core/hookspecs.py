@@ -18,7 +18,8 @@ Components implement these protocols (duck-typed):
   (None when usable, else a one-line reason, e.g. a missing checkpoint);
   ``estimate(designs: list[Design]) -> list[Estimate]`` (batched).
 * Profiler: ``name``, ``version``, ``available()``, and
-  ``profile(design, inputs) -> Profile``.
+  ``profile(design, inputs: llmulator.inputs.Inputs | None) -> Profile``
+  (None: inputs generated from the workload's description and seed).
 * Calibrator: ``name``, ``version``, ``available()``, and
   ``calibrate(design, inputs, estimator, profiler, **options) -> CalibrationReport``.
 * Generator: ``name``, ``stage`` and ``generate(rng, n) -> iterator of Design``.
