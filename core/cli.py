@@ -294,9 +294,11 @@ def cmd_list(args) -> int:
         t.add_column("name", style="bold")
         if k == "mapping":
             t.add_column("workload")
+            t.add_column("architecture")
         t.add_column("description")
         for e in data[k]:
-            row = [e["name"]] + ([e.get("workload", "")] if k == "mapping" else []) + [e["description"]]
+            extra = [e.get("workload", ""), e.get("architecture", "")] if k == "mapping" else []
+            row = [e["name"], *extra, e["description"]]
             t.add_row(*row)
         con.print(t)
     return 0

@@ -54,9 +54,9 @@ def entries(kind: str) -> list[dict[str, str]]:
                 data = yaml.safe_load(f.read_text()) or {}
                 body = data.get(kind, {}) if isinstance(data, dict) else {}
                 desc = body.get("description", "") if isinstance(body, dict) else ""
-                extra = body.get("workload") if kind == "mapping" and isinstance(body, dict) else None
+                extra = {k: body[k] for k in ("workload", "architecture")
+                         if kind == "mapping" and isinstance(body, dict) and body.get(k)}
             except yaml.YAMLError:
-                extra = None
-            out.append({"name": f.stem, "description": desc.strip(), "path": str(f),
-                        **({"workload": extra} if extra else {})})
+                extra = {}
+            out.append({"name": f.stem, "description": desc.strip(), "path": str(f), **extra})
     return out

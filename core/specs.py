@@ -168,6 +168,7 @@ class Mapping:
     preset: str | None = None
     description: str = ""
     source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)
+    architecture: str | None = None
 
     def loop(self, label: str) -> LoopMapping:
         return self.loops.get(label, LoopMapping())
@@ -338,6 +339,7 @@ def mapping_from_dict(m: dict[str, Any], smap: SourceMap) -> Mapping:
     return Mapping(name=m["name"], loops=loops, order=tuple(m.get("order", ())),
                    placement=dict(m.get("placement", {})), partition=parts,
                    dataflow=m.get("dataflow", False), workload=m.get("workload"), preset=m.get("preset"),
+                   architecture=m.get("architecture"),
                    description=m.get("description", ""), source_map=smap)
 
 
