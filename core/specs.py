@@ -114,6 +114,7 @@ class Workload:
     description: str = ""
     source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)
     raw: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    tags: tuple[str, ...] = ()
 
     def sizes(self, preset: str | None = None) -> dict[str, int]:
         """Parameter values for a preset (None: the defaults)."""
@@ -249,7 +250,7 @@ def workload_from_dict(w: dict[str, Any], smap: SourceMap) -> Workload:
     wl = Workload(name=w["name"], parameters=dict(w["parameters"]), arrays=arrays, kernel=w["kernel"],
                   presets=w.get("presets", {}), scalars=w.get("scalars", {}), einsum=w.get("einsum"),
                   hints=w.get("hints", {}), inputs=w.get("inputs", {}), reference=w.get("reference"),
-                  description=w.get("description", ""), source_map=smap, raw=w)
+                  description=w.get("description", ""), source_map=smap, raw=w, tags=tuple(w.get("tags", ())))
     names = {**wl.parameters, **{k: v["value"] for k, v in wl.scalars.items()}}
     clash = (set(wl.parameters) & set(wl.arrays)) | (set(wl.scalars) & set(wl.arrays))
     for c in sorted(clash):
