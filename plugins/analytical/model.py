@@ -105,7 +105,7 @@ def nest_of(design: Design, top: Loop) -> Nest:
                     visit_stmt(n.cond_stmt, mult * (trips + 1))
                 rec(n.body, mult * trips)
             elif getattr(n, "kind", "") == "branch":
-                p, note = (1.0, None) if not n.data_dependent and False else _prob(design, n)
+                p, note = _prob(design, n)
                 if note:
                     notes.append(note)
                 visit_stmt(n.cond, mult)

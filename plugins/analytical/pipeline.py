@@ -15,24 +15,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from llmulator.costs import array_ports, combining_latency, level_latency, op_latency
 from llmulator.design import Design
 from llmulator.kernel import Loop, Statement
-
-
-def op_latency(design: Design, cls: str) -> int:
-    ops = design.arch.operators
-    if cls in ops:
-        return ops[cls].latency_cycles
-    if cls == "mac" and "mul" in ops and "add" in ops:
-        return ops["mul"].latency_cycles + ops["add"].latency_cycles
-    return 0 if cls == "select" else 1
-
-
-def mem_latency(design: Design, array: str | None) -> int:
-    if array is None or array not in design.workload.arrays:
-        return 1  # a local in a register
-    lv = design.arch.level(design.placement(array))
-    return max(1, lv.latency_cycles)
 
 
 def stmt_depth(design: Design, st: Statement) -> int:
@@ -42,7 +27,7 @@ def stmt_depth(design: Design, st: Statement) -> int:
     for node in st.dag:
         start = max((finish[d] for d in node.deps), default=0)
         if node.op == "load":
-            lat = mem_latency(design, node.array)
+            lat = level_latency(design, node.array)
         elif node.op == "store":
             lat = 1
         elif node.op == "mac" and unfused_mac:
@@ -51,23 +36,6 @@ def stmt_depth(design: Design, st: Statement) -> int:
             lat = op_latency(design, node.op)
         finish.append(start + lat)
     return max(finish, default=1) or 1
-
-
-def _ports(design: Design, array: str) -> float:
-    """Accesses per cycle an array can serve: ports per bank x banks from partitioning."""
-    lv = design.arch.level(design.placement(array))
-    if lv.kind == "regfile":
-        return math.inf
-    if lv.kind == "dram":
-        return 1.0
-    p = design.mapping.partition.get(array)
-    banks = 1
-    if p is not None:
-        if p.type == "complete":
-            banks = design.workload.shape(array, design.sizes)[p.dim - 1]
-        else:
-            banks = p.factor
-    return float(lv.ports * banks)
 
 
 class PipelineModel:
@@ -158,7 +126,7 @@ class PipelineModel:
                 per_array[a.array] += mult
         mem_mii = 1.0
         for arr, cnt in per_array.items():
-            ports = _ports(self.d, arr)
+            ports = array_ports(self.d, arr)
             if ports != math.inf:
                 mem_mii = max(mem_mii, math.ceil(cnt * u / ports))
         rec_mii = 1.0
@@ -185,11 +153,7 @@ class PipelineModel:
         """Recurrence MII of a statement in a pipelined loop (loop-carried dependence, distance 1)."""
         var = loop.var
         if st.writes_local and st.writes_local in st.reads_locals:
-            # scalar accumulator: the latency of the operation that combines into it
-            comb = st.dag[-1].op if st.dag else "add"
-            if comb == "mac" and "mac" not in self.d.stmt_ops(st):
-                comb = "add"
-            return float(max(1, op_latency(self.d, comb)))
+            return float(combining_latency(self.d, st))
         writes = [a for a in st.accesses if a.is_write]
         reads = [a for a in st.accesses if a.is_read]
         for w in writes:

@@ -26,6 +26,7 @@ import math
 from collections import Counter, defaultdict
 
 import attrs
+from llmulator.costs import array_ports, combining_latency, level_latency, op_latency
 from llmulator.design import Design
 from llmulator.kernel import Loop, Statement
 
@@ -47,35 +48,6 @@ class Schedule:
     uses: Counter  # resource -> issues in the body
     peak: Counter  # resource -> most issues in one cycle (units needed without sharing over time)
     nodes: int
-
-
-def op_latency(design: Design, cls: str) -> int:
-    ops = design.arch.operators
-    if cls in ops:
-        return ops[cls].latency_cycles
-    if cls == "mac" and "mul" in ops and "add" in ops:
-        return ops["mul"].latency_cycles + ops["add"].latency_cycles
-    return 0 if cls == "select" else 1
-
-
-def array_ports(design: Design, array: str) -> float:
-    """Accesses per cycle one array can serve (ports per bank x banks from partitioning)."""
-    lv = design.arch.level(design.placement(array))
-    if lv.kind == "regfile":
-        return math.inf
-    if lv.kind == "dram":
-        return 1.0
-    p = design.mapping.partition.get(array)
-    banks = 1
-    if p is not None:
-        banks = design.workload.shape(array, design.sizes)[p.dim - 1] if p.type == "complete" else p.factor
-    return float(lv.ports * banks)
-
-
-def mem_latency(design: Design, array: str | None) -> int:
-    if array is None or array not in design.workload.arrays:
-        return 0
-    return max(1, design.arch.level(design.placement(array)).latency_cycles)
 
 
 class GraphBuilder:
@@ -104,7 +76,7 @@ class GraphBuilder:
             if n.op == "load":
                 if ordered and n.array in self.last_store:
                     deps.append(self.last_store[n.array])
-                i = self._append(Node("load", mem_latency(d, n.array), deps,
+                i = self._append(Node("load", level_latency(d, n.array), deps,
                                       None if self.port_free else f"mem:{n.array}"))
                 self.loads_since[n.array].append(i)
             elif n.op == "store":
@@ -149,36 +121,6 @@ class GraphBuilder:
                 for _ in range(int(math.ceil(trips(kl, is_tile)))):
                     self.add_model(sub, trips)
                 self.port_free = saved
-
-    def add_nodes(self, nodes, mult: int, unrolled_loops: bool) -> None:
-        """Add a body (statements, branches, inner loops fully unrolled) ``mult`` times."""
-        for _ in range(mult):
-            self._add(nodes)
-
-    def _add(self, nodes) -> None:
-        for n in nodes:
-            if isinstance(n, Loop):
-                trips = int(math.ceil(self.d.trips(n.label)))
-                for _ in range(trips):
-                    self._add(n.body)
-            elif getattr(n, "kind", "") == "branch":
-                self.add_statement(n.cond)
-                self._add(n.then)  # predicated: both sides are built and scheduled
-                self._add(n.orelse)
-            elif n.kind == "stmt":
-                self.add_statement(n)
-
-
-def count_nodes(design: Design, nodes, mult: int = 1) -> int:
-    total = 0
-    for n in nodes:
-        if isinstance(n, Loop):
-            total += count_nodes(design, n.body, int(math.ceil(design.trips(n.label))))
-        elif getattr(n, "kind", "") == "branch":
-            total += len(n.cond.dag) + count_nodes(design, n.then + n.orelse)
-        elif n.kind == "stmt":
-            total += len(n.dag) + 1
-    return total * mult
 
 
 def list_schedule(design: Design, nodes: list[Node]) -> Schedule:
@@ -240,35 +182,6 @@ def list_schedule(design: Design, nodes: list[Node]) -> Schedule:
     return Schedule(max(depth, 1) if n else 0, uses, peak, n)
 
 
-def body_schedule(design: Design, body, mult: int = 1) -> Schedule:
-    """Schedule one (possibly unrolled) body; closed-form bound when it would be too large."""
-    if count_nodes(design, body, mult) > MAX_NODES:
-        return _closed_form(design, body, mult)
-    g = GraphBuilder(design)
-    g.add_nodes(body, mult, unrolled_loops=True)
-    return list_schedule(design, g.nodes)
-
-
-def _closed_form(design: Design, body, mult: int) -> Schedule:
-    g = GraphBuilder(design)
-    g.add_nodes(body, 1, unrolled_loops=True)
-    one = list_schedule(design, g.nodes)
-    uses = Counter({k: v * mult for k, v in one.uses.items()})
-    res_bound = 0
-    for r, u in uses.items():
-        cap = (design.arch.operators[r[3:]].count if r.startswith("op:") and r[3:] in design.arch.operators
-               else array_ports(design, r[4:]) if r.startswith("mem:") else math.inf)
-        res_bound = max(res_bound, math.ceil(u / cap) if cap != math.inf else 0)
-    return Schedule(max(one.depth, res_bound + one.depth), uses, one.peak, one.nodes * mult)
-
-
-def initiation_interval(design: Design, loop: Loop, sched: Schedule, target: int) -> dict[str, float]:
-    """II of a pipelined loop whose body is the kernel loop's own body."""
-    stmts: list[Statement] = []
-    _statements(loop.body, stmts)
-    return initiation_interval_from(design, loop, sched, target, stmts)
-
-
 def initiation_interval_from(design: Design, loop: Loop, sched: Schedule, target: int,
                              stmts: list[Statement], in_pe: bool = False) -> dict[str, float]:
     """II = max(target, ResMII, MemMII, RecMII) for a pipelined loop with this body schedule."""
@@ -289,28 +202,10 @@ def initiation_interval_from(design: Design, loop: Loop, sched: Schedule, target
     return {"ii": ii, "res_mii": res_mii, "mem_mii": mem_mii, "rec_mii": rec_mii}
 
 
-def _statements(nodes, out: list) -> None:
-    for n in nodes:
-        if isinstance(n, Loop):
-            _statements(n.body, out)
-        elif getattr(n, "kind", "") == "branch":
-            out.append(n.cond)
-            _statements(n.then + n.orelse, out)
-        elif n.kind == "stmt":
-            out.append(n)
-
-
 def statement_depth(design: Design, st: Statement) -> int:
     g = GraphBuilder(design)
     g.add_statement(st)
     return list_schedule(design, g.nodes).depth
-
-
-def _combining_latency(design: Design, st: Statement) -> int:
-    comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
-    if comb == "mac" and "mac" not in design.stmt_ops(st):
-        comb = "add"
-    return max(1, op_latency(design, comb))
 
 
 def recurrence(design: Design, st: Statement, loop: Loop, in_pe: bool = False) -> int:
@@ -321,14 +216,14 @@ def recurrence(design: Design, st: Statement, loop: Loop, in_pe: bool = False) -
     a read-modify-write through memory by the statement's whole load-to-store path.
     """
     if st.writes_local and st.writes_local in st.reads_locals:
-        return _combining_latency(design, st)
+        return combining_latency(design, st)
     var = loop.var
     for w in (a for a in st.accesses if a.is_write):
         for r in (a for a in st.accesses if a.is_read and a.array == w.array):
             same = r.index_text == w.index_text
             varies = var is not None and any(a is not None and a.depends_on(var) for a in w.affine)
             if same and not varies and in_pe:
-                return _combining_latency(design, st)
+                return combining_latency(design, st)
             if (same and not varies) or (not same and varies):
                 return statement_depth(design, st)
     return 1

@@ -1,0 +1,53 @@
+"""Per-operation and per-access costs of an architecture, shared by every static model.
+
+The analytical estimator and the hlsim scheduler price the same things the
+same way: an operator's latency (a ``mac`` without a mac unit is a mul then an
+add), the latency of the level an array is placed on, the accesses per cycle
+an array can serve given its level's ports and the mapping's partitioning, and
+the latency of the operation that combines into an accumulator.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def op_latency(design, cls: str) -> int:
+    ops = design.arch.operators
+    if cls in ops:
+        return ops[cls].latency_cycles
+    if cls == "mac" and "mul" in ops and "add" in ops:
+        return ops["mul"].latency_cycles + ops["add"].latency_cycles
+    return 0 if cls == "select" else 1
+
+
+def level_latency(design, array: str | None) -> int:
+    """Latency of a load: the level the array is placed on (at least 1); locals live in registers (0)."""
+    if array is None or array not in design.workload.arrays:
+        return 0
+    return max(1, design.arch.level(design.placement(array)).latency_cycles)
+
+
+def array_ports(design, array: str) -> float:
+    """Accesses per cycle one array can serve: ports per bank x banks from partitioning.
+
+    A register-file array is unlimited; a DRAM array serves one access per cycle.
+    """
+    lv = design.arch.level(design.placement(array))
+    if lv.kind == "regfile":
+        return math.inf
+    if lv.kind == "dram":
+        return 1.0
+    p = design.mapping.partition.get(array)
+    banks = 1
+    if p is not None:
+        banks = design.workload.shape(array, design.sizes)[p.dim - 1] if p.type == "complete" else p.factor
+    return float(lv.ports * banks)
+
+
+def combining_latency(design, st) -> int:
+    """Latency of the operation that combines into an accumulator (``s += a*b``: the add when unfused)."""
+    comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
+    if comb == "mac" and "mac" not in design.stmt_ops(st):
+        comb = "add"
+    return max(1, op_latency(design, comb))
