@@ -1,0 +1,49 @@
+"""The `llmulator synth` verb."""
+
+from __future__ import annotations
+
+import argparse
+
+from llmulator.errors import UserError
+
+EPILOG = """example:
+  llmulator synth --stages 1,2,3 --n 3000 --out data/synth --workers 2
+  llmulator synth --stages 2 --n 200 --out data/s2 --scheduler tcp://127.0.0.1:8786
+An interrupted run resumes where it stopped when run again with the same settings."""
+
+
+def add_command(subparsers) -> None:
+    p = subparsers.add_parser("synth", help="generate a labelled dataset (three progressive stages)",
+                              formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    p.add_argument("--stages", default="1,2,3", help="comma-separated stages: 1 AST programs, 2 templates x "
+                   "mappings x hardware, 3 mutations (default: 1,2,3)")
+    p.add_argument("--n", type=int, required=True, help="number of samples in total (split evenly over stages)")
+    p.add_argument("--out", required=True, help="output folder (Parquet shards under data/, dataset.json)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="local worker processes")
+    p.add_argument("--scheduler", help="address of a Dask scheduler (runs the same shards as Dask tasks)")
+    p.add_argument("--shard-size", type=int, default=32)
+    p.add_argument("--card", help="also write the dataset card (Markdown) to this file")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(func=run_command)
+
+
+def run_command(args) -> int:
+    from .driver import run
+    try:
+        stages = sorted({int(s) for s in args.stages.split(",") if s.strip()})
+    except ValueError:
+        raise UserError(f"--stages takes numbers from 1 to 3 separated by commas, not {args.stages!r}") from None
+    if not stages or any(s not in (1, 2, 3) for s in stages):
+        raise UserError(f"--stages takes numbers from 1 to 3, not {args.stages!r}")
+    if args.n < 1:
+        raise UserError("--n must be at least 1")
+    manifest = run(stages, args.n, args.out, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
+                   shard_size=args.shard_size, progress=not args.no_progress)
+    print(f"{args.n} samples in {args.out} ({manifest['new_samples_this_run']} new, "
+          f"{manifest['seconds_this_run']:.1f} s)")
+    if args.card:
+        from .card import write_card
+        write_card(args.out, args.card)
+        print(f"dataset card: {args.card}")
+    return 0

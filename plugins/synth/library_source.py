@@ -1,0 +1,31 @@
+"""Read the workload and architecture library as plain dicts (the raw material of stages 2 and 3)."""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from pathlib import Path
+
+import yaml
+from llmulator.library import entries
+
+
+@cache
+def _load(kind: str) -> dict[str, dict]:
+    out = {}
+    for e in entries(kind):
+        data = yaml.safe_load(Path(e["path"]).read_text())
+        out[e["name"]] = data[kind]
+    return out
+
+
+def workloads() -> dict[str, dict]:
+    return {k: copy.deepcopy(v) for k, v in _load("workload").items()}
+
+
+def architectures() -> dict[str, dict]:
+    return {k: copy.deepcopy(v) for k, v in _load("architecture").items()}
+
+
+def mappings_for(workload: str) -> list[dict]:
+    return [copy.deepcopy(m) for m in _load("mapping").values() if m.get("workload") == workload]
