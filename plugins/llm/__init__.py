@@ -1,0 +1,1 @@
+"""The LLM estimator plugin (the LLMulator method): digit-by-digit numeric prediction."""
