@@ -186,9 +186,15 @@ class LoopTree:
                 raise KeyError(label)
             return float(evaluate(h["expected_trips"], sizes))
         names = dict(sizes)
+        # outer variables the bounds need, directly or through an outer loop's own bounds
+        # (k < j inside j < i needs the mean of j, which needs the mean of i)
+        needed = set(loop.depends_on_outer)
+        for anc in reversed(loop.ancestors()):
+            if anc.var is not None and anc.var in needed:
+                needed |= set(anc.depends_on_outer)
         for anc in loop.ancestors():
             # triangular bounds: an outer variable at its mean value
-            if anc.var is not None and anc.var in loop.depends_on_outer:
+            if anc.var is not None and anc.var in needed:
                 lo = _eval_c(anc.lower_text, names)
                 hi = _eval_c(anc.upper_text, names)
                 names[anc.var] = (lo + hi - anc.step) / 2.0 if anc.step > 0 else (lo + hi) / 2.0

@@ -431,44 +431,13 @@ def test_eyeriss_and_fpga_figures():
     assert any(m.kind == "sram" and m.banks > 1 and m.ports == 2 for m in f.memory)
 
 
-_ARCH_OF = {"gemm": "systolic-16x16", "conv2d": "eyeriss-like"}
-
-
-def _loop_bounds(kernel: str, sizes: dict) -> dict[str, int]:
-    out = {}
-    for m in re.finditer(r"(L_\w+)\s*:\s*for\s*\(\s*int\s+(\w+)\s*=\s*(\w+)\s*;\s*\2\s*<\s*([^;]+);", kernel):
-        label, _, lo, hi = m.groups()
-        try:
-            out[label] = int(eval(hi, {}, dict(sizes))) - int(eval(lo, {}, dict(sizes)))
-        except NameError:  # data-dependent bound
-            out[label] = None
-    return out
-
-
 @pytest.mark.parametrize("path", MAPPINGS, ids=lambda p: p.stem)
 def test_mapping_fits_its_workload_and_architecture(path):
+    """Library mappings name their workload and architecture and pass every cross-file check."""
+    from llmulator.design import load_design
     m = load_mapping(path)
     assert m.workload and path.stem.startswith(m.workload + "-")
-    w = load_workload(ROOT / "workloads" / f"{m.workload}.yaml")
-    a = load_architecture(ROOT / "arch_specs" / f"{_ARCH_OF.get(m.workload, 'hls-fpga')}.yaml")
-    s = w.sizes(m.preset)
-    labels = re.findall(r"(L_\w+)\s*:", w.kernel)
-    bounds = _loop_bounds(w.kernel, s)
-    for label, lm in m.loops.items():
-        assert label in labels, f"{label} is not a loop of {w.name}"
-        if lm.tile is not None:
-            assert bounds[label] is not None and lm.tile <= bounds[label], label
-        if lm.spatial:
-            assert a.pe_array is not None
-            assert lm.tile <= (a.pe_array.rows if lm.spatial == "rows" else a.pe_array.cols)
-    for name, p in m.partition.items():
-        assert name in w.arrays and p.dim <= len(w.arrays[name].shape)
-    used: dict[str, float] = {}
-    for name, level in m.placement.items():
-        assert name in w.arrays and a.level(level) is not None, (name, level)
-        nbytes = np.prod(w.shape(name, s)) * w.arrays[name].bits / 8
-        used[level] = used.get(level, 0) + nbytes
-    for level, nbytes in used.items():
-        lv = a.level(level)
-        usable = lv.capacity_bits / 8 / (2 if lv.double_buffered else 1)
-        assert nbytes <= usable, f"{level}: {nbytes} B placed, {usable} B usable"
+    assert m.architecture, f"{path.name} names no architecture"
+    d = load_design(ROOT / "arch_specs" / f"{m.architecture}.yaml", ROOT / "workloads" / f"{m.workload}.yaml", path)
+    for label in m.loops:
+        assert label in d.tree.loops
