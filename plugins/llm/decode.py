@@ -25,7 +25,7 @@ def allowed_ids(tokenizer) -> list[list[int]]:
     return [[tokenizer.convert_tokens_to_ids(t) for t in pos] for pos in codec.POSITIONS]
 
 
-def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1024) -> list[dict]:
+def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
     """Metrics, confidence and interval for each prompt (one forward pass per generated token)."""
     import torch
 

@@ -32,7 +32,7 @@ from llmulator.fileio import atomic_write_json
 from .text import model_prompt, strip_prompt, target_text
 
 DEFAULT_ARCH = {"hidden_size": 192, "intermediate_size": 512, "num_hidden_layers": 3, "num_attention_heads": 4,
-                "num_key_value_heads": 4, "max_position_embeddings": 1024}
+                "num_key_value_heads": 4, "max_position_embeddings": 2048}
 
 
 def load_rows(data: str | Path) -> list[dict[str, Any]]:
@@ -109,7 +109,7 @@ def evaluate(model, tokenizer, items, limit: int = 64, batch: int = 16) -> dict[
 
 
 def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: int = 1000, batch: int = 8,
-          lr: float = 1e-3, seed: int = 0, max_length: int = 768, save_every: int = 200, resume: bool = False,
+          lr: float = 1e-3, seed: int = 0, max_length: int = 1536, save_every: int = 200, resume: bool = False,
           arch: dict[str, Any] | None = None, progress: bool = True, eval_limit: int = 64,
           threads: int | None = None) -> dict[str, Any]:
     import torch
