@@ -1,4 +1,4 @@
-"""SCALE-Sim v3 next to llmulator's analytical estimator, on the same designs.
+"""SCALE-Sim v3 next to llmulator's analytical estimator and hlsim profiler, on the same designs.
 
 Run:  scripts/install_scalesim.sh && .venv/bin/python benchmarks/peers_scalesim.py
 Rewrites the table between the BEGIN/END markers of docs/scalesim.md (atomically; the
@@ -15,7 +15,8 @@ on eyeriss-like (12x14).
 
 SCALE-Sim cycles come from the ``scalesim`` profiler plugin (CALC bandwidth: no stalls,
 prefetch excluded); the analytical cycles from
-``llmulator estimate ARCH WORKLOAD MAPPING --estimator analytical --json``.
+``llmulator estimate ARCH WORKLOAD MAPPING --estimator analytical --json``; the hlsim cycles
+from the ``hlsim`` profiler (the mapped kernel run on the workload's generated inputs).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from pathlib import Path
 import yaml
 from llmulator.design import load_design
 from llmulator.fileio import atomic_write_text
+from llmulator_plugins.hlsim.profiler import HlsimProfiler
 from llmulator_plugins.scalesim.adapter import ScaleSimProfiler, describe_layer, run_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -123,6 +125,8 @@ def table(prof: ScaleSimProfiler) -> str:
             p = prof.profile(d)
             wall = time.perf_counter() - t0
             ana = analytical_cycles(arch, wl, mp, preset)
+            hp = HlsimProfiler().profile(d)
+            hl = hp.metrics["cycles"]
             ss = p.metrics["cycles"]
             ideal = layer.macs / (cfg.rows * cfg.cols)
             shape = " ".join(f"{k}={v}" for k, v in layer.dims.items() if not (k == "Stride" and v == 1))
@@ -130,11 +134,13 @@ def table(prof: ScaleSimProfiler) -> str:
                 f"| {d.workload.name}{'@' + d.preset if d.preset else ''} ({shape}) | {d.arch.name} | "
                 f"{mapping_label(d, mp)} | {cfg.dataflow}{' (T)' if cfg.transposed else ''} | {cfg.rows}x{cfg.cols} | "
                 f"{ideal:,.0f} | **{ss:,.0f}** | {p.counters['cycles_incl_prefetch']:,.0f} | "
-                f"{p.counters['overall_util_pct']:.1f} | {ana:,.0f} | {ana / ss:.3f} | {wall:.1f} |")
+                f"{p.counters['overall_util_pct']:.1f} | {ana:,.0f} | {ana / ss:.3f} | {hl:,.0f} | {hl / ss:.3f} | "
+                f"{wall:.1f} |")
             print(rows[-1], file=sys.stderr)
     head = ("| workload (SCALE-Sim layer) | architecture | mapping | dataflow | array | ideal cycles | "
             "SCALE-Sim cycles | incl. prefetch | SCALE-Sim util % | analytical cycles | analytical / SCALE-Sim | "
-            "SCALE-Sim wall (s) |\n|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+            "hlsim cycles | hlsim / SCALE-Sim | SCALE-Sim wall (s) |\n"
+            "|---|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     env = (f"SCALE-Sim {prof.version.split('+scalesim-')[-1]} (adapter {prof.version}), "
            f"Python {platform.python_version()}, {platform.machine()}, measured {time.strftime('%Y-%m-%d')}. "
            "ideal = MACs / PEs. Wall time is one SCALE-Sim subprocess (start-up and imports included). "

@@ -176,6 +176,13 @@ def _fill(wname: str, name: str, desc: Mapping[str, Any], shape: tuple[int, ...]
         flat = out.reshape(-1)
         flat[rng.permutation(size)[keep:]] = 0
         out = flat.reshape(shape)
+    order = desc.get("order")
+    if order is not None:
+        if order not in ("ascending", "descending"):
+            raise UserError(f"workload '{wname}', array '{name}': order {order!r} is not "
+                            "'ascending' or 'descending'")
+        flat = np.sort(out.reshape(-1), kind="stable")
+        out = (flat if order == "ascending" else flat[::-1]).reshape(shape).copy()
     return out
 
 
@@ -270,6 +277,46 @@ def _fill_csr(workload, st: Mapping[str, Any], sizes: Mapping[str, int], rng: np
     out[ci_name] = col_idx.astype(ci_dt).reshape(ci_shape)
 
 
+def _fill_ell(workload, st: Mapping[str, Any], sizes: Mapping[str, int], rng: np.random.Generator,
+              out: dict[str, np.ndarray]) -> None:
+    """ELLPACK column indices: a 2-D ``col_idx`` [rows][width], each row's column indices
+    (sorted, distinct, < cols) left-justified and the rest of the row padded with -1.
+    Row lengths follow :func:`csr_row_lengths` capped at the width."""
+    wname = workload.name
+    ci_name = st.get("col_idx")
+    if not ci_name or st.get("row_ptr"):
+        raise UserError(f"workload '{wname}': an ell structure names a col_idx array and no row_ptr")
+    if ci_name not in workload.arrays:
+        raise UserError(f"workload '{wname}': ell structure names unknown array '{ci_name}'")
+    ci_shape = workload.shape(ci_name, sizes)
+    if len(ci_shape) != 2:
+        raise UserError(f"workload '{wname}': ell col_idx array '{ci_name}' must have 2 dimensions "
+                        f"[rows, width], not {len(ci_shape)}")
+    rows = _eval_int(wname, "ell rows", st["rows"], sizes) if "rows" in st else ci_shape[0]
+    width = ci_shape[1]
+    cols = _eval_int(wname, "ell cols", st["cols"], sizes) if "cols" in st else rows
+    nnz = _eval_int(wname, "ell nnz", st["nnz"], sizes) if "nnz" in st else rows * width
+    if rows != ci_shape[0]:
+        raise UserError(f"workload '{wname}': ell col_idx array '{ci_name}' has shape {ci_shape} "
+                        f"but rows = {rows}")
+    if cols < 1 or width < 1:
+        raise UserError(f"workload '{wname}': ell structure needs cols >= 1 and width >= 1")
+    try:
+        lengths = csr_row_lengths(rows, min(width, cols), nnz, float(st.get("row_skew", 0.0)), rng)
+    except ValueError as e:
+        raise UserError(f"workload '{wname}': ell structure ({ci_name}, width {width}): {e}") from None
+    col_idx = np.full((rows, width), -1, dtype=np.int64)
+    for i, n in enumerate(lengths.tolist()):
+        if n:
+            col_idx[i, :n] = np.sort(rng.choice(cols, size=n, replace=False))
+    dt = np_dtype(workload.arrays[ci_name].dtype)
+    if dt.kind != "i":
+        raise UserError(f"workload '{wname}': ell index array '{ci_name}' must have a signed integer "
+                        f"dtype (padding is -1), not {workload.arrays[ci_name].dtype}")
+    _check_int_range(wname, ci_name, dt, -1, max(cols - 1, 0), "index values")
+    out[ci_name] = col_idx.astype(dt)
+
+
 def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = None,
                     seed: int | None = None) -> dict[str, np.ndarray]:
     """Make one array for every array of ``workload`` at ``sizes``.
@@ -287,7 +334,10 @@ def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = No
     clipped on integer dtypes), ``randint`` (range, high inclusive),
     ``constant`` (value), ``zeros``, ``arange`` (0, 1, ... in C order) and
     ``permutation`` (a random permutation of 0..size-1). ``density`` then keeps
-    exactly ``round(density * size)`` randomly chosen elements and zeroes the rest.
+    exactly ``round(density * size)`` randomly chosen elements and zeroes the rest,
+    and ``order`` (``ascending`` / ``descending``) finally sorts the elements (C order).
+    Structures: ``csr`` (``row_ptr`` and ``col_idx``) and ``ell`` (a 2-D ``col_idx``
+    [rows][width], each row's indices left-justified and padded with -1).
 
     ``seed`` defaults to ``inputs.seed`` (or 0). Each array uses its own
     ``numpy.random.default_rng`` seeded with ``[seed, crc32(name)]`` (a structure
@@ -302,14 +352,16 @@ def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = No
     out: dict[str, np.ndarray] = {}
     filled_by: dict[str, str] = {}
     for st in desc["structures"]:
-        if st.get("kind") != "csr":
+        if st.get("kind") not in ("csr", "ell"):
             raise UserError(f"workload '{workload.name}': unknown structure kind {st.get('kind')!r}")
-        label = f"csr:{st.get('row_ptr')}:{st.get('col_idx')}"
+        label = (f"csr:{st.get('row_ptr')}:{st.get('col_idx')}" if st["kind"] == "csr"
+                 else f"ell:{st.get('col_idx')}")
         for n in _structure_outputs(st):
             if n in filled_by:
                 raise UserError(f"workload '{workload.name}': array '{n}' is filled by two structures")
             filled_by[n] = "structure"
-        _fill_csr(workload, st, sizes, _array_rng(seed, label), out)
+        fill = _fill_csr if st["kind"] == "csr" else _fill_ell
+        fill(workload, st, sizes, _array_rng(seed, label), out)
     for name, spec in workload.arrays.items():
         shape = workload.shape(name, sizes)
         dt = np_dtype(spec.dtype)

@@ -549,6 +549,8 @@ def _distribution(a: dict[str, Any]) -> str:
     for k in ("mean", "std", "value", "density"):
         if k in a:
             parts.append(f"{k} {_num(a[k])}")
+    if "order" in a:
+        parts.append(f"sorted {a['order']}")
     return " ".join(parts)
 
 

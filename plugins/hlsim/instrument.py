@@ -108,7 +108,7 @@ class _Emitter:
             stmts = [s for s in (self.stmt_of(n) for n in run) if s is not None]
             if stmts:
                 s = self.site("block", in_region, stmts=stmts)
-                add = "" if in_region else f"__cyc += T[{3 * s.id}]; "
+                add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
                 out.append(f"{ind}{add}__cnt[{s.id}]++;\n")
                 model.extend(("stmt", st) for st in stmts)
             for n in run:
@@ -138,7 +138,7 @@ class _Emitter:
         if isinstance(node, c_ast.If):
             cond = self.stmt_of(node.cond)
             s = self.site("cond", in_region, stmts=[cond] if cond is not None else [])
-            add = "" if in_region else f"__cyc += T[{3 * s.id}]; "
+            add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
             then_m: list = []
             else_m: list = []
             text = f"{ind}{add}__cnt[{s.id}]++;\n{ind}if ({_GEN.visit(node.cond)})\n"
@@ -208,7 +208,7 @@ class _Emitter:
             if kloop.cond_stmt is not None and (kloop.data_dependent or kloop.is_while):
                 s.stmts = [kloop.cond_stmt]
         body = self.block(_items(node), False, inner_ind, sub)
-        return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += T[{3 * s.id}]; "
+        return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
                 f"__it[{s.id}]++; __cnt[{s.id}]++;\n{body}{ind}}}\n")
 
     def _head(self, node) -> str:
@@ -256,8 +256,10 @@ int main(int argc, char **argv) {
   if (argc != 4) { fprintf(stderr, "usage: sim INPUT_DIR TIMING_FILE COUNTERS_FILE\n"); return 2; }
   FILE *tf = fopen(argv[2], "rb");
   if (!tf) { fprintf(stderr, "hlsim: cannot open timing file\n"); return 2; }
-  T = (double *)__alloc(sizeof(double) * 3 * NSITES);
-  if (fread(T, sizeof(double), 3 * NSITES, tf) != 3 * NSITES) { fprintf(stderr, "hlsim: bad timing file\n"); return 2; }
+  __T = (double *)__alloc(sizeof(double) * 3 * __NSITES);
+  if (fread(__T, sizeof(double), 3 * __NSITES, tf) != 3 * __NSITES) {
+    fprintf(stderr, "hlsim: bad timing file\n"); return 2;
+  }
   fclose(tf);
 """
 
@@ -302,20 +304,23 @@ def instrument(design: Design) -> Instrumented:
     lines = ["#include <stdint.h>", "#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>",
              "#include <math.h>", "#ifndef min", "#define min(a, b) ((a) < (b) ? (a) : (b))", "#endif",
              "#ifndef max", "#define max(a, b) ((a) > (b) ? (a) : (b))", "#endif"]
-    lines += [f"#define {p} {v}" for p, v in sizes.items()]
+    # sizes as enumeration constants, not macros: a parameter named like a harness variable stays harmless
+    if sizes:
+        lines.append("enum { " + ", ".join(f"{p} = {v}" for p, v in sizes.items()) + " };")
     for sname, v in w.scalars.items():
         lines.append(f"static const {C_TYPES[v['dtype']]} {sname} = {float(v['value'])!r};")
     n_sites = max(1, len(em.sites))
-    lines += [f"#define NSITES {n_sites}", f"#define NNESTS {max(1, em.nest)}",
-              "static double *T; static double __cyc, __t0; static double __nest[NNESTS];",
-              "static uint64_t __cnt[NSITES], __it[NSITES], __inv[NSITES];",
+    lines += [f"#define __NSITES {n_sites}", f"#define __NNESTS {max(1, em.nest)}",
+              "static double *__T; static double __cyc, __t0; static double __nest[__NNESTS];",
+              "static uint64_t __cnt[__NSITES], __it[__NSITES], __inv[__NSITES];",
               "static void *__alloc(size_t bytes) {",
               "  void *p = calloc(1, bytes ? bytes : 1);",
               "  if (!p) { fprintf(stderr, \"hlsim: out of memory allocating %zu bytes\\n\", bytes); exit(3); }",
               "  return p;", "}",
-              "static void __region(int s, uint64_t n) {",
-              "  if (n) { double g = ceil((double)n / T[3 * s + 2]); __cyc += T[3 * s] + (g - 1.0) * T[3 * s + 1]; }",
-              "  __it[s] += n; __inv[s]++; __cnt[s]++;", "}",
+              "static void __region(int __s, uint64_t __n) {",
+              "  if (__n) { double __g = ceil((double)__n / __T[3 * __s + 2]);",
+              "    __cyc += __T[3 * __s] + (__g - 1.0) * __T[3 * __s + 1]; }",
+              "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
               f"static void kernel({', '.join(params)}) {{"]
     src = "\n".join(lines) + "\n" + "".join(temps) + "".join(body) + "}\n" + HARNESS
     main_lines = []
@@ -346,13 +351,13 @@ def instrument(design: Design) -> Instrumented:
             main_lines.append(f"  if (__write(argv[1], \"{name}\", {name}, sizeof({C_TYPES[a.dtype]}) * {count}u)) "
                               "return 2;")
     main_lines += [
-        "  FILE *cf = fopen(argv[3], \"w\"); if (!cf) { fprintf(stderr, \"hlsim: cannot write counters\\n\"); "
+        "  FILE *__cf = fopen(argv[3], \"w\"); if (!__cf) { fprintf(stderr, \"hlsim: cannot write counters\\n\"); "
         "return 2; }",
-        "  fprintf(cf, \"cycles %.17g\\n\", __cyc);",
-        "  for (int k = 0; k < NNESTS; k++) fprintf(cf, \"nest %d %.17g\\n\", k, __nest[k]);",
-        "  for (int s = 0; s < NSITES; s++) fprintf(cf, \"site %d %llu %llu %llu\\n\", s, "
-        "(unsigned long long)__cnt[s], (unsigned long long)__it[s], (unsigned long long)__inv[s]);",
-        "  fclose(cf);", "  return 0;", "}"]
+        "  fprintf(__cf, \"cycles %.17g\\n\", __cyc);",
+        "  for (int __k = 0; __k < __NNESTS; __k++) fprintf(__cf, \"nest %d %.17g\\n\", __k, __nest[__k]);",
+        "  for (int __s = 0; __s < __NSITES; __s++) fprintf(__cf, \"site %d %llu %llu %llu\\n\", __s, "
+        "(unsigned long long)__cnt[__s], (unsigned long long)__it[__s], (unsigned long long)__inv[__s]);",
+        "  fclose(__cf);", "  return 0;", "}"]
     src += "\n".join(main_lines) + "\n"
     return Instrumented(src, em.sites, max(1, em.nest), names, nest_loops)
 

@@ -241,8 +241,9 @@ def _tile_transfers(d: Design, top_label: str) -> tuple[float, dict[str, tuple[f
     top = d.tree.loops[top_label]
     nest = amodel.nest_of(d, top)
     maps = amodel.mappings_from_design(d, nest)
-    t = np.minimum(maps.tiles, nest.trips[None, :])
-    outer = np.ceil(nest.trips[None, :] / t)
+    trips = np.maximum(nest.trips, 1.0)[None, :]  # a loop measured at 0 trips still has one (empty) tile
+    t = np.maximum(np.minimum(maps.tiles, trips), 1.0)
+    outer = np.ceil(trips / t)
     moved: dict[str, list[float]] = {}
     cycles = 0.0
     for arr in nest.arrays:
