@@ -196,6 +196,14 @@ class LoopTree:
             # triangular bounds: an outer variable at its mean value
             if anc.var is not None and anc.var in needed:
                 lo = _eval_c(anc.lower_text, names)
+                if anc.data_dependent or anc.is_while:
+                    # a data-dependent outer bound: the variable's mean over the expected trips
+                    h = hints.get(anc.label, {})
+                    if "expected_trips" not in h:
+                        raise KeyError(anc.label)
+                    n = float(evaluate(h["expected_trips"], sizes))
+                    names[anc.var] = lo + anc.step * (n - 1) / 2.0
+                    continue
                 hi = _eval_c(anc.upper_text, names)
                 names[anc.var] = (lo + hi - anc.step) / 2.0 if anc.step > 0 else (lo + hi) / 2.0
         lo = _eval_c(loop.lower_text, names)
@@ -232,8 +240,32 @@ class _Ctx:
                                     "workload.kernel", msg, expected, hint))
 
 
+_CACHE: dict[tuple, LoopTree] = {}
+_CACHE_SIZE = 512
+
+
 def analyze(workload, file: str | None = None) -> LoopTree:
-    """Parse ``workload.kernel`` into a LoopTree; SpecError (with YAML line) on bad C."""
+    """Parse ``workload.kernel`` into a LoopTree; SpecError (with YAML line) on bad C.
+
+    Results are memoised on everything the analysis reads (kernel text, declarations, file and
+    line), so the many designs that share one kernel (a sweep, a synthesized dataset) parse it once.
+    The returned tree is shared: treat it as read-only.
+    """
+    smap = workload.source_map
+    key = (file, smap.file if smap else None, smap.locate(("workload", "kernel")) if smap else None,
+           workload.kernel, tuple((n, a.dtype, a.shape) for n, a in workload.arrays.items()),
+           tuple(workload.parameters), tuple((k, v["dtype"]) for k, v in workload.scalars.items()))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    tree = _analyze(workload, file)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = tree
+    return tree
+
+
+def _analyze(workload, file: str | None = None) -> LoopTree:
     smap = workload.source_map
     file = file or (smap.file if smap else "<kernel>")
     line0 = 1

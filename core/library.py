@@ -14,6 +14,7 @@ import yaml
 
 from .errors import UserError
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: the library is read often
 FOLDERS = {"architecture": "arch_specs", "workload": "workloads", "mapping": "mappings"}
 
 
@@ -51,7 +52,7 @@ def entries(kind: str) -> list[dict[str, str]]:
             seen.add(f.stem)
             desc = ""
             try:
-                data = yaml.safe_load(f.read_text()) or {}
+                data = yaml.load(f.read_text(), Loader=_LOADER) or {}  # noqa: S506 - a safe loader
                 body = data.get(kind, {}) if isinstance(data, dict) else {}
                 desc = body.get("description", "") if isinstance(body, dict) else ""
                 extra = {k: body[k] for k in ("workload", "architecture")

@@ -30,7 +30,7 @@ from llmulator.costs import array_ports, combining_latency, level_latency, op_la
 from llmulator.design import Design
 from llmulator.kernel import Loop, Statement
 
-MAX_NODES = 50_000  # beyond this, fall back to the closed-form bound (critical path vs. resources)
+MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
 
 
 @attrs.define

@@ -9,6 +9,7 @@ start-up, so a new architecture needs new constants but no new compile.
 from __future__ import annotations
 
 import math
+from collections import Counter
 
 import numpy as np
 from llmulator.design import Design
@@ -103,18 +104,50 @@ class Timing:
         return (cost, cost, float(u))
 
     def _schedule(self, body: list, copies: int, spatial_self: bool) -> sch.Schedule:
+        """List-schedule the body (``copies`` times, inner loops unrolled); bodies too large to
+        schedule node by node get the closed-form bound instead (see ``_bound``)."""
         d = self.d
         n = model_nodes(d, body, self.trips) * copies
+        if n > sch.MAX_NODES:
+            return self._bound(body, copies, spatial_self)
         g = sch.GraphBuilder(d)
         g.port_free = spatial_self
-        if n > sch.MAX_NODES:
-            g.add_model(body, self.trips)
-            one = sch.list_schedule(d, g.nodes)
-            return sch.Schedule(one.depth, one.uses.__class__({k: v * copies for k, v in one.uses.items()}),
-                                one.peak, one.nodes * copies)
         for _ in range(copies):
             g.add_model(body, self.trips)
         return sch.list_schedule(d, g.nodes)
+
+    def _bound(self, body: list, copies: int, spatial_self: bool) -> sch.Schedule:
+        """Closed form for very large unrolled bodies: the schedule of one pass with every inner loop
+        run once (the dependence chain) plus the cycles the busiest resource needs for all the rest."""
+        d = self.d
+        one = sch.GraphBuilder(d)
+        one.port_free = spatial_self
+        one.add_model(body, lambda kl, is_tile: 1.0)
+        chain = sch.list_schedule(d, one.nodes)
+        uses: Counter = Counter()
+
+        def count(model, mult: float, port_free: bool):
+            for e in model:
+                if e[0] in ("stmt", "branch") and e[1] is not None:
+                    g = sch.GraphBuilder(d)
+                    g.port_free = port_free
+                    g.add_statement(e[1])
+                    for nd in g.nodes:
+                        if nd.resource is not None:
+                            uses[nd.resource] += mult
+                if e[0] == "branch":
+                    count(e[2] + e[3], mult, port_free)
+                elif e[0] == "loop":
+                    sp = port_free or (e[1] is not None and not e[2] and bool(d.mapping.loop(e[1]).spatial))
+                    count(e[3], mult * math.ceil(self.trips(e[1], e[2])), sp)
+        count(body, float(copies), spatial_self)
+        busiest = 0
+        for r, u in uses.items():
+            cap = (d.arch.operators[r[3:]].count if r.startswith("op:") and r[3:] in d.arch.operators
+                   else sch.array_ports(d, r[4:]) if r.startswith("mem:") else math.inf)
+            if cap != math.inf:
+                busiest = max(busiest, math.ceil(u / cap))
+        return sch.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(sum(uses.values())))
 
     def _systolic_fill(self, s: Site) -> float:
         """Skew (R + C - 2) plus a stationary-operand preload (R) on a systolic array, per region entry."""

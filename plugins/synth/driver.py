@@ -25,7 +25,8 @@ from typing import Any
 import attrs
 import numpy as np
 from llmulator import plugins
-from llmulator.errors import UserError
+from llmulator.errors import SpecError, UserError
+from llmulator.expr import ExprError
 from llmulator.fileio import atomic_write_json
 
 from .sample import Rejected, label
@@ -33,6 +34,7 @@ from .sample import Rejected, label
 GROUP = 4  # samples sharing one program and mapping structure (one compile serves them)
 MAX_ATTEMPTS = 12
 MAX_GROUP_ATTEMPTS = 8
+SAMPLE_TIME_LIMIT_S = 5.0
 
 
 @attrs.frozen
@@ -62,6 +64,7 @@ def make_shard(task: ShardTask) -> list[dict[str, Any]]:
     if gen is None:
         raise UserError(f"no generator registered for stage {task.stage}")
     profiler = plugins.get("profilers", "hlsim")
+    profiler.time_limit_s = SAMPLE_TIME_LIMIT_S  # a generated program that runs longer is redrawn
     records = []
     for i in range(task.start, task.stop):
         records.append(_one(gen, profiler, task.seed, task.stage, i))
@@ -80,6 +83,10 @@ def _one(gen, profiler, seed: int, stage: int, i: int) -> dict[str, Any]:
                 rec = label(spec, profiler)
             except Rejected as e:
                 reasons.append(str(e)[:200])
+                continue
+            except (SpecError, ExprError, KeyError, ValueError) as e:
+                # a generated program the analysis cannot price statically: draw another
+                reasons.append(f"{type(e).__name__}: {str(e)[:200]}")
                 continue
             rec["index"] = i
             rec["sample_id"] = f"s{stage}-{i:07d}"

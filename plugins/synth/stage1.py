@@ -199,7 +199,7 @@ class AstGenerator:
         wl = workload_from_dict(w, SourceMap("<stage1>"))
         tree = analyze(wl)
         sizes = wl.sizes()
-        trips = {lb: (0.0 if (lp.data_dependent or lp.is_while) else tree.static_trips(lb, sizes))
+        trips = {lb: (0.0 if (lp.data_dependent or lp.is_while) else tree.static_trips(lb, sizes, wl.hints))
                  for lb, lp in tree.loops.items()}
         shapes = {a: wl.shape(a, sizes) for a in wl.arrays}
         archs = [a for a in lib.architectures().values() if a["compute"].get("pe_array") is None

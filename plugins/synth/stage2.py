@@ -18,7 +18,7 @@ from .sample import SampleSpec
 
 @cache
 def _parsed(name: str, preset: str | None):
-    w = lib.workloads()[name]
+    w = lib.workload(name)
     wl = workload_from_dict(w, SourceMap(f"<library {name}>"))
     tree = analyze(wl)
     sizes = wl.sizes(preset)
@@ -32,6 +32,7 @@ def _parsed(name: str, preset: str | None):
     return wl, tree, sizes, trips, shapes
 
 
+@cache
 def compatible_archs(wl_name: str) -> list[str]:
     """Library architectures that provide every operator class the kernel needs."""
     _, tree, *_ = _parsed(wl_name, None)
@@ -41,8 +42,8 @@ def compatible_archs(wl_name: str) -> list[str]:
         if getattr(st, "kind", "") == "stmt":
             need |= {k for k in st.ops if k not in ("select",)}
     out = []
-    for name, a in lib.architectures().items():
-        have = set(a["compute"]["operators"])
+    for name in lib.architecture_names():
+        have = set(lib._load("architecture")[name]["compute"]["operators"])
         ok = all(k in have or (k == "mac" and {"mul", "add"} <= have) for k in need)
         if ok:
             out.append(name)
@@ -56,14 +57,13 @@ class TemplateGenerator:
     stage = 2
 
     def sample(self, group_rng: np.random.Generator, rng: np.random.Generator) -> SampleSpec:
-        names = sorted(lib.workloads())
-        wname = choice(group_rng, names)
-        w = lib.workloads()[wname]
+        wname = choice(group_rng, lib.workload_names())
+        w = lib.workload(wname)
         presets = [None] + [p for p in ("mini",) if p in w.get("presets", {})]
         preset = choice(group_rng, presets)
         wl, tree, sizes, trips, shapes = _parsed(wname, preset)
-        archs = compatible_archs(wname) or sorted(lib.architectures())
-        base = lib.architectures()[choice(group_rng, archs)]
+        archs = compatible_archs(wname) or lib.architecture_names()
+        base = lib.architecture(choice(group_rng, archs))
         expert = [m for m in lib.mappings_for(wname) if m.get("architecture") == base["name"]]
         if expert and group_rng.random() < 0.3:
             mapping = copy.deepcopy(choice(group_rng, expert))

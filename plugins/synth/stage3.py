@@ -237,8 +237,8 @@ class MutationGenerator:
 
         spec = self.base.sample(group_rng, rng)
         spec.stage, spec.generator = 3, self.name
-        kinds = list(group_rng.choice(STRUCTURAL + ("magnitude",), size=int(group_rng.integers(1, 3)),
-                                      replace=False))
+        kinds = [str(k) for k in group_rng.choice(STRUCTURAL + ("magnitude",), size=int(group_rng.integers(1, 3)),
+                                                  replace=False)]
         w = copy.deepcopy(spec.workload)
         structural = [k for k in kinds if k in STRUCTURAL]
         if structural:
