@@ -22,7 +22,11 @@ Components implement these protocols (duck-typed):
   (None: inputs generated from the workload's description and seed).
 * Calibrator: ``name``, ``version``, ``available()``, and
   ``calibrate(design, inputs, estimator, profiler, **options) -> CalibrationReport``.
-* Generator: ``name``, ``stage`` and ``generate(rng, n) -> iterator of Design``.
+* Generator: ``name``, ``stage`` (1, 2 or 3) and
+  ``sample(group_rng, rng) -> llmulator_plugins.synth.sample.SampleSpec``: one
+  design as three spec dicts; ``group_rng`` is shared by the consecutive samples
+  of a group (program, sizes, mapping structure), ``rng`` is the sample's own
+  (hardware variant, inputs). Raise ``Rejected`` to have another drawn.
 
 ``register_commands(subparsers)`` receives the CLI's argparse sub-parsers
 object; a plugin adds a verb with ``subparsers.add_parser(...)`` and sets
