@@ -175,10 +175,11 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
             opt.step()
+            loss_value = loss.item()
             state["step"] = step + 1
             state["history"].append({"step": step + 1, "phase": "sft" if sft else "pretrain",
-                                     "loss": round(float(loss), 5)})
-            bar.update(task, advance=1, info=f"{'sft' if sft else 'pretrain'} loss {float(loss):.3f}")
+                                     "loss": round(loss_value, 5)})
+            bar.update(task, advance=1, info=f"{'sft' if sft else 'pretrain'} loss {loss_value:.3f}")
             if state["step"] % save_every == 0 or state["step"] in (pretrain_steps, total):
                 if state["step"] in (pretrain_steps, total) and state["step"] > 0 and sft or state["step"] == total:
                     state.setdefault("evals", []).append(
