@@ -40,15 +40,15 @@ def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -
     with torch.inference_mode():
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
         out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
-        past = out.past_key_values
+        past = out.cache  # transformers 5: the KV cache (formerly past_key_values)
         next_pos = pos[:, -1:] + 1
 
         def step(tok: torch.Tensor):
             nonlocal past, mask, next_pos
             mask = torch.cat([mask, torch.ones((B, 1), dtype=mask.dtype, device=device)], dim=1)
-            o = model(input_ids=tok[:, None], attention_mask=mask, position_ids=next_pos, past_key_values=past,
+            o = model(input_ids=tok[:, None], attention_mask=mask, position_ids=next_pos, cache=past,
                       use_cache=True)
-            past = o.past_key_values
+            past = o.cache
             next_pos = next_pos + 1
             return o.logits[:, -1]
 
