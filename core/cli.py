@@ -201,6 +201,9 @@ def cmd_estimate(args) -> int:
         for e in estimates:
             if e.terms or e.breakdown:
                 con.print(terms_table(e))
+    for e in estimates:
+        for note in e.notes:
+            con.print(f"[dim]{e.estimator}: {note}[/dim]")
     for n, why in skipped.items():
         con.print(f"[dim]skipped {n}: {why}[/dim]")
     return 0
