@@ -50,6 +50,9 @@ class LLMEstimator:
         if self._model is None:
             import torch
             from transformers import AutoModelForCausalLM
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
 
             from .text import load_tokenizer
             self._tok = load_tokenizer(self.path)
