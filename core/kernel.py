@@ -19,7 +19,7 @@ import attrs
 from pycparser import c_ast, c_generator, c_parser
 
 from .errors import Diagnostic, SpecError
-from .expr import ExprError, evaluate
+from .expr import evaluate
 
 C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
            "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "fp16": "_Float16",
@@ -711,19 +711,3 @@ def _base(e: c_ast.ArrayRef) -> str:
     while isinstance(cur, c_ast.ArrayRef):
         cur = cur.name
     return cur.name if isinstance(cur, c_ast.ID) else ""
-
-
-def trip_counts(tree: LoopTree, sizes: dict[str, float], hints: dict[str, Any]) -> dict[str, float]:
-    """Expected trips per loop entry for every loop; KeyError(label) where a hint is missing."""
-    return {label: tree.static_trips(label, sizes, hints) for label in tree.loops}
-
-
-def check_bounds(tree: LoopTree, sizes: dict[str, float]) -> None:
-    for loop in tree.loops.values():
-        if loop.data_dependent or loop.is_while:
-            continue
-        try:
-            tree.static_trips(loop.label, sizes)
-        except ExprError as e:
-            raise SpecError(Diagnostic("<kernel>", loop.line, None, "workload.kernel",
-                                       f"loop {loop.label}: {e}")) from None

@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from typing import Any
 
 import attrs
 import numpy as np
@@ -313,7 +312,3 @@ def _area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[st
     parts["area_um2.pipeline_registers"] = reg_area
     total += reg_area
     return total, parts, units
-
-
-def profile_summary(p: Profile) -> dict[str, Any]:
-    return {"metrics": p.metrics, "functional_check": p.functional_check, "inputs": p.inputs}

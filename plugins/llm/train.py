@@ -29,7 +29,7 @@ from typing import Any
 from llmulator.errors import UserError
 from llmulator.fileio import atomic_write_json
 
-from .text import model_prompt, strip_prompt, target_text
+from .text import strip_prompt, target_text
 
 DEFAULT_ARCH = {"hidden_size": 192, "intermediate_size": 512, "num_hidden_layers": 3, "num_attention_heads": 4,
                 "num_key_value_heads": 4, "max_position_embeddings": 2048}
@@ -189,7 +189,3 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     state["seconds"] = round(time.perf_counter() - t0, 1)
     save()
     return state
-
-
-def predict_prompts(model_dir: str | Path, designs) -> list[str]:
-    return [model_prompt(d) for d in designs]
