@@ -282,3 +282,14 @@ def test_parameter_names_do_not_clash_with_the_harness(write):
     m = mapping(write, "p", "{L_i: {pipeline_ii: 1}}", "{a: BUF, y: BUF}")
     p = profile(load_design(arch(write), w, m))
     assert p.functional_check == "pass" and p.counters["trips.L_i"] == 8
+
+
+def test_unrolled_copies_of_one_array_are_not_serialised_when_their_elements_differ(write):
+    """a[i] = a[i] * 2 unrolled by 4: the copies touch a[4g], a[4g+1], ...: provably distinct elements."""
+    w = workload(write, "scale", "{N: 64}", "    a: {shape: [N], dtype: fp32, role: inout}",
+                 "    L_i: for (int i = 0; i < N; i++) {\n      a[i] = a[i] * 2.0f;\n    }", "    a[:] = a * 2")
+    part = "  partition: {a: {type: cyclic, factor: 4, dim: 1}}"
+    a = write("arch4.yaml", ARCH.replace("ADDS", "1").replace("mul: {count: 1", "mul: {count: 4"))
+    p = profile(load_design(a, w, mapping(write, "u", "{L_i: {pipeline_ii: 1, unroll: 4}}", "{a: BUF}", part)))
+    assert p.breakdown["depth.L_i"] == 1 + 3 + 1  # one copy's load, multiply, store: the four run side by side
+    assert p.breakdown["ii.L_i"] == 1 and p.functional_check == "pass"

@@ -286,8 +286,7 @@ def _area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[st
         if info is None:
             continue
         if s.kind == "region":
-            sched = timing._schedule(s.body, int(info.get("units", 1)) if s.region != "spatial" else
-                                     int(math.ceil(timing.trips(s.loop, False))), s.region == "spatial")
+            sched = timing.schedules[s.id]
             ii = info.get("ii", 1.0) or 1.0
             for r, u in sched.uses.items():
                 if r.startswith("op:"):

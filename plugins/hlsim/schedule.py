@@ -57,36 +57,61 @@ class GraphBuilder:
         self.d = design
         self.nodes: list[Node] = []
         self.local_def: dict[str, int] = {}  # local -> node producing its value
-        self.last_store: dict[str, int] = {}  # array -> last store node
-        self.loads_since: dict[str, list[int]] = defaultdict(list)
         self.port_free = False  # accesses inside PE-array loops reach the PEs through the array's operand network
+        self.env: dict[str, int] = {}  # variable of an unrolled loop -> offset of the copy being built
+        self.stores: dict[str, list[tuple]] = defaultdict(list)  # array -> [(address key, node)]
+        self.loads: dict[str, list[tuple]] = defaultdict(list)
 
     def _append(self, node: Node) -> int:
         self.nodes.append(node)
         return len(self.nodes) - 1
 
+    def _key(self, acc) -> tuple | None:
+        """Address of an access within the unrolled body: per dimension the symbolic part (variables
+        that are not unrolled, constant text) and the numeric offset of this copy; None if not affine."""
+        if acc is None or acc.indirect:
+            return None
+        key = []
+        for a in acc.affine:
+            sym = tuple(sorted((v, c) for v, c in a.coefs.items() if c and v not in self.env))
+            num = sum(c * self.env[v] for v, c in a.coefs.items() if v in self.env)
+            key.append((sym, a.const, num))
+        return tuple(key)
+
+    @staticmethod
+    def _may_alias(k1: tuple | None, k2: tuple | None) -> bool:
+        """Two accesses of one array may touch the same element unless their symbolic parts agree and
+        their copy offsets differ in some dimension (then they are provably distinct)."""
+        if k1 is None or k2 is None or len(k1) != len(k2):
+            return True
+        if any(a[:2] != b[:2] for a, b in zip(k1, k2, strict=True)):
+            return True
+        return all(a[2] == b[2] for a, b in zip(k1, k2, strict=True))
+
     def add_statement(self, st: Statement) -> None:
         d = self.d
         unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
         local_deps = [self.local_def[v] for v in st.reads_locals if v in self.local_def]
+        accesses = iter(st.accesses)  # in the same order as the statement's load and store nodes
         idx: dict[int, int] = {}
         for j, n in enumerate(st.dag):
             deps = [idx[k] for k in n.deps]
             ordered = not self.port_free  # PE-array operands flow through PE registers, not memory
             if n.op == "load":
-                if ordered and n.array in self.last_store:
-                    deps.append(self.last_store[n.array])
+                key = self._key(next(accesses, None))
+                if ordered:
+                    deps += [node for k, node in self.stores[n.array] if self._may_alias(k, key)]
                 i = self._append(Node("load", level_latency(d, n.array), deps,
                                       None if self.port_free else f"mem:{n.array}"))
-                self.loads_since[n.array].append(i)
+                self.loads[n.array].append((key, i))
             elif n.op == "store":
+                key = self._key(next(accesses, None))
                 deps += local_deps
                 if ordered:
-                    deps += self.loads_since.pop(n.array, [])
-                    if n.array in self.last_store:
-                        deps.append(self.last_store[n.array])
+                    deps += [node for k, node in self.loads[n.array] if self._may_alias(k, key)]
+                    deps += [node for k, node in self.stores[n.array] if self._may_alias(k, key)]
                 i = self._append(Node("store", 1, deps, None if self.port_free else f"mem:{n.array}"))
-                self.last_store[n.array] = i
+                self.stores[n.array].append((key, i))
             elif n.op == "mac" and unfused:
                 mul = self._append(Node("mul", op_latency(d, "mul"), deps + local_deps, "op:mul"))
                 i = self._append(Node("add", op_latency(d, "add"), [mul] + local_deps, "op:add"))
@@ -96,11 +121,8 @@ class GraphBuilder:
             idx[j] = i
         for nd in self.nodes[-len(idx):] if idx else []:
             nd.deps = sorted(set(nd.deps))
-        if st.writes_local:
-            if idx:
-                self.local_def[st.writes_local] = max(idx.values())
-            elif st.writes_local in self.local_def:
-                pass
+        if st.writes_local and idx:
+            self.local_def[st.writes_local] = max(idx.values())
 
     def add_model(self, model: list, trips) -> None:
         """Add a mapped body (see hlsim.instrument): inner loops unrolled ``trips(kl, is_tile)`` times."""
@@ -118,8 +140,14 @@ class GraphBuilder:
                 spatial = kl is not None and not is_tile and bool(self.d.mapping.loop(kl).spatial)
                 saved = self.port_free
                 self.port_free = saved or spatial
-                for _ in range(int(math.ceil(trips(kl, is_tile)))):
+                loop = self.d.tree.loops.get(kl) if kl is not None and not is_tile else None
+                var = loop.var if loop is not None else None
+                for k in range(int(math.ceil(trips(kl, is_tile)))):
+                    if var is not None:
+                        self.env[var] = k * loop.step  # this copy's offset from the loop's first value
                     self.add_model(sub, trips)
+                if var is not None:
+                    self.env.pop(var, None)
                 self.port_free = saved
 
 

@@ -52,6 +52,7 @@ class Timing:
         self.d = design
         self.inst = inst
         self.info: dict[int, dict[str, float]] = {}
+        self.schedules: dict[int, sch.Schedule] = {}  # region site -> its body schedule (for area)
         self.T = np.zeros(3 * len(inst.sites) if inst.sites else 3)
         for s in inst.sites:
             self.T[3 * s.id: 3 * s.id + 3] = self._site(s)
@@ -86,7 +87,8 @@ class Timing:
         loop = d.tree.loops[s.loop]
         if s.region == "pipeline":
             u = max(1, lm.unroll or 1)
-            sched = self._schedule(s.body, u, spatial_self=bool(lm.spatial))
+            sched = self._schedule(s.body, u, spatial_self=bool(lm.spatial), loop=s.loop)
+            self.schedules[s.id] = sched
             ii = sch.initiation_interval_from(d, loop, sched, lm.pipeline_ii,
                                               model_statements(s.body, []), in_pe=_has_spatial(d, s))
             depth = sched.depth + self._systolic_fill(s)
@@ -94,16 +96,18 @@ class Timing:
             return (float(depth), float(ii["ii"]), float(u))
         if s.region == "spatial":
             sched = self._schedule(s.body, int(math.ceil(self.trips(s.loop, False))), spatial_self=True)
+            self.schedules[s.id] = sched
             depth = sched.depth + self._systolic_fill(s)
             self.info[s.id] = {"depth": depth}
             return (float(depth), 0.0, NO_GROUPS)
         u = max(1, lm.unroll or 1)
-        sched = self._schedule(s.body, u, spatial_self=False)
+        sched = self._schedule(s.body, u, spatial_self=False, loop=s.loop)
+        self.schedules[s.id] = sched
         cost = sched.depth + 1.0
         self.info[s.id] = {"depth": sched.depth, "units": u}
         return (cost, cost, float(u))
 
-    def _schedule(self, body: list, copies: int, spatial_self: bool) -> sch.Schedule:
+    def _schedule(self, body: list, copies: int, spatial_self: bool, loop: str | None = None) -> sch.Schedule:
         """List-schedule the body (``copies`` times, inner loops unrolled); bodies too large to
         schedule node by node get the closed-form bound instead (see ``_bound``)."""
         d = self.d
@@ -112,7 +116,10 @@ class Timing:
             return self._bound(body, copies, spatial_self)
         g = sch.GraphBuilder(d)
         g.port_free = spatial_self
-        for _ in range(copies):
+        lp = d.tree.loops.get(loop) if loop else None
+        for k in range(copies):
+            if lp is not None and lp.var is not None:
+                g.env[lp.var] = k * lp.step  # the k-th of the unrolled iterations of the region's loop
             g.add_model(body, self.trips)
         return sch.list_schedule(d, g.nodes)
 
