@@ -48,8 +48,16 @@ class HlsimProfiler:
         return None
 
     def instrumented(self, design: Design) -> Instrumented:
-        key = (id(design.workload), id(design.mapping), design.preset, design.arch.name)
+        """The instrumented source, memoised on what it is made of (kernel, declarations, sizes, mapping).
+
+        Keyed by content, not object identity: ids of discarded designs are reused by Python, and the
+        architecture is not part of the source (its timing constants are read at run time).
+        """
+        w = design.workload
+        key = (w.kernel, repr(w.arrays), repr(w.scalars), tuple(sorted(design.sizes.items())), repr(design.mapping))
         if key not in self._inst:
+            if len(self._inst) >= 256:
+                self._inst.pop(next(iter(self._inst)))
             self._inst[key] = instrument(design)
         return self._inst[key]
 
