@@ -29,6 +29,21 @@ def _add_design_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", help="workload size preset (default: the mapping's, else the workload's parameters)")
 
 
+def train_subparsers(subparsers) -> Any:
+    """The sub-parsers of the shared ``train`` verb, created on first use.
+
+    Several plugins add training targets (``llmulator train llm``, ``train gnn``,
+    ...): each calls this with the CLI's sub-parsers object and adds its
+    target with ``.add_parser(name, ...)``, whatever the registration order.
+    """
+    p = subparsers.choices.get("train")
+    if p is None:
+        p = subparsers.add_parser("train", help="train a learned estimator on a synthesized dataset",
+                                  description="Train a learned estimator; see `llmulator train MODEL --help`.")
+        p._llmulator_targets = p.add_subparsers(dest="model", metavar="MODEL", required=True)
+    return p._llmulator_targets
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="llmulator",
@@ -63,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--estimator", action="append", help="estimator name (repeatable; default: all available)")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.add_argument("--terms", action="store_true", help="also print each estimator's terms and breakdown")
+    e.add_argument("--context", metavar="NAME",
+                   help="also run the estimator calibrated by this saved context (`llmulator contexts`)")
     e.set_defaults(func=cmd_estimate)
 
     pr = sub.add_parser("profile", help="measure a design by running it on concrete input data (ground truth)",
@@ -174,10 +191,25 @@ def cmd_render(args) -> int:
     return 0
 
 
+def _context_owner(name: str) -> tuple[Any, str]:
+    """(calibrator, estimator name) of a saved calibration context, asking each calibrator's ``contexts()``."""
+    from . import plugins
+    known = []
+    for cname in plugins.names("calibrators"):
+        cal = plugins.get("calibrators", cname)
+        ctxs = cal.contexts() if hasattr(cal, "contexts") and hasattr(cal, "apply") else {}
+        if name in ctxs:
+            return cal, ctxs[name]["estimator"]
+        known += list(ctxs)
+    raise UserError(f"unknown calibration context '{name}' (saved: {', '.join(sorted(known)) or 'none'}); "
+                    "make one with `llmulator calibrate`, list them with `llmulator contexts`")
+
+
 def cmd_estimate(args) -> int:
     from . import plugins
     d = _load(args)
-    names = args.estimator or plugins.names("estimators")
+    owner = _context_owner(args.context) if args.context else None
+    names = args.estimator or ([owner[1]] if owner else plugins.names("estimators"))
     if not names:
         raise UserError("no estimators are registered; see `llmulator plugins`")
     estimates, skipped = [], {}
@@ -190,6 +222,13 @@ def cmd_estimate(args) -> int:
             skipped[n] = why
             continue
         estimates.extend(est.estimate([d]))
+    if owner:
+        cal, base = owner
+        est = plugins.get("estimators", base)
+        why = est.available() if hasattr(est, "available") else None
+        if why:
+            raise UserError(f"context '{args.context}' calibrates estimator '{base}', which is not available: {why}")
+        estimates.extend(cal.apply(est, args.context).estimate([d]))
     if args.json:
         print(json.dumps({"design": d.to_dict(), "estimates": [e.to_dict() for e in estimates],
                           "skipped": skipped}, indent=2))

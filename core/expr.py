@@ -7,6 +7,7 @@ Only numbers, names of parameters, + - * / // % and parentheses are allowed;
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections.abc import Mapping
 
@@ -24,11 +25,16 @@ def evaluate(expr: int | float | str, names: Mapping[str, float]) -> float:
         raise ExprError("expected a number or an expression, got a boolean")
     if isinstance(expr, (int, float)):
         return expr
+    return _eval(_parse(str(expr)), names, str(expr))
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str) -> ast.AST:
+    """Parsed once per distinct text: specs repeat a few expressions in every design of a sweep."""
     try:
-        tree = ast.parse(str(expr), mode="eval")
+        return ast.parse(text, mode="eval").body
     except SyntaxError:
-        raise ExprError(f"cannot parse expression {expr!r}") from None
-    return _eval(tree.body, names, str(expr))
+        raise ExprError(f"cannot parse expression {text!r}") from None
 
 
 def _eval(node: ast.AST, names: Mapping[str, float], text: str) -> float:

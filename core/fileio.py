@@ -9,6 +9,15 @@ from pathlib import Path
 from typing import Any
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _umask()
+
+
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -18,6 +27,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp makes 0600 files; give the mode a plain open() would
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -33,3 +43,25 @@ def atomic_write_text(path: str | Path, text: str) -> None:
 
 def atomic_write_json(path: str | Path, obj: Any) -> None:
     atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=True) + "\n")
+
+
+def update_section(path: str | Path, key: str, body: str, title: str = "Results") -> str:
+    """Replace one generated section of a shared Markdown report, keeping the others.
+
+    Several commands write parts of one document (``docs/results.md``: the
+    bench tables, the ablation, the calibration experiment). Each owns the text
+    between ``<!-- begin:KEY -->`` and ``<!-- end:KEY -->``; a missing section is
+    appended, a missing file is created with ``# title``. Written atomically.
+    """
+    path = Path(path)
+    begin, end = f"<!-- begin:{key} -->", f"<!-- end:{key} -->"
+    block = f"{begin}\n{body.strip()}\n{end}"
+    text = path.read_text() if path.is_file() else f"# {title}\n"
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1]
+        text = head + block + tail
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    atomic_write_text(path, text)
+    return text

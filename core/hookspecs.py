@@ -21,7 +21,11 @@ Components implement these protocols (duck-typed):
   ``profile(design, inputs: llmulator.inputs.Inputs | None) -> Profile``
   (None: inputs generated from the workload's description and seed).
 * Calibrator: ``name``, ``version``, ``available()``, and
-  ``calibrate(design, inputs, estimator, profiler, **options) -> CalibrationReport``.
+  ``calibrate(design, inputs, estimator, profiler, **options) -> CalibrationReport``;
+  optionally ``contexts() -> dict[str, dict]`` (the saved contexts it made, each
+  with at least ``estimator``: the estimator name it calibrates) and
+  ``apply(estimator, context: str) -> Estimator`` (that estimator corrected by
+  the saved context; used by ``llmulator estimate --context NAME``).
 * Generator: ``name``, ``stage`` (1, 2 or 3) and
   ``sample(group_rng, rng) -> llmulator_plugins.synth.sample.SampleSpec``: one
   design as three spec dicts; ``group_rng`` is shared by the consecutive samples

@@ -32,6 +32,8 @@ reject it).
 from __future__ import annotations
 
 import copy
+import functools
+import pickle
 import re
 from pathlib import Path
 from typing import Any
@@ -166,7 +168,14 @@ def _parse_kernel(w) -> c_ast.Compound:
     decls += [f"{C_TYPES[v['dtype']]} {s};" for s, v in w.scalars.items()]
     decls += [f"{C_TYPES[a.dtype]} {a.name}{'[1]' * len(a.shape)};" for a in w.arrays.values()]
     src = _PRELUDE + " ".join(decls) + "\nvoid __kernel(void) {\n" + w.kernel + "\n}\n"
-    return c_parser.CParser().parse(src, filename="<kernel>").ext[-1].body
+    return pickle.loads(_parsed_body(src))  # the rewriter edits its AST: each design gets a fresh copy
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_body(src: str) -> bytes:
+    """Parsing is most of rendering's cost and a DSE sweep or a dataset renders one kernel many times:
+    the parsed AST is kept pickled (unpickling a copy is ~10x faster than ``copy.deepcopy``)."""
+    return pickle.dumps(c_parser.CParser().parse(src, filename="<kernel>").ext[-1].body)
 
 
 def _const(v: int) -> c_ast.Constant:

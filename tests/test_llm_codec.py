@@ -9,9 +9,9 @@ from llmulator_plugins.llm import codec
 
 
 @pytest.mark.parametrize("value,text", [
-    (12345, "1 2 3 e + 0 4"), (0.0421, "4 2 1 e - 0 2"), (1, "1 0 0 e + 0 0"), (999.6, "1 0 0 e + 0 3"),
-    (0, "0 0 0 e + 0 0"), (5.5e-7, "5 5 0 e - 0 7"), (2.3456e12, "2 3 5 e + 1 2")])
-def test_encode_writes_three_significant_digits_and_a_signed_exponent(value, text):
+    (12345, "+ 0 4 1 2 3"), (0.0421, "- 0 2 4 2 1"), (1, "+ 0 0 1 0 0"), (999.6, "+ 0 3 1 0 0"),
+    (0, "+ 0 0 0 0 0"), (5.5e-7, "- 0 7 5 5 0"), (2.3456e12, "+ 1 2 2 3 5")])
+def test_encode_writes_the_signed_exponent_then_three_significant_digits(value, text):
     assert " ".join(codec.encode(value)) == text
     assert len(codec.encode(value)) == codec.LENGTH
 
@@ -37,4 +37,6 @@ def test_bad_values_are_refused(bad):
 
 def test_decode_refuses_malformed_sequences():
     with pytest.raises(ValueError):
-        codec.decode(list("1234567"))
+        codec.decode(list("123456"))
+    with pytest.raises(ValueError):
+        codec.decode(list("+0412"))

@@ -37,5 +37,29 @@ def test_tokenizer_isolates_digits_and_round_trips_through_save(tmp_path):
 
 def test_target_text_is_markers_and_codec_tokens():
     t = text.target_text({"cycles": 12345, "energy_pj": 0.5, "power_mw": 1e-3, "area_um2": 7})
-    assert t.split()[:8] == ["<cycles>", *codec.encode(12345)]
-    assert t.endswith("<eos>") and len(t.split()) == 4 * 8 + 1
+    assert t.split()[:7] == ["<cycles>", "+", "0", "4", "1", "2", "3"]
+    assert t.endswith("<eos>") and len(t.split()) == 4 * (1 + codec.LENGTH) + 1
+
+
+def test_the_compact_prompt_lists_used_operators_and_shortens_loop_headers():
+    d = _design()
+    p = text.model_prompt(d)
+    assert "op mac" in p and "op add" not in p  # the gemm statement runs on the PE array's MACs only
+    assert "for (int" not in p and "L_m: for m 0 until M {" in p.replace("6 4", "64")
+    assert "### facts" not in p
+
+
+def test_hints_add_trip_counts_and_the_analytical_prior():
+    d = _design()
+    static = text.model_prompt(d, hints="static")
+    assert "### facts" in static and "trips L_k 6 4" in static and "static cycles" not in static
+    full = text.model_prompt(d, hints="analytical")
+    from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+    cycles = AnalyticalEstimator().estimate([d])[0].metrics["cycles"]
+    assert f"static cycles {' '.join(codec.encode(cycles))}" in full
+
+
+def test_unknown_hints_are_refused():
+    import pytest
+    with pytest.raises(ValueError):
+        text.model_prompt(_design(), hints="oracle")

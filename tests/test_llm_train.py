@@ -61,3 +61,77 @@ def test_the_estimator_writes_every_metric_with_confidence_and_interval(dataset,
 
 def test_a_missing_model_is_reported_not_raised(tmp_path):
     assert "no model" in LLMEstimator(tmp_path / "none").available()
+
+
+def _naive_greedy(model, tok, prompt):
+    """Constrained greedy decoding without a KV cache: the reference for decode_batch."""
+    import torch
+    from llmulator_plugins.llm.decode import allowed_ids
+    from llmulator_plugins.llm.text import MARKERS
+    ids = tok(prompt, add_special_tokens=False)["input_ids"]
+    allowed = allowed_ids(tok)
+    values = []
+    with torch.inference_mode():
+        for marker in MARKERS:
+            ids = ids + [tok.convert_tokens_to_ids(marker)]
+            chosen = []
+            for allow in allowed:
+                logits = model(input_ids=torch.tensor([ids])).logits[0, -1]
+                best = allow[int(logits[allow].argmax())]
+                ids = ids + [best]
+                chosen.append(tok.convert_ids_to_tokens(best))
+            values.append(codec.decode(chosen))
+    return values
+
+
+def test_batched_cached_decoding_matches_naive_greedy_decoding(dataset, tmp_path):
+    from llmulator_plugins.llm.decode import decode_batch
+    from llmulator_plugins.llm.text import METRICS, load_tokenizer, model_prompt
+    from transformers import AutoModelForCausalLM
+    out = tmp_path / "m"
+    train(dataset, out, pretrain_steps=1, steps=6, batch=4, save_every=10, arch=TINY, progress=False,
+          eval_limit=2, threads=1, hints="static")
+    model, tok = AutoModelForCausalLM.from_pretrained(out).eval(), load_tokenizer(out)
+    d1 = load_design(ROOT / "arch_specs/systolic-16x16.yaml", ROOT / "workloads/gemm.yaml",
+                     ROOT / "mappings/gemm-ws-16x16.yaml")
+    d2 = load_design(ROOT / "arch_specs/hls-fpga.yaml", ROOT / "workloads/spmv-csr.yaml",
+                     ROOT / "mappings/spmv-csr-hls-fpga.yaml")
+    prompts = [model_prompt(d, hints="static") for d in (d1, d2)]  # different lengths: left padding in a batch
+    batched = decode_batch(model, tok, prompts)
+    for p, got in zip(prompts, batched, strict=True):
+        assert [got["metrics"][m] for m in METRICS] == pytest.approx(_naive_greedy(model, tok, p), rel=1e-9)
+
+
+@pytest.mark.parametrize("head", ["mse", "logmse", "binned"])
+def test_ablation_heads_train_from_the_same_pretrained_trunk(dataset, tmp_path, head):
+    from llmulator_plugins.llm.estimator import ABLATIONS
+    base = tmp_path / "base"
+    train(dataset, base, pretrain_steps=2, steps=1, batch=4, save_every=10, arch=TINY, progress=False,
+          eval_limit=2, threads=1, hints="none")
+    assert (base / "pretrained" / "model.safetensors").is_file()
+    out = tmp_path / head
+    s = train(dataset, out, steps=3, batch=4, save_every=10, progress=False, eval_limit=2, threads=1, hints="none",
+              head=head, init=base / "pretrained")
+    assert [h["phase"] for h in s["history"]] == ["sft"] * 3  # no second pretraining
+    meta = json.loads((out / "llmulator.json").read_text())
+    assert meta["head"] == head and meta["hints"] == "none" and "stats" in meta
+    cls = next(c for c in ABLATIONS if c.head == head)
+    est = cls(out)
+    assert est.available() is None
+    assert "head" in LLMEstimator(out).available()  # the digits estimator refuses another head's checkpoint
+    d = load_design(ROOT / "arch_specs/systolic-16x16.yaml", ROOT / "workloads/gemm.yaml",
+                    ROOT / "mappings/gemm-ws-16x16.yaml")
+    e = est.estimate([d])[0]
+    assert all(e.metrics[m] >= 0 and e.metrics[m] == e.metrics[m] for m in ("cycles", "energy_pj", "power_mw",
+                                                                             "area_um2"))
+    assert (e.confidence is not None) == (head == "binned")
+    assert "no model" in cls().available()  # ablations ship no model
+
+
+def test_a_checkpoint_of_another_prompt_format_is_unavailable_with_the_reason(dataset, tmp_path):
+    out = tmp_path / "m"
+    train(dataset, out, pretrain_steps=1, steps=1, batch=4, save_every=10, arch=TINY, progress=False,
+          eval_limit=1, threads=1, hints="none")
+    assert LLMEstimator(out).available() is None
+    (out / "llmulator.json").unlink()  # a checkpoint from before the compact prompt
+    assert "retrain" in LLMEstimator(out).available()

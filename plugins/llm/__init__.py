@@ -5,9 +5,11 @@ from llmulator.hookspecs import hookimpl
 
 @hookimpl
 def register_estimators(register):
-    from .estimator import LLMEstimator
+    from .estimator import ABLATIONS, LLMEstimator
 
     register(LLMEstimator)
+    for cls in ABLATIONS:
+        register(cls)
 
 
 @hookimpl

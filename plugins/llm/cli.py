@@ -8,13 +8,15 @@ import json
 EPILOG = """example:
   llmulator train llm --data data/synth-v1 --out models/llm-v1
   llmulator train llm --data data/synth-v1 --out models/llm-v1 --resume
-Use the result with: LLMULATOR_LLM_MODEL=models/llm-v1 llmulator estimate ..."""
+  llmulator train llm --data data/synth-v1 --out models/llm-logmse --head logmse --init models/llm-v1/pretrained
+Use the result with: LLMULATOR_LLM_MODEL=models/llm-v1 llmulator estimate ...
+(ablation heads: LLMULATOR_LLM_LOGMSE_MODEL=models/llm-logmse llmulator estimate ... -e llm-logmse)"""
 
 
 def add_command(subparsers) -> None:
-    p = subparsers.add_parser("train", help="train a learned estimator on a synthesized dataset",
-                              formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    p.add_argument("model", choices=["llm"], help="which estimator to train")
+    from llmulator.cli import train_subparsers
+    p = train_subparsers(subparsers).add_parser("llm", help="the LLM estimator (digit-by-digit prediction)",
+                                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     p.add_argument("--data", required=True, help="dataset folder made by `llmulator synth`")
     p.add_argument("--out", required=True, help="checkpoint folder (safetensors, tokenizer, training state)")
     p.add_argument("--pretrain-steps", type=int, default=300)
@@ -25,13 +27,21 @@ def add_command(subparsers) -> None:
     p.add_argument("--save-every", type=int, default=200)
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    p.add_argument("--hints", choices=["none", "static", "analytical"], default="analytical",
+                   help="facts added to the prompt: none (code only), static trip counts, or those and the "
+                        "analytical estimate (default)")
+    p.add_argument("--head", choices=["digits", "mse", "logmse", "binned"], default="digits",
+                   help="output: digit tokens (the method) or an ablation head")
+    p.add_argument("--init", help="start fine-tuning from this checkpoint (e.g. another run's pretrained/) "
+                                  "instead of pretraining a new model")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
     from .train import train
     state = train(args.data, args.out, pretrain_steps=args.pretrain_steps, steps=args.steps, batch=args.batch,
-                  lr=args.lr, seed=args.seed, save_every=args.save_every, resume=args.resume, threads=args.threads)
+                  lr=args.lr, seed=args.seed, save_every=args.save_every, resume=args.resume, threads=args.threads,
+                  hints=args.hints, head=args.head, init=args.init)
     print(json.dumps({"steps": state["step"], "seconds": state.get("seconds"), "evals": state.get("evals", [])},
                      indent=2))
     return 0

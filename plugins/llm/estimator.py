@@ -1,14 +1,20 @@
 """The `llm` estimator: a causal LM reads the design's prompt and writes each metric digit by digit.
 
-The checkpoint is a local folder (safetensors + config + tokenizer.json): the
-one named by ``LLMULATOR_LLM_MODEL``, else the default model shipped inside
-this package (``default_model/``). Nothing is downloaded and
-``trust_remote_code`` is never set. The model is loaded once per process and
-predictions are batched; torch is imported only when the estimator is used.
+The checkpoint is a local folder (safetensors + config + tokenizer.json +
+``llmulator.json``): the one named by ``LLMULATOR_LLM_MODEL``, else the
+default model shipped inside this package (``default_model/``). Nothing is
+downloaded and ``trust_remote_code`` is never set. The model is loaded once
+per process and predictions are batched under ``torch.inference_mode``;
+torch is imported only when the estimator is used.
+
+The ablation variants (``heads.py``: ``llm-mse``, ``llm-logmse``,
+``llm-binned``) are the same class with another head; they ship no model and
+read theirs from ``LLMULATOR_LLM_MSE_MODEL`` etc.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from collections.abc import Sequence
@@ -17,34 +23,53 @@ from pathlib import Path
 from llmulator.results import Estimate
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
-VERSION = "0.1"
+VERSION = "0.2"
 
 
-def model_dir() -> Path:
-    env = os.environ.get("LLMULATOR_LLM_MODEL")
-    return Path(env) if env else DEFAULT_MODEL
+def env_var(name: str) -> str:
+    return f"LLMULATOR_{name.upper().replace('-', '_')}_MODEL"
 
 
 class LLMEstimator:
     name = "llm"
     version = VERSION
+    head = "digits"
+    default_path: Path | None = DEFAULT_MODEL
 
-    def __init__(self, path: str | Path | None = None, batch_size: int = 32):
-        self.path = Path(path) if path else model_dir()
+    def __init__(self, path: str | Path | None = None, batch_size: int = 64, threads: int | None = None):
+        env = os.environ.get(env_var(self.name))
+        self.path = Path(path) if path else Path(env) if env else self.default_path
         self.batch_size = batch_size
+        self.threads = threads
         self._model = None
         self._tok = None
+        self._head = None
+        self.meta: dict = {}
 
     def available(self) -> str | None:
-        if not (self.path / "config.json").is_file() or not (self.path / "tokenizer.json").is_file():
-            return (f"no model at {self.path} (train one with `llmulator train llm`, or set "
-                    "LLMULATOR_LLM_MODEL to a local checkpoint folder)")
+        if self.path is None or not (self.path / "config.json").is_file() \
+                or not (self.path / "tokenizer.json").is_file():
+            return (f"no model at {self.path or '(none shipped)'} (train one with `llmulator train llm`, or set "
+                    f"{env_var(self.name)} to a local checkpoint folder)")
+        meta = self._meta()
+        from .text import PROMPT_FORMAT
+        if meta.get("format") != PROMPT_FORMAT:
+            return (f"the checkpoint at {self.path} reads prompt format '{meta.get('format')}', this version "
+                    f"writes '{PROMPT_FORMAT}': retrain it with `llmulator train llm`")
+        if meta.get("head", "digits") != self.head:
+            return f"the checkpoint at {self.path} has head '{meta.get('head')}', this estimator needs '{self.head}'"
         try:
             import torch  # noqa: F401
             import transformers  # noqa: F401
         except ImportError:
             return "needs the ml extra: pip install 'llmulator[ml]'"
         return None
+
+    def _meta(self) -> dict:
+        f = self.path / "llmulator.json"
+        # checkpoints from before llmulator.json: the first prompt format, no hints
+        return json.loads(f.read_text()) if f.is_file() else {"format": "prompt-v1", "hints": "none",
+                                                               "head": "digits"}
 
     def load(self):
         if self._model is None:
@@ -55,25 +80,66 @@ class LLMEstimator:
             hf_logging.disable_progress_bar()
 
             from .text import load_tokenizer
+            from .train import load_head
+            if self.threads:
+                torch.set_num_threads(self.threads)
+            self.meta = self._meta()
             self._tok = load_tokenizer(self.path)
             self._model = AutoModelForCausalLM.from_pretrained(self.path, trust_remote_code=False)
             self._model.eval()
-            torch.set_grad_enabled(False)
+            if self.meta.get("head", "digits") != "digits":
+                self._head = load_head(self.path, self.meta, self._model.config.hidden_size)
         return self._model, self._tok
 
+    def prompts(self, designs: Sequence) -> list[str]:
+        from .text import PROMPT_FORMAT, model_prompt
+        if self.meta.get("format") != PROMPT_FORMAT:
+            raise RuntimeError(f"the checkpoint at {self.path} reads prompt format {self.meta.get('format')!r}; "
+                               f"this version writes {PROMPT_FORMAT!r}: retrain it with `llmulator train llm`")
+        return [model_prompt(d, hints=self.meta.get("hints", "none")) for d in designs]
+
     def estimate(self, designs: Sequence) -> list[Estimate]:
-        from .decode import decode_batch
-        from .text import model_prompt
+        """Batched: prompts are grouped by length so a batch pads little, results come back in order."""
+        from .train import predict
         model, tok = self.load()
-        out: list[Estimate] = []
-        for k in range(0, len(designs), self.batch_size):
-            chunk = designs[k:k + self.batch_size]
+        t0 = time.perf_counter()
+        prompts = self.prompts(designs)
+        render_s = (time.perf_counter() - t0) / max(len(designs), 1)
+        order = sorted(range(len(designs)), key=lambda i: len(prompts[i]))
+        out: list[Estimate | None] = [None] * len(designs)
+        for k in range(0, len(order), self.batch_size):
+            idx = order[k:k + self.batch_size]
             t0 = time.perf_counter()
-            preds = decode_batch(model, tok, [model_prompt(d) for d in chunk])
-            dt = (time.perf_counter() - t0) / max(len(chunk), 1)
-            for d, p in zip(chunk, preds, strict=True):
+            preds = predict(model, tok, [prompts[i] for i in idx], self.meta, self._head)
+            dt = (time.perf_counter() - t0) / len(idx) + render_s
+            for i, p in zip(idx, preds, strict=True):
+                d = designs[i]
                 m = dict(p["metrics"])
                 m["latency_us"] = m["cycles"] / d.arch.clock_mhz
-                out.append(Estimate(self.name, self.version, m, confidence=p["confidence"], interval=p["interval"],
-                                    seconds=dt, design=d.name, notes=[f"model: {self.path}"]))
+                out[i] = Estimate(self.name, self.version, m, confidence=p["confidence"], interval=p["interval"],
+                                  seconds=dt, design=d.name, notes=[f"model: {self.path}"])
         return out
+
+
+class MSEEstimator(LLMEstimator):
+    """Ablation: regression head, MSE on normalised targets."""
+    name = "llm-mse"
+    head = "mse"
+    default_path = None
+
+
+class LogMSEEstimator(LLMEstimator):
+    """Ablation: regression head, MSE on normalised log10 targets."""
+    name = "llm-logmse"
+    head = "logmse"
+    default_path = None
+
+
+class BinnedEstimator(LLMEstimator):
+    """Ablation: classification into log-spaced bins."""
+    name = "llm-binned"
+    head = "binned"
+    default_path = None
+
+
+ABLATIONS = (MSEEstimator, LogMSEEstimator, BinnedEstimator)

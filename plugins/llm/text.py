@@ -1,10 +1,26 @@
 """What the LLM estimator reads and writes, as text and as tokens.
 
-Input: the design's prompt (``llmulator.render.prompt``: hardware, mapping,
-sizes, code, inputs; every number digit by digit) without the HLS pragma
-lines, which repeat the mapping section, followed by ``### predict``.
-Output: for each metric its marker token and its seven codec tokens
-(``<cycles> 1 2 3 e + 0 4 <energy_pj> ...``) then ``<eos>``.
+Input (``model_prompt``): a compact form of the design, every number digit by
+digit — the hardware the kernel actually uses (clock, PE array, the operator
+classes its statements execute on with count, latency, format, energy and area
+per operation, every memory level with its geometry and access energies), the
+mapping, the sizes, the mapped kernel code without its pragma lines (they
+repeat the mapping section) with loop headers shortened, the input
+description, and optional *hints*:
+
+* ``none`` — nothing else: the model reads the code only;
+* ``static`` — each loop's static trip count per entry (expected values for
+  data-dependent loops), as a compiler would report them;
+* ``analytical`` — those plus the analytical estimator's four metrics in the
+  output's own digit format: the model learns a correction to a fast static
+  model (residual learning), which it can copy where the static model is right
+  and override where control flow or scheduling makes it wrong.
+
+A checkpoint records its prompt format in ``llmulator.json``, so the
+estimator always builds the prompt the model was trained on.
+
+Output: for each metric its marker token and its six codec tokens
+(``<cycles> + 0 4 1 2 3 <energy_pj> ...``) then ``<eos>``.
 
 The tokenizer is a ``tokenizers`` WordLevel model whose pre-tokenizer isolates
 every digit, every identifier and every other symbol, so a digit is always one
@@ -14,6 +30,7 @@ tokenizer.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,18 +43,96 @@ SPECIALS = ("<pad>", "<eos>", "<unk>", "<bos>", *MARKERS)
 NUMBER_SYMBOLS = ("e", "+", "-", *codec.DIGITS)
 PREDICT = "### predict"
 SPLIT = r"\d|[A-Za-z_][A-Za-z0-9_]*|\S"
+HINTS = ("none", "static", "analytical")
+PROMPT_FORMAT = "compact-v2"
+_FOR = re.compile(r"for \(int (\w+) = (.+?); \1 (<=?) (.+?); \1(\+\+|\s*\+=\s*(.+?))\) \{")
 
 
-def model_prompt(design, variant: str | None = None, prompt_text: str | None = None) -> str:
-    from llmulator.render import prompt
-    text = prompt_text if prompt_text is not None else prompt(design, variant)
-    lines = [ln for ln in text.splitlines() if not ln.lstrip().startswith("#pragma")]
-    return "\n".join(lines) + f"\n{PREDICT}\n"
+def model_prompt(design, variant: str | None = None, hints: str = "none") -> str:
+    """The compact text the model reads for one design (see the module docstring)."""
+    if hints not in HINTS:
+        raise ValueError(f"hints must be one of {HINTS}, not {hints!r}")
+    from llmulator.render import _compact, _function, _inputs, _num, isolate_digits
+    d = design
+    a, m, w = d.arch, d.mapping, d.workload
+    used = _used_ops(d)
+    out = ["### hw", f"clock {_num(a.clock_mhz)}"]
+    out.append(f"pe {a.pe_array.rows} x {a.pe_array.cols} {a.pe_array.interconnect} depth "
+               f"{a.pe_array.pipeline_depth_cycles}" if a.pe_array else "pe none")
+    for o in a.operators.values():
+        if o.name in used:
+            out.append(f"op {o.name} {o.count} lat {o.latency_cycles} {o.numeric[0]}{o.bits} "
+                       f"e {_sci(o.energy_pj)} a {_sci(o.area_um2)}")
+    for lv in a.memory:
+        cap = "-" if lv.capacity_kib is None else _num(lv.capacity_kib)
+        out.append(f"mem {lv.name} {lv.kind} {cap} x {lv.instances} w {lv.width_bits} b {lv.banks} "
+                   f"p {lv.ports} bw {_num(lv.bandwidth_bytes_per_cycle)} lat {lv.latency_cycles} "
+                   f"rd {_sci(lv.read_energy_pj)} wr {_sci(lv.write_energy_pj)}")
+    out.append("### map")
+    for label in d.tree.loops:
+        lm = m.loop(label)
+        items = [f"{k} {v}" for k, v in (("tile", lm.tile), ("spatial", lm.spatial), ("unroll", lm.unroll),
+                                         ("ii", lm.pipeline_ii)) if v]
+        if items:
+            out.append(f"{label} " + " ".join(items))
+    if m.order:
+        out.append("order " + " ".join(m.order))
+    out.append("place " + " ".join(f"{n} {d.placement(n)}" for n in w.arrays))
+    for n, p in m.partition.items():
+        out.append(f"part {n} {p.type}" + (f" {p.factor}" if p.type != "complete" else "") + f" dim {p.dim}")
+    if m.dataflow:
+        out.append("dataflow")
+    out.append("### sizes")
+    out += [f"{p} {d.sizes[p]}" for p in w.parameters]
+    out += [f"{s} {_num(v['value'])}" for s, v in w.scalars.items()]
+    out.append("### code")
+    code = [ln for ln in _function(d, False).splitlines() if not ln.lstrip().startswith("#pragma")]
+    out += [_FOR.sub(_short_for, ln) for ln in code]
+    out.append("### inputs")
+    out += _inputs(d, variant)
+    if hints != "none":
+        out.append("### facts")
+        out += _facts(d, hints)
+    return isolate_digits(_compact("\n".join(out))) + f"{PREDICT}\n"
 
 
-def strip_prompt(text: str) -> str:
-    """A stored prompt (from the synthesizer) in the form the model reads."""
-    return model_prompt(None, prompt_text=text)
+def _short_for(mt: re.Match) -> str:
+    var, lo, rel, hi, step = mt.group(1), mt.group(2), mt.group(3), mt.group(4), mt.group(6)
+    return f"for {var} {lo} {'to' if rel == '<=' else 'until'} {hi}" + (f" step {step}" if step else "") + " {"
+
+
+def _used_ops(d) -> set[str]:
+    used: set[str] = set()
+    for st, _ in d.statements_with_loops():
+        used.update(k for k, v in d.stmt_ops(st).items() if v)
+    return used
+
+
+def _sci(value: float) -> str:
+    """A real-valued figure in the output's own digit format (``+ 0 4 1 2 3``)."""
+    try:
+        return " ".join(codec.encode(float(value)))
+    except ValueError:
+        return "?"
+
+
+def _facts(d, hints: str) -> list[str]:
+    from llmulator.render import _num
+    lines = []
+    for label in d.tree.loops:
+        try:
+            t = d.trips(label)
+            lines.append(f"trips {label} {_num(round(t)) if abs(t - round(t)) < 1e-9 else f'{t:.3g}'}")
+        except Exception:  # noqa: BLE001 - a loop whose expected trips are unknown is written as such
+            lines.append(f"trips {label} ?")
+    if hints == "analytical":
+        try:
+            from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+            est = AnalyticalEstimator().estimate([d])[0].metrics
+            lines += [f"static {mt} {_sci(est[mt])}" for mt in METRICS]
+        except Exception:  # noqa: BLE001 - designs the static model cannot price get no prior
+            lines.append("static none")
+    return lines
 
 
 def target_text(metrics: dict[str, float]) -> str:

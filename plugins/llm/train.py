@@ -1,20 +1,25 @@
 """Training the LLM estimator: pretraining on the program corpus, then fine-tuning on digit targets.
 
 ``llmulator train llm --data DIR --out DIR`` reads the synthesizer's Parquet
-shards, builds the tokenizer from the training split's prompts, creates a
-small Llama-style causal LM from a config (no weights are downloaded), and runs
+shards, rebuilds each sample's design and writes its compact model prompt
+(``text.model_prompt``, with the chosen ``--hints``; cached in
+``prompts.jsonl``), builds the tokenizer from the training split's prompts,
+creates a small Llama-style causal LM from a config (no weights are
+downloaded), and runs
 
 1. pretraining: next-token loss over the prompts (the programs, mappings and
-   hardware descriptions), ``--pretrain-steps`` steps;
-2. supervised fine-tuning: next-token loss on the target tokens only
-   (``<cycles> d d d e s d d ...``), ``--steps`` steps;
+   hardware descriptions), ``--pretrain-steps`` steps; the result is kept in
+   ``pretrained/`` so variants can start from the same trunk (``--init``);
+2. supervised fine-tuning, ``--steps`` steps: with ``--head digits`` (the
+   method) next-token loss on the target tokens only
+   (``<cycles> + 0 4 1 2 3 ...``); with ``mse``/``logmse``/``binned`` (the
+   ablation, ``heads.py``) a head on the last prompt position;
 
-with a progress bar, a checkpoint every ``--save-every`` steps (model weights
-as safetensors, tokenizer, optimizer state and step: an interrupted run
-resumes with ``--resume``), evaluation on the held-out splits at the end of
-each phase, and fixed seeds. ``--base-model PATH`` starts from any local
-Hugging Face causal-LM checkpoint instead (LoRA adapters through ``peft``
-with ``--lora``).
+with a progress bar, a checkpoint every ``--save-every`` steps (safetensors
+weights, tokenizer, optimizer state and step: an interrupted run resumes with
+``--resume``), evaluation on the held-out splits at the end, and fixed seeds.
+The checkpoint's ``llmulator.json`` records the prompt format, hints and head,
+so the estimator builds the prompt the model was trained on.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ from pathlib import Path
 from typing import Any
 
 from llmulator.errors import UserError
-from llmulator.fileio import atomic_write_json
+from llmulator.fileio import atomic_write_json, atomic_write_text
 
-from .text import strip_prompt, target_text
+from . import heads as H
+from .text import HINTS, METRICS, PROMPT_FORMAT, model_prompt, target_text
 
 DEFAULT_ARCH = {"hidden_size": 192, "intermediate_size": 512, "num_hidden_layers": 3, "num_attention_heads": 4,
                 "num_key_value_heads": 4, "max_position_embeddings": 2048}
+META = "llmulator.json"
 
 
 def load_rows(data: str | Path) -> list[dict[str, Any]]:
@@ -45,9 +52,36 @@ def load_rows(data: str | Path) -> list[dict[str, Any]]:
     return rows
 
 
-def examples(rows: list[dict[str, Any]]) -> list[tuple[str, str, dict[str, float]]]:
-    return [(strip_prompt(r["prompt"]), target_text(r), {m: r[m] for m in ("cycles", "energy_pj", "power_mw",
-                                                                              "area_um2")}) for r in rows]
+def prompts_for(rows: list[dict[str, Any]], hints: str, cache: Path | None = None,
+                progress: bool = False) -> dict[str, str]:
+    """Model prompt of every row (by sample id), read from and added to ``cache`` (JSON lines)."""
+    from llmulator_plugins.synth.sample import Rejected, design_of_row
+    from rich.progress import track
+    known: dict[str, str] = {}
+    if cache is not None and cache.is_file():
+        for line in cache.read_text().splitlines():
+            rec = json.loads(line)
+            if rec.get("hints") == hints and rec.get("format") == PROMPT_FORMAT:
+                known[rec["id"]] = rec["prompt"]
+    todo = [r for r in rows if r["sample_id"] not in known]
+    for r in track(todo, description="prompts", disable=not progress or not todo):
+        try:
+            known[r["sample_id"]] = model_prompt(design_of_row(r), r["variant"] or None, hints)
+        except Rejected:
+            continue
+    if cache is not None and todo:
+        atomic_write_text(cache, "".join(json.dumps({"id": k, "hints": hints, "format": PROMPT_FORMAT, "prompt": v})
+                                         + "\n" for k, v in known.items()))
+    return known
+
+
+def examples(rows: list[dict[str, Any]], prompts: dict[str, str]) -> list[tuple[str, str, dict[str, float]]]:
+    out = []
+    for r in rows:
+        if r["sample_id"] in prompts:
+            truth = {m: float(r[m]) for m in METRICS}
+            out.append((prompts[r["sample_id"]], target_text(truth), truth))
+    return out
 
 
 def seed_everything(seed: int) -> None:
@@ -75,7 +109,6 @@ def _batches(items: list, batch: int, rng: random.Random):
 
 
 def _encode(tokenizer, pairs: list[tuple[str, str]], sft: bool, max_length: int):
-    import torch
     tokenizer.padding_side = "right"
     prompts = tokenizer([p for p, _ in pairs], add_special_tokens=False)["input_ids"]
     targets = tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]
@@ -84,67 +117,131 @@ def _encode(tokenizer, pairs: list[tuple[str, str]], sft: bool, max_length: int)
         p = p[-(max_length - len(t)):]
         seqs.append(p + t)
         labels.append(([-100] * len(p) if sft else list(p)) + t)
+    return _pad(tokenizer, seqs, labels)
+
+
+def _pad(tokenizer, seqs, labels=None):
+    import torch
     n = max(len(s) for s in seqs)
     pad = tokenizer.pad_token_id
     ids = torch.tensor([s + [pad] * (n - len(s)) for s in seqs])
-    lab = torch.tensor([s + [-100] * (n - len(s)) for s in labels])
     att = torch.tensor([[1] * len(s) + [0] * (n - len(s)) for s in seqs])
+    lab = None if labels is None else torch.tensor([s + [-100] * (n - len(s)) for s in labels])
     return ids, att, lab
 
 
-def evaluate(model, tokenizer, items, limit: int = 64, batch: int = 16) -> dict[str, float]:
-    """MAPE per metric of greedy constrained decoding on up to ``limit`` examples."""
-    from .decode import decode_batch
+def _encode_prompts(tokenizer, prompts: list[str], max_length: int):
+    tokenizer.padding_side = "right"
+    seqs = [s[-max_length:] for s in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+    ids, att, _ = _pad(tokenizer, seqs)
+    return ids, att
+
+
+def predict(model, tokenizer, prompts: list[str], meta: dict[str, Any], head_module=None,
+            max_length: int = 1536) -> list[dict]:
+    """Predictions of a checkpoint with any head, as ``decode_batch`` returns them."""
+    head = meta.get("head", "digits")
+    if head == "digits":
+        from .decode import decode_batch
+        return decode_batch(model, tokenizer, prompts, max_length)
+    import torch
+    with torch.inference_mode():
+        ids, att = _encode_prompts(tokenizer, prompts, max_length)
+        out = head_module(H.last_hidden(model, ids, att))
+    res = []
+    for vals, conf in H.predict(head, meta["stats"], out):
+        res.append({"metrics": dict(zip(METRICS, vals, strict=True)),
+                    "confidence": None if conf is None else dict(zip(METRICS, conf, strict=True)),
+                    "interval": None})
+    return res
+
+
+def evaluate(model, tokenizer, items, meta: dict[str, Any], head_module=None, limit: int = 64,
+             batch: int = 16) -> dict[str, float]:
+    """MAPE per metric on up to ``limit`` examples."""
     items = items[:limit]
     errs: dict[str, list[float]] = {}
     model.eval()
     for k in range(0, len(items), batch):
         chunk = items[k:k + batch]
-        preds = decode_batch(model, tokenizer, [p for p, _, _ in chunk])
+        preds = predict(model, tokenizer, [p for p, _, _ in chunk], meta, head_module)
         for (_, _, truth), pred in zip(chunk, preds, strict=True):
             for m, v in truth.items():
                 errs.setdefault(m, []).append(abs(pred["metrics"][m] - v) / max(abs(v), 1e-12) * 100)
     model.train()
-    return {f"mape.{m}": sum(v) / len(v) for m, v in errs.items()}
+    return {f"mape.{m}": round(sum(v) / len(v), 2) for m, v in errs.items()}
+
+
+def load_head(path: Path, meta: dict[str, Any], hidden: int):
+    from safetensors.torch import load_file
+    head = H.new_head(meta["head"], hidden)
+    head.load_state_dict(load_file(str(path / "head.safetensors")))
+    head.eval()
+    return head
 
 
 def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: int = 1000, batch: int = 8,
           lr: float = 1e-3, seed: int = 0, max_length: int = 1536, save_every: int = 200, resume: bool = False,
           arch: dict[str, Any] | None = None, progress: bool = True, eval_limit: int = 64,
-          threads: int | None = None) -> dict[str, Any]:
+          threads: int | None = None, hints: str = "analytical", head: str = "digits",
+          init: str | Path | None = None) -> dict[str, Any]:
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+    from safetensors.torch import save_file
+    from transformers import LlamaForCausalLM
 
     from .text import build_tokenizer, load_tokenizer
 
+    if hints not in HINTS:
+        raise UserError(f"--hints must be one of {', '.join(HINTS)}, not '{hints}'")
+    if head not in H.HEADS:
+        raise UserError(f"--head must be one of {', '.join(H.HEADS)}, not '{head}'")
+    if init is not None and not (Path(init) / "config.json").is_file():
+        raise UserError(f"--init {init}: no checkpoint there (expected config.json and tokenizer.json)")
     if threads:
         torch.set_num_threads(threads)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(seed)
     rows = load_rows(data)
-    train_rows = [r for r in rows if r["split"] == "train"]
-    held = {s: examples([r for r in rows if r["split"] == s]) for s in ("val", "test_app", "test_hw", "test_input")}
-    items = examples(train_rows)
+    cache = Path(data) / f"prompts-{hints}.jsonl"
+    prompts = prompts_for(rows, hints, cache, progress)
+    items = examples([r for r in rows if r["split"] == "train"], prompts)
+    held = {s: examples([r for r in rows if r["split"] == s], prompts)
+            for s in ("val", "test_app", "test_hw", "test_input")}
     if not items:
         raise UserError("the dataset has no training samples")
+    meta = {"format": PROMPT_FORMAT, "hints": hints, "head": head, "data": str(data), "seed": seed}
+    if head != "digits":
+        meta["stats"] = H.fit_stats(head, [[t[m] for m in METRICS] for _, _, t in items])
+    if init is not None:
+        pretrain_steps = 0
     state_file = out / "train_state.json"
     if resume and state_file.is_file():
         state = json.loads(state_file.read_text())
         tokenizer = load_tokenizer(out)
-        from transformers import LlamaForCausalLM
         model = LlamaForCausalLM.from_pretrained(out)
     else:
         state = {"step": 0, "history": []}
-        tokenizer = build_tokenizer([p for p, _, _ in items])
-        model = new_model(tokenizer, arch)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
+        if init is not None:
+            tokenizer = load_tokenizer(init)
+            model = LlamaForCausalLM.from_pretrained(init)
+        else:
+            tokenizer = build_tokenizer([p for p, _, _ in items])
+            model = new_model(tokenizer, arch)
+    head_module = None
+    params = list(model.parameters())
+    if head != "digits":
+        head_module = (load_head(out, meta, model.config.hidden_size) if resume and (out / "head.safetensors")
+                       .is_file() else H.new_head(head, model.config.hidden_size))
+        head_module.train()
+        params += list(head_module.parameters())
+    opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
     if resume and (out / "optimizer.pt").is_file():
         opt.load_state_dict(torch.load(out / "optimizer.pt", weights_only=True))
     total = pretrain_steps + steps
     rng = random.Random(seed + state["step"])
-    pairs = [(p, t) for p, t, _ in items]
-    batches = _batches(pairs, min(batch, len(pairs)), rng)
+    batches = _batches(items, min(batch, len(items)), rng)
     model.train()
     t0 = time.perf_counter()
 
@@ -154,11 +251,16 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
             return lr * (step + 1) / warm
         return lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
 
-    def save():
-        model.save_pretrained(out, safe_serialization=True)
-        tokenizer.save_pretrained(out)
-        torch.save(opt.state_dict(), out / "optimizer.pt")
-        atomic_write_json(state_file, state)
+    def save(folder: Path = out):
+        model.save_pretrained(folder, safe_serialization=True)
+        tokenizer.save_pretrained(folder)
+        atomic_write_json(folder / META, meta)
+        if head_module is not None:
+            save_file({k: v.contiguous() for k, v in head_module.state_dict().items()},
+                      str(folder / "head.safetensors"))
+        if folder == out:
+            torch.save(opt.state_dict(), out / "optimizer.pt")
+            atomic_write_json(state_file, state)
 
     columns = [TextColumn("train llm"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                TimeRemainingColumn()]
@@ -167,24 +269,34 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         while state["step"] < total:
             step = state["step"]
             sft = step >= pretrain_steps
-            ids, att, lab = _encode(tokenizer, next(batches), sft, max_length)
+            chunk = next(batches)
             for g in opt.param_groups:
                 g["lr"] = lr_at(step)
-            loss = model(input_ids=ids, attention_mask=att, labels=lab).loss
+            if sft and head_module is not None:
+                ids, att = _encode_prompts(tokenizer, [p for p, _, _ in chunk], max_length)
+                tgt = H.targets(head, meta["stats"], [[t[m] for m in METRICS] for _, _, t in chunk])
+                loss = H.loss(head, head_module(H.last_hidden(model, ids, att)), tgt)
+            else:
+                ids, att, lab = _encode(tokenizer, [(p, t) for p, t, _ in chunk], sft, max_length)
+                loss = model(input_ids=ids, attention_mask=att, labels=lab).loss
             opt.zero_grad()
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
             loss_value = loss.item()
             state["step"] = step + 1
             state["history"].append({"step": step + 1, "phase": "sft" if sft else "pretrain",
                                      "loss": round(loss_value, 5)})
             bar.update(task, advance=1, info=f"{'sft' if sft else 'pretrain'} loss {loss_value:.3f}")
-            if state["step"] % save_every == 0 or state["step"] in (pretrain_steps, total):
-                if state["step"] in (pretrain_steps, total) and state["step"] > 0 and sft or state["step"] == total:
-                    state.setdefault("evals", []).append(
-                        {"step": state["step"], **{s: evaluate(model, tokenizer, v, eval_limit)
-                                                   for s, v in held.items() if v}})
+            if pretrain_steps and state["step"] == pretrain_steps:
+                save(out / "pretrained")
+            if state["step"] == total:
+                if head_module is not None:
+                    head_module.eval()
+                state.setdefault("evals", []).append(
+                    {"step": state["step"], **{s: evaluate(model, tokenizer, v, meta, head_module, eval_limit)
+                                               for s, v in held.items() if v}})
+            if state["step"] % save_every == 0 or state["step"] == total:
                 save()
     state["seconds"] = round(time.perf_counter() - t0, 1)
     save()

@@ -132,3 +132,17 @@ def structure_stats(d: Design) -> dict[str, Any]:
         "pragma_spatial": sum(1 for lm in m.loops.values() if lm.spatial),
         "pragma_partition": len(m.partition),
     }
+
+
+def spec_of_row(row: dict[str, Any]) -> SampleSpec:
+    """The spec a dataset row was made from (rows store the three specs as YAML)."""
+    return SampleSpec(stage=int(row["stage"]), generator=row["generator"],
+                      arch=yaml.safe_load(row["architecture_yaml"])["architecture"],
+                      workload=yaml.safe_load(row["workload_yaml"])["workload"],
+                      mapping=yaml.safe_load(row["mapping_yaml"])["mapping"], preset=row["preset"] or None,
+                      variant=row["variant"] or None)
+
+
+def design_of_row(row: dict[str, Any]) -> Design:
+    """Rebuild the Design of a dataset row (raises ``Rejected`` if it no longer builds)."""
+    return build_design(spec_of_row(row))

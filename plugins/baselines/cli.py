@@ -1,0 +1,46 @@
+"""`llmulator train gnn|tlp|tensetmlp`: train a learned baseline on a synthesized dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+EPILOG = """example:
+  llmulator train {name} --data data/synth-v1 --out models/{name}-v1
+  llmulator train {name} --data data/synth-v1 --out models/{name}-v1 --resume
+Use the result with: LLMULATOR_{env}_MODEL=models/{name}-v1 llmulator estimate ...
+(ship it: copy model.safetensors and config.json to plugins/baselines/default_model/{name}/)"""
+
+HELP = {"gnn": "the GNN baseline (control/data-flow graph of the mapped kernel)",
+        "tlp": "the TLP baseline (attention over mapping primitives)",
+        "tensetmlp": "the Tenset-MLP baseline (segment-sum MLP over statements)"}
+
+
+def add_command(subparsers) -> None:
+    from llmulator.cli import train_subparsers
+    targets = train_subparsers(subparsers)
+    for name, text in HELP.items():
+        p = targets.add_parser(name, help=text, description=f"Train {text}.",
+                               formatter_class=argparse.RawDescriptionHelpFormatter,
+                               epilog=EPILOG.format(name=name, env=name.upper()))
+        p.add_argument("--data", required=True, help="dataset folder made by `llmulator synth`")
+        p.add_argument("--out", required=True, help="checkpoint folder (model.safetensors, config.json, state/)")
+        p.add_argument("--epochs", type=int, help="training epochs (default: the model's)")
+        p.add_argument("--batch", type=int, help="designs per step (default 32)")
+        p.add_argument("--lr", type=float, help="peak learning rate")
+        p.add_argument("--weight-decay", type=float, help="AdamW weight decay (default 1e-5)")
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+        p.add_argument("--resume", action="store_true", help="continue from the state in --out")
+        p.add_argument("--no-progress", action="store_true")
+        p.set_defaults(func=run, baseline=name)
+
+
+def run(args) -> int:
+    from .train import train
+    state = train(args.baseline, args.data, args.out, epochs=args.epochs, batch=args.batch, lr=args.lr,
+                  weight_decay=args.weight_decay, seed=args.seed, threads=args.threads, resume=args.resume,
+                  progress=not args.no_progress)
+    print(json.dumps({"epochs": state["epoch"], "seconds": round(state["seconds"], 1), "best": state["best"],
+                      "held_out": state.get("final", {})}, indent=2))
+    return 0

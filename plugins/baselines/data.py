@@ -1,0 +1,135 @@
+"""Dataset rows -> featurised, packed arrays (cached once per training folder) and torch batches.
+
+A packed set stores the per-design vector sets back to back (``x`` with
+offsets ``x_off``), local edges likewise (``e``/``e_off``), the architecture
+vectors ``g``, the log-metric targets ``y`` and the split of every row. It is
+written as one ``.npz`` (no pickles) keyed by the featuriser version and the
+sample ids, so a second training run or a resumed one skips featurisation.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llmulator.design import Design
+from llmulator.errors import SpecError, UserError
+from llmulator.fileio import atomic_write_bytes
+
+from . import graph, sequence, statements
+from .features import ARCH_DIM, Featurised
+
+FEATURE_VERSION = "1"
+METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
+SPLITS = ("train", "val", "test_app", "test_hw", "test_input")
+FEATURISERS: dict[str, Callable[[Design], Featurised]] = {
+    "gnn": graph.featurise, "tlp": sequence.featurise, "tensetmlp": statements.featurise}
+DIMS = {"gnn": graph.NODE_DIM, "tlp": sequence.STEP_DIM, "tensetmlp": statements.STMT_DIM}
+
+
+def pack(items: Sequence[Featurised], dim: int) -> dict[str, np.ndarray]:
+    xs = [f.x for f in items]
+    es = [f.edges if f.edges is not None else np.zeros((0, 3), np.int64) for f in items]
+    x_off = np.zeros(len(items) + 1, np.int64)
+    x_off[1:] = np.cumsum([len(x) for x in xs])
+    e_off = np.zeros(len(items) + 1, np.int64)
+    e_off[1:] = np.cumsum([len(e) for e in es])
+    return {"x": np.concatenate(xs).astype(np.float32) if xs else np.zeros((0, dim), np.float32), "x_off": x_off,
+            "e": np.concatenate(es).astype(np.int64) if es else np.zeros((0, 3), np.int64), "e_off": e_off,
+            "g": np.stack([f.g for f in items]).astype(np.float32) if items else np.zeros((0, ARCH_DIM), np.float32)}
+
+
+def featurise_rows(kind: str, rows: list[dict[str, Any]], progress: bool = True) -> dict[str, np.ndarray]:
+    """Rebuild each row's design, featurise it; rows whose design no longer builds are dropped."""
+    from llmulator_plugins.synth.card import split_of
+    from llmulator_plugins.synth.sample import Rejected, design_of_row
+    from rich.progress import Progress
+
+    fn = FEATURISERS[kind]
+    items, ys, splits, ids = [], [], [], []
+    with Progress(disable=not progress, transient=True) as bar:
+        task = bar.add_task(f"featurise {kind}", total=len(rows))
+        for r in rows:
+            bar.advance(task)
+            try:
+                f = fn(design_of_row(r))
+            except (Rejected, SpecError):
+                continue
+            items.append(f)
+            ys.append([np.log(max(float(r[m]), 1e-30)) for m in METRICS])
+            splits.append(SPLITS.index(split_of(r)))
+            ids.append(str(r.get("sample_id", len(ids))))
+    out = pack(items, DIMS[kind])
+    out["y"] = np.asarray(ys, np.float32).reshape(-1, len(METRICS))
+    out["split"] = np.asarray(splits, np.int64)
+    out["ids"] = np.asarray(ids, dtype=np.str_)
+    return out
+
+
+def cache_key(kind: str, rows: list[dict[str, Any]]) -> str:
+    h = hashlib.sha1(f"{kind}:{FEATURE_VERSION}:".encode())
+    for r in rows:
+        h.update(str(r.get("sample_id", "")).encode())
+        h.update(repr([r[m] for m in METRICS]).encode())
+    return h.hexdigest()
+
+
+def load_or_featurise(kind: str, rows: list[dict[str, Any]], cache: Path, progress: bool = True):
+    key = cache_key(kind, rows)
+    if cache.is_file():
+        with np.load(cache, allow_pickle=False) as z:
+            if str(z["key"]) == key:
+                return {k: z[k] for k in z.files if k != "key"}
+    packed = featurise_rows(kind, rows, progress)
+    buf = io.BytesIO()
+    np.savez(buf, key=np.asarray(key), **packed)
+    atomic_write_bytes(cache, buf.getvalue())
+    return packed
+
+
+def load_rows(data: str | Path) -> list[dict[str, Any]]:
+    from llmulator_plugins.synth.card import read_records
+    if not (Path(data) / "data").is_dir():
+        raise UserError(f"no dataset at {data}: expected {data}/data/*.parquet made by `llmulator synth`")
+    rows = read_records(data)
+    if not rows:
+        raise UserError(f"no samples under {data}/data; make a dataset with `llmulator synth`")
+    return sorted(rows, key=lambda r: str(r.get("sample_id", "")))
+
+
+def select(packed: dict[str, np.ndarray], idx: Sequence[int]) -> dict[str, np.ndarray]:
+    """A sub-set of a packed set (rows ``idx``), re-packed."""
+    items = []
+    for i in idx:
+        a, b = packed["x_off"][i], packed["x_off"][i + 1]
+        ea, eb = packed["e_off"][i], packed["e_off"][i + 1]
+        items.append(Featurised(packed["x"][a:b], packed["g"][i], packed["e"][ea:eb]))
+    out = pack(items, packed["x"].shape[1])
+    for k in ("y", "split"):
+        if k in packed:
+            out[k] = packed[k][list(idx)]
+    return out
+
+
+def to_batch(packed: dict[str, np.ndarray], idx: Sequence[int] | None = None) -> dict[str, Any]:
+    """Torch tensors for the model: node/step/statement rows with their design index, edges, padding."""
+    import torch
+    p = packed if idx is None else select(packed, idx)
+    x_off, e_off = p["x_off"], p["e_off"]
+    n = len(x_off) - 1
+    counts = np.diff(x_off)
+    seg = np.repeat(np.arange(n), counts)
+    e = p["e"]
+    shift = np.repeat(x_off[:-1], np.diff(e_off))
+    pos = np.arange(len(p["x"])) - np.repeat(x_off[:-1], counts)
+    batch = {"x": torch.from_numpy(p["x"]), "seg": torch.from_numpy(seg), "n": n,
+             "src": torch.from_numpy(e[:, 0] + shift), "dst": torch.from_numpy(e[:, 1] + shift),
+             "etype": torch.from_numpy(e[:, 2].copy()), "g": torch.from_numpy(p["g"]),
+             "pos": torch.from_numpy(pos), "max_len": int(counts.max()) if n else 0}
+    if "y" in p:
+        batch["y"] = torch.from_numpy(p["y"])
+    return batch

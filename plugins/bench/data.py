@@ -1,0 +1,86 @@
+"""Dataset rows -> the designs to estimate, per held-out split.
+
+Each row of a synthesized dataset stores its three spec documents; they are
+validated and rebuilt into :class:`llmulator.design.Design` objects here. A
+row whose specs no longer rebuild (the schema moved on since the dataset was
+made) is counted, with its reason, rather than dropped silently.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import attrs
+import numpy as np
+import yaml
+from llmulator.errors import UserError
+
+TEST_SPLITS = ("test_app", "test_hw", "test_input")
+
+
+@attrs.define
+class SplitDesigns:
+    """The rows drawn from one split and the designs rebuilt from them (``pairs``: row, design)."""
+
+    split: str
+    available: int  # rows of this split in the dataset
+    drawn: int  # rows drawn (per-split cap)
+    pairs: list[tuple[dict[str, Any], Any]]
+    not_rebuilt: Counter = attrs.field(factory=Counter)  # reason -> rows
+
+
+def load_rows(data: str | Path) -> list[dict[str, Any]]:
+    from llmulator_plugins.synth.card import read_records
+    d = Path(data)
+    if not d.is_dir():
+        raise UserError(f"--data {data}: no such folder (expected a dataset made by `llmulator synth`)")
+    if not any((d / "data").glob("*.parquet")):
+        raise UserError(f"--data {data}: no Parquet shards under {d / 'data'} (expected a dataset made by "
+                        "`llmulator synth --out DIR`)")
+    return read_records(d)
+
+
+def designs_of(rows: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], Any]], Counter]:
+    """Rebuild each row's design; returns (row, design) pairs and a Counter of the reasons rows failed."""
+    from llmulator_plugins.synth.sample import Rejected, SampleSpec, build_design
+    out, bad = [], Counter()
+    for r in rows:
+        try:
+            spec = SampleSpec(stage=r["stage"], generator=r["generator"],
+                              arch=yaml.safe_load(r["architecture_yaml"])["architecture"],
+                              workload=yaml.safe_load(r["workload_yaml"])["workload"],
+                              mapping=yaml.safe_load(r["mapping_yaml"])["mapping"], preset=r["preset"] or None,
+                              variant=r["variant"] or None)
+            out.append((r, build_design(spec)))
+        except (Rejected, KeyError, TypeError, yaml.YAMLError) as e:
+            bad[f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"] += 1
+    return out, bad
+
+
+def draw(rows: list[dict[str, Any]], splits: list[str], per_split: int, seed: int) -> dict[str, SplitDesigns]:
+    """Up to ``per_split`` rows of each split, drawn uniformly at random (seeded) and rebuilt.
+
+    Rows are ordered by sample id before drawing, so the draw does not depend on
+    how the dataset was sharded; shards are written stage by stage, so taking the
+    first N rows instead would pick stage-1 programs only.
+    """
+    from llmulator_plugins.synth.card import SPLITS, split_of
+    by_split: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
+    for r in sorted(rows, key=lambda r: r["sample_id"]):
+        s = split_of(r)
+        if s in by_split:
+            by_split[s].append(r)
+    out = {}
+    for s in splits:
+        cand = by_split[s]
+        if per_split and len(cand) > per_split:
+            rng = np.random.default_rng([seed, SPLITS.index(s)])  # same draw whichever splits are asked for
+            idx = np.sort(rng.choice(len(cand), size=per_split, replace=False))
+            chosen = [cand[k] for k in idx]
+        else:
+            chosen = cand
+        pairs, bad = designs_of(chosen)
+        out[s] = SplitDesigns(s, len(cand), len(chosen), pairs, bad)
+    return out

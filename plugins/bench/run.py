@@ -1,0 +1,166 @@
+"""Run estimators over the drawn designs: batched accuracy run, failure accounting, single-query latency.
+
+One :class:`Outcome` per estimator and split holds everything the report and
+the plots need. An estimator's ``estimate`` is batched (the registry contract);
+when a batch raises, each design is tried alone to find the ones it cannot
+price, those are counted with their reasons, and the rest is estimated again as
+one batch so that predictions per second still measure a batched call.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+import time
+from collections import Counter
+from typing import Any
+
+import attrs
+import numpy as np
+from llmulator.results import METRICS
+
+from .data import SplitDesigns, designs_of
+
+BATCH_RUNS = 3
+REPEAT_BELOW_S = 2.0
+
+
+@attrs.define
+class Outcome:
+    estimator: str
+    version: str
+    split: str
+    drawn: int
+    not_rebuilt: int
+    failed: Counter  # reason -> designs the estimator raised on or returned a non-finite metric for
+    measured: dict[str, np.ndarray]
+    predicted: dict[str, np.ndarray]
+    confidence: dict[str, np.ndarray]  # only metrics for which every estimate had a confidence
+    batch_rate: float | None  # designs per second of the best batched run (None: no batched run succeeded)
+    batch_note: str = ""
+    batch_runs: int = 1  # batched seconds: the best of this many runs
+    single_ms: float | None = None  # median wall time of a one-design call
+    single_n: int = 0
+
+    @property
+    def n(self) -> int:
+        return int(next(iter(self.measured.values())).size) if self.measured else 0
+
+
+def model_env(name: str) -> str:
+    """The environment variable a checkpointed estimator reads its default checkpoint from."""
+    return f"LLMULATOR_{name.upper().replace('-', '_')}_MODEL"
+
+
+def set_model_paths(models: dict[str, str]) -> None:
+    """Point each named estimator at a checkpoint before it is built (and drop an instance built earlier)."""
+    from llmulator import plugins
+    reg = plugins.registry()["estimators"]
+    for name, path in models.items():
+        os.environ[model_env(name)] = path
+        if name in reg:
+            reg[name].instance = None
+
+
+def _reason(e: BaseException) -> str:
+    msg = str(e).splitlines()[0] if str(e) else ""
+    return f"{type(e).__name__}: {msg[:100]}"
+
+
+def _bad_metric(est: Any) -> str | None:
+    for m in METRICS:
+        v = est.metrics.get(m) if est is not None else None
+        if v is None or not math.isfinite(float(v)):
+            return f"non-finite or missing {m}"
+    return None
+
+
+def _estimate(est: Any, designs: list) -> tuple[list[Any | None], Counter, float | None, str]:
+    """Estimates aligned with ``designs`` (None where it failed), failure reasons, batched designs/s, a note."""
+    failed: Counter = Counter()
+    if not designs:
+        return [], failed, None, ""
+    try:
+        t0 = time.perf_counter()
+        res = list(est.estimate(designs))
+        dt = time.perf_counter() - t0
+        if len(res) != len(designs):
+            raise RuntimeError(f"estimate returned {len(res)} results for {len(designs)} designs")
+        out: list[Any | None] = res
+        rate = len(designs) / dt if dt > 0 else None
+        note = ""
+    except Exception:  # noqa: BLE001 - find the designs it fails on, one at a time
+        out = []
+        for d in designs:
+            try:
+                out.append(est.estimate([d])[0])
+            except Exception as e:  # noqa: BLE001 - counted and reported
+                failed[_reason(e)] += 1
+                out.append(None)
+        good = [i for i, e in enumerate(out) if e is not None]
+        if not good:
+            return out, failed, None, "every design failed"
+        try:
+            t0 = time.perf_counter()
+            again = list(est.estimate([designs[i] for i in good]))
+            dt = time.perf_counter() - t0
+            rate = len(good) / dt if good and dt > 0 else None
+            for i, e in zip(good, again, strict=True):
+                out[i] = e
+            note = "batch raised; failing designs removed and the rest re-run as one batch"
+        except Exception:  # noqa: BLE001 - keep the one-at-a-time results
+            rate = None
+            note = "batch raised even without the failing designs; no batched speed"
+    for i, e in enumerate(out):
+        if e is not None and (why := _bad_metric(e)):
+            failed[why] += 1
+            out[i] = None
+    return out, failed, rate, note
+
+
+def run_one(name: str, est: Any, sd: SplitDesigns, single: int = 20) -> Outcome:
+    rows = [r for r, _ in sd.pairs]
+    designs = [d for _, d in sd.pairs]
+    res, failed, rate, note = _estimate(est, designs)
+    ok = [i for i, e in enumerate(res) if e is not None]
+    measured = {m: np.array([float(rows[i][m]) for i in ok]) for m in METRICS}
+    predicted = {m: np.array([float(res[i].metrics[m]) for i in ok]) for m in METRICS}
+    confidence = {}
+    for m in METRICS:
+        cs = [res[i].confidence.get(m) if res[i].confidence else None for i in ok]
+        if ok and all(c is not None for c in cs):
+            confidence[m] = np.array(cs, dtype=float)
+    # Repeat a short batched run on freshly rebuilt designs and keep the best: other processes share the
+    # cores, and interference only ever adds time. A run over REPEAT_BELOW_S is not repeated.
+    runs, spent = 1, (len(ok) / rate if rate else 0.0)
+    while ok and rate and spent < REPEAT_BELOW_S and runs < BATCH_RUNS:
+        again, _ = designs_of([rows[i] for i in ok])
+        t0 = time.perf_counter()
+        est.estimate([d for _, d in again])
+        dt = time.perf_counter() - t0
+        spent, runs = spent + dt, runs + 1
+        if dt > 0:
+            rate = max(rate, len(again) / dt)
+    # fresh Design objects: the batched run has filled each design's caches (parsed loop tree), and a
+    # single query on a design seen before would not pay for that
+    fresh, _ = designs_of([rows[i] for i in ok[:single]])
+    times = []
+    for _, d in fresh:
+        t0 = time.perf_counter()
+        est.estimate([d])
+        times.append(time.perf_counter() - t0)
+    return Outcome(name, str(getattr(est, "version", "")), sd.split, sd.drawn, sum(sd.not_rebuilt.values()), failed,
+                   measured, predicted, confidence, rate, note, runs,
+                   statistics.median(times) * 1e3 if times else None, len(times))
+
+
+def warm_up(est: Any, sd_list: list[SplitDesigns]) -> None:
+    """One untimed call, so that loading a model is not counted as prediction time."""
+    tries = [d for sd in sd_list for _, d in sd.pairs][:5]
+    for d in tries:
+        try:
+            est.estimate([d])
+            return
+        except Exception:  # noqa: BLE001 - try the next design; failures are counted in the timed run
+            continue
