@@ -70,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--hls", action="store_true", help="HLS C with the mapping applied")
     g.add_argument("--prompt", action="store_true", help="the model prompt (digit-isolated numbers)")
     r.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
+    r.add_argument("--variant", help="input variant of the workload, for the prompt's input section")
     r.set_defaults(func=cmd_render)
 
     e = sub.add_parser("estimate", help="run estimators on a design and print a comparison table",
@@ -78,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--estimator", action="append", help="estimator name (repeatable; default: all available)")
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.add_argument("--terms", action="store_true", help="also print each estimator's terms and breakdown")
+    e.add_argument("--variant", help="estimate for this input variant of the workload (its description and "
+                   "expected trip counts)")
     e.add_argument("--context", metavar="NAME",
                    help="also run the estimator calibrated by this saved context (`llmulator contexts`)")
     e.set_defaults(func=cmd_estimate)
@@ -118,7 +121,7 @@ def _load(args) -> Any:
     from .design import load_design
     from .library import resolve
     return load_design(resolve("architecture", args.arch), resolve("workload", args.workload),
-                       resolve("mapping", args.mapping), preset=args.preset)
+                       resolve("mapping", args.mapping), preset=args.preset, variant=getattr(args, "variant", None))
 
 
 def _console():

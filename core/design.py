@@ -28,6 +28,7 @@ class Design:
     workload: Workload
     mapping: Mapping
     preset: str | None = None
+    variant: str | None = None  # the workload's input variant this design is estimated for (None: base inputs)
 
     @property
     def name(self) -> str:
@@ -43,8 +44,10 @@ class Design:
         return analyze(self.workload)
 
     def trips(self, label: str, hints: dict[str, Any] | None = None) -> float:
-        """Expected trips of one loop per entry (hints for data-dependent loops)."""
-        hints = self.workload.hints if hints is None else hints
+        """Expected trips of one loop per entry (hints for data-dependent loops; a variant's hints win)."""
+        if hints is None:
+            hints = self.hints
+
         names = dict(self.sizes)
         names.update({k: v["value"] for k, v in self.workload.scalars.items()})
         try:
@@ -60,6 +63,14 @@ class Design:
             loop = self.tree.loops[label]
             raise SpecError(Diagnostic(self.workload.source_map.file if self.workload.source_map else "",
                                        loop.line, None, "workload.kernel", f"loop {label}: {e}")) from None
+
+    @cached_property
+    def hints(self) -> dict[str, Any]:
+        """The workload's expected-value hints, with the input variant's applied."""
+        if self.variant is None:
+            return self.workload.hints
+        from .inputs import resolve_inputs
+        return resolve_inputs(self.workload, self.variant)["hints"]
 
     def tile(self, label: str) -> float:
         """Point-loop size of a loop: its mapped tile, or all of its trips when untiled."""
@@ -88,7 +99,7 @@ class Design:
 
     def to_dict(self) -> dict[str, Any]:
         return {"architecture": self.arch.name, "workload": self.workload.name, "mapping": self.mapping.name,
-                "preset": self.preset}
+                "preset": self.preset, "variant": self.variant}
 
     def footprint_elems(self, array: str) -> float:
         """Elements of ``array`` touched by one tile (all point loops run once)."""
@@ -145,8 +156,10 @@ class Design:
 
 
 def load_design(arch: str | Path, workload: str | Path, mapping: str | Path, preset: str | None = None,
-                check: bool = True) -> Design:
-    """Load three files into a Design; with ``check`` run the cross-file checks."""
+                check: bool = True, variant: str | None = None) -> Design:
+    """Load three files into a Design; with ``check`` run the cross-file checks.
+
+    ``variant`` names one of the workload's input variants (an unknown one is a UserError)."""
     errors: list[Diagnostic] = []
     loaded = []
     for fn, p in ((load_architecture, arch), (load_workload, workload), (load_mapping, mapping)):
@@ -158,7 +171,10 @@ def load_design(arch: str | Path, workload: str | Path, mapping: str | Path, pre
     if errors:
         raise SpecError(errors)
     a, w, m = loaded
-    d = Design(a, w, m, preset if preset is not None else m.preset)
+    if variant is not None:
+        from .inputs import resolve_inputs
+        resolve_inputs(w, variant)  # raises UserError naming the known variants
+    d = Design(a, w, m, preset if preset is not None else m.preset, variant)
     if check:
         check_design(d)
     return d

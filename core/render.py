@@ -597,6 +597,7 @@ def prompt(design, variant: str | None = None) -> str:
     """
     d = design
     a, m, w = d.arch, d.mapping, d.workload
+    variant = variant if variant is not None else d.variant
     _ = d.tree
     loops = []
     for label in d.tree.loops:

@@ -142,3 +142,17 @@ def test_internal_errors_exit_1_with_a_hint(tmp_path, capsys, monkeypatch):
     assert main(["list"]) == 1
     err = capsys.readouterr().err
     assert "internal error" in err and "report" in err
+
+
+def test_estimate_for_an_input_variant_uses_its_expected_trips(capsys):
+    cycles = {}
+    for v in (None, "weak", "dominant"):
+        args = ["estimate", "hls-fpga", "iterative-solver", "iterative-solver-opt", "--estimator", "analytical",
+                "--json"] + (["--variant", v] if v else [])
+        assert main(args) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert out["design"]["variant"] == v
+        cycles[v] = out["estimates"][0]["metrics"]["cycles"]
+    assert cycles["dominant"] < cycles[None] < cycles["weak"]  # 6 < default < 51 expected sweeps
+    assert main(["estimate", "hls-fpga", "iterative-solver", "iterative-solver-opt", "--variant", "nope"]) == 2
+    assert "no input variant 'nope'" in capsys.readouterr().err

@@ -63,3 +63,18 @@ def test_unknown_hints_are_refused():
     import pytest
     with pytest.raises(ValueError):
         text.model_prompt(_design(), hints="oracle")
+
+
+def test_a_design_s_input_variant_reaches_the_prompt_and_the_expected_trips():
+    from llmulator.errors import UserError
+    base = load_design(ROOT / "arch_specs/hls-fpga.yaml", ROOT / "workloads/spmv-csr.yaml",
+                       ROOT / "mappings/spmv-csr-hls-fpga.yaml")
+    skewed = load_design(ROOT / "arch_specs/hls-fpga.yaml", ROOT / "workloads/spmv-csr.yaml",
+                         ROOT / "mappings/spmv-csr-hls-fpga.yaml", variant="skewed")
+    p0, p1 = text.model_prompt(base, hints="static"), text.model_prompt(skewed, hints="static")
+    assert "variant skewed" in p1 and "variant" not in p0
+    assert p0 != p1
+    import pytest
+    with pytest.raises(UserError, match="no input variant"):
+        load_design(ROOT / "arch_specs/hls-fpga.yaml", ROOT / "workloads/spmv-csr.yaml",
+                    ROOT / "mappings/spmv-csr-hls-fpga.yaml", variant="nope")

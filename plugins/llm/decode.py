@@ -43,7 +43,7 @@ def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -
     results = [{"metrics": {}, "confidence": {}, "interval": {}} for _ in range(B)]
     with torch.inference_mode():
         pos = (mask.cumsum(-1) - 1).clamp(min=0)
-        out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True)
+        out = model(input_ids=ids, attention_mask=mask, position_ids=pos, use_cache=True, logits_to_keep=1)
         past = out.cache  # transformers 5: the KV cache (formerly past_key_values)
         next_pos = pos[:, -1:] + 1
         logits = out.logits[:, -1]
@@ -54,7 +54,8 @@ def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -
             k = tok.shape[1]
             mask = torch.cat([mask, torch.ones((B, k), dtype=mask.dtype, device=device)], dim=1)
             p = next_pos + torch.arange(k, device=device)[None, :]
-            o = model(input_ids=tok, attention_mask=mask, position_ids=p, cache=past, use_cache=True)
+            o = model(input_ids=tok, attention_mask=mask, position_ids=p, cache=past, use_cache=True,
+                      logits_to_keep=1)
             past = o.cache
             next_pos = next_pos + k
             return o.logits[:, -1]

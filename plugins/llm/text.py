@@ -49,12 +49,15 @@ _FOR = re.compile(r"for \(int (\w+) = (.+?); \1 (<=?) (.+?); \1(\+\+|\s*\+=\s*(.
 
 
 def model_prompt(design, variant: str | None = None, hints: str = "none") -> str:
-    """The compact text the model reads for one design (see the module docstring)."""
+    """The compact text the model reads for one design (see the module docstring).
+
+    ``variant``: the input variant to describe (default: the design's own)."""
     if hints not in HINTS:
         raise ValueError(f"hints must be one of {HINTS}, not {hints!r}")
     from llmulator.render import _compact, _function, _inputs, _num, isolate_digits
     d = design
     a, m, w = d.arch, d.mapping, d.workload
+    variant = variant if variant is not None else d.variant
     used = _used_ops(d)
     out = ["### hw", f"clock {_num(a.clock_mhz)}"]
     out.append(f"pe {a.pe_array.rows} x {a.pe_array.cols} {a.pe_array.interconnect} depth "

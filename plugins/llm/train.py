@@ -17,7 +17,9 @@ downloaded), and runs
 
 with a progress bar, a checkpoint every ``--save-every`` steps (safetensors
 weights, tokenizer, optimizer state and step: an interrupted run resumes with
-``--resume``), evaluation on the held-out splits at the end, and fixed seeds.
+``--resume``), evaluation on the validation and held-out splits (up to
+``eval_limit`` samples each) after every epoch of fine-tuning and at the end,
+and fixed seeds.
 The checkpoint's ``llmulator.json`` records the prompt format, hints and head,
 so the estimator builds the prompt the model was trained on.
 """
@@ -242,6 +244,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     total = pretrain_steps + steps
     rng = random.Random(seed + state["step"])
     batches = _batches(items, min(batch, len(items)), rng)
+    steps_per_epoch = max(1, len(items) // min(batch, len(items)))
     model.train()
     t0 = time.perf_counter()
 
@@ -290,12 +293,18 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
             bar.update(task, advance=1, info=f"{'sft' if sft else 'pretrain'} loss {loss_value:.3f}")
             if pretrain_steps and state["step"] == pretrain_steps:
                 save(out / "pretrained")
-            if state["step"] == total:
+            epoch_end = sft and (state["step"] - pretrain_steps) % steps_per_epoch == 0
+            if state["step"] == total or epoch_end:
                 if head_module is not None:
                     head_module.eval()
                 state.setdefault("evals", []).append(
                     {"step": state["step"], **{s: evaluate(model, tokenizer, v, meta, head_module, eval_limit)
                                                for s, v in held.items() if v}})
+                if head_module is not None:
+                    head_module.train()
+                bar.console.print(f"step {state['step']}: " + ", ".join(
+                    f"{s} cycles MAPE {r['mape.cycles']:.1f} %" for s, r in state["evals"][-1].items()
+                    if isinstance(r, dict)))
             if state["step"] % save_every == 0 or state["step"] == total:
                 save()
     state["seconds"] = round(time.perf_counter() - t0, 1)

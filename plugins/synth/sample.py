@@ -66,7 +66,7 @@ def build_design(spec: SampleSpec) -> Design:
         a = architecture_from_dict(*docs["architecture"])
         w = workload_from_dict(*docs["workload"])
         m = mapping_from_dict(*docs["mapping"])
-        d = Design(a, w, m, spec.preset)
+        d = Design(a, w, m, spec.preset, spec.variant)
         check_design(d)
     except SpecError as e:
         raise Rejected(e.diagnostics[0].format()) from None
