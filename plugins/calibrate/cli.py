@@ -1,0 +1,137 @@
+"""`llmulator calibrate` (the feedback loop) and `llmulator contexts` (list or remove saved contexts)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+EPILOG = """examples:
+  llmulator calibrate hls-fpga spmv-csr spmv-csr-hls-fpga --variant skewed --inputs 1 --inputs 2 --context spmv
+  llmulator calibrate hls-fpga topk topk-opt --calibrator scale --tol 5 --budget 3
+  llmulator estimate hls-fpga spmv-csr spmv-csr-hls-fpga --variant skewed --context spmv
+Each iteration: estimate, profile on the next input (inputs are cycled; one already profiled is not run again),
+add the feedback to the context's replay buffer, update, check on held-back feedback (a worse update is rolled
+back). Contexts live under $LLMULATOR_HOME/contexts (default ~/.cache/llmulator/contexts)."""
+
+
+def add_commands(subparsers) -> None:
+    p = subparsers.add_parser("calibrate", help="adapt an estimator to a design's actual inputs with profiler feedback",
+                              formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+    p.add_argument("arch", help="architecture YAML file or library name")
+    p.add_argument("workload", help="workload YAML file or library name")
+    p.add_argument("mapping", help="mapping YAML file or library name")
+    p.add_argument("--preset", help="workload size preset")
+    p.add_argument("--inputs", action="append", metavar="SEED|DIR",
+                   help="an integer seed or a folder of ARRAY.npy files (repeatable; default: the workload's seed)")
+    p.add_argument("--variant", help="input variant of the workload (e.g. skewed)")
+    p.add_argument("--calibrator", default="dpo", help="dpo (default), sft or scale")
+    p.add_argument("--estimator", default="llm", help="estimator to calibrate (default: llm)")
+    p.add_argument("--profiler", default="hlsim", help="profiler giving the feedback (default: hlsim)")
+    p.add_argument("--context", help="name to save the calibration under (default: from the design's name)")
+    p.add_argument("--max-iters", type=int, default=5, metavar="N", help="most updates (default 5)")
+    p.add_argument("--budget", type=int, default=10, metavar="RUNS", help="most profiler runs (default 10)")
+    p.add_argument("--tol", type=float, default=10.0, metavar="PCT",
+                   help="stop when the error of --metric is under PCT percent (default 10)")
+    p.add_argument("--metric", default="cycles", help="metric whose error decides (default cycles)")
+    p.add_argument("--steps", type=int, help="optimizer steps per update (dpo/sft; default 24)")
+    p.add_argument("--lr", type=float, help="learning rate of the LoRA adapter (dpo/sft; default 5e-3)")
+    p.add_argument("--threads", type=int, help="torch threads for dpo/sft (1 is fastest on a busy machine)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run_calibrate)
+
+    c = subparsers.add_parser("contexts", help="list saved calibration contexts, or remove one",
+                              epilog="examples:\n  llmulator contexts\n  llmulator contexts --remove spmv",
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("--remove", metavar="NAME", help="delete this context (adapter, scale factors, replay buffer)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=run_contexts)
+
+
+def _row(it, metric: str = "cycles") -> list[str]:
+    upd = it.update or "-"
+    if it.check_before is not None:
+        upd += f" (check {it.check_before:.1f}% -> {it.check_after:.1f}%)"
+    return [str(it.iteration), f"{it.ape[metric]:.2f}", str(it.profiler_runs), f"{it.seconds:.2f}", upd]
+
+
+def run_calibrate(args) -> int:
+    from llmulator import plugins
+    from llmulator.design import load_design
+    from llmulator.errors import UserError
+    from llmulator.inputs import inputs_for
+    from llmulator.library import resolve
+
+    from . import loop
+    opts = {"max_iters": args.max_iters, "budget": args.budget, "tol": args.tol, "metric": args.metric}
+    loop.check_options(opts)
+    for k in ("steps", "threads"):
+        if getattr(args, k) is not None and getattr(args, k) < 1:
+            raise UserError(f"--{k} must be a positive integer, got {getattr(args, k)}")
+    if args.lr is not None and not args.lr > 0:
+        raise UserError(f"--lr must be positive, got {args.lr}")
+    # the design carries the variant, as in `estimate --variant` and `profile --variant`: the prompt the model is
+    # calibrated on describes the input distribution the profiled inputs come from
+    d = load_design(resolve("architecture", args.arch), resolve("workload", args.workload),
+                    resolve("mapping", args.mapping), preset=args.preset, variant=args.variant)
+    cal = plugins.get("calibrators", args.calibrator)
+    est = plugins.get("estimators", args.estimator)
+    prof = plugins.get("profilers", args.profiler)
+    for kind, name, obj in (("calibrator", args.calibrator, cal), ("estimator", args.estimator, est),
+                            ("profiler", args.profiler, prof)):
+        why = obj.available() if hasattr(obj, "available") else None
+        if why:
+            raise UserError(f"{kind} '{name}' is not available: {why}")
+    inputs = [inputs_for(d, s, args.variant) for s in (args.inputs or [None])]
+
+    from rich.console import Console
+    con = Console(highlight=False, soft_wrap=True, stderr=args.json)
+
+    def show(it):
+        con.print(f"[dim]iteration {it.iteration}: {args.metric} APE {it.ape[args.metric]:.2f}%, "
+                  f"{it.profiler_runs} profiler runs, {it.seconds:.2f} s {it.update}[/dim]")
+
+    report = cal.calibrate(d, inputs, est, prof, context=args.context, seed=args.seed, on_iteration=show,
+                           steps=args.steps, lr=args.lr, threads=args.threads, **opts)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    from rich.table import Table
+    t = Table(title=f"{args.calibrator} calibration of {d.name} (context '{report.context}')")
+    for c in ("iteration", f"{args.metric} APE %", "profiler runs", "seconds", "update"):
+        t.add_column(c, justify="left" if c == "update" else "right")
+    for it in report.iterations:
+        t.add_row(*_row(it, args.metric))
+    con.print(t)
+    con.print(f"stopped: {report.stopped}; {args.metric} APE {report.static_ape:.2f}% -> {report.final_ape:.2f}% "
+              f"with {report.profiler_runs} profiler runs in {report.seconds:.1f} s; "
+              f"{report.rollbacks} update(s) rolled back; replay buffer {report.buffer_entries} entries")
+    extra = "".join(f" --{k} {v}" for k, v in (("preset", args.preset), ("variant", args.variant)) if v)
+    con.print(f"use it with: llmulator estimate {args.arch} {args.workload} {args.mapping}{extra} "
+              f"--context {report.context}")
+    return 0
+
+
+def run_contexts(args) -> int:
+    from . import store
+    if args.remove:
+        store.remove_context(args.remove)
+        print(f"removed context '{args.remove}'")
+        return 0
+    ctxs = store.list_contexts()
+    if args.json:
+        print(json.dumps(ctxs, indent=2))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"calibration contexts in {store.contexts_dir()}")
+    for c in ("name", "calibrator", "estimator", "updates", "rollbacks", "buffer", "state", "updated"):
+        t.add_column(c)
+    for name, m in ctxs.items():
+        state = m.get("adapter") or ", ".join(f"{k} x{v:.3g}" for k, v in (m.get("scale") or {}).items()) or "-"
+        t.add_row(name, str(m.get("calibrator")), str(m.get("estimator")), str(m.get("updates", 0)),
+                  str(m.get("rollbacks", 0)), str(m.get("buffer_entries", 0)), state, str(m.get("updated", "")))
+    Console(highlight=False, soft_wrap=True).print(t)
+    if not ctxs:
+        print("no contexts yet: make one with `llmulator calibrate`")
+    return 0
