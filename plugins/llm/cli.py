@@ -9,6 +9,7 @@ EPILOG = """example:
   llmulator train llm --data data/synth-v1 --out models/llm-v1
   llmulator train llm --data data/synth-v1 --out models/llm-v1 --resume
   llmulator train llm --data data/synth-v1 --out models/llm-logmse --head logmse --init models/llm-v1/pretrained
+  llmulator train llm --data data/synth-v1 --out models/llm-lora --base-model /path/to/local-hf-model --lora
 Use the result with: LLMULATOR_LLM_MODEL=models/llm-v1 llmulator estimate ...
 (ablation heads: LLMULATOR_LLM_LOGMSE_MODEL=models/llm-logmse llmulator estimate ... -e llm-logmse)"""
 
@@ -34,6 +35,12 @@ def add_command(subparsers) -> None:
                    help="output: digit tokens (the method) or an ablation head")
     p.add_argument("--init", help="start fine-tuning from this checkpoint (e.g. another run's pretrained/) "
                                   "instead of pretraining a new model")
+    p.add_argument("--base-model", metavar="PATH",
+                   help="fine-tune this local Hugging Face causal LM (its own tokenizer, our tokens added) instead "
+                        "of training our small model; nothing is downloaded")
+    p.add_argument("--lora", action="store_true", help="with --base-model: train a LoRA adapter (peft) and the "
+                                                        "new token rows only; saved as adapter/ plus a merged copy")
+    p.add_argument("--lora-r", type=int, default=8, help="LoRA rank (default 8)")
     p.set_defaults(func=run)
 
 
@@ -41,7 +48,8 @@ def run(args) -> int:
     from .train import train
     state = train(args.data, args.out, pretrain_steps=args.pretrain_steps, steps=args.steps, batch=args.batch,
                   lr=args.lr, seed=args.seed, save_every=args.save_every, resume=args.resume, threads=args.threads,
-                  hints=args.hints, head=args.head, init=args.init)
+                  hints=args.hints, head=args.head, init=args.init, base_model=args.base_model, lora=args.lora,
+                  lora_r=args.lora_r)
     print(json.dumps({"steps": state["step"], "seconds": state.get("seconds"), "evals": state.get("evals", [])},
                      indent=2))
     return 0

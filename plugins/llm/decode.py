@@ -19,13 +19,16 @@ from __future__ import annotations
 import math
 
 from . import codec
+from .base_model import symbol_id
 from .text import MARKERS, METRICS
 
 SCALE_POSITIONS = (0, 1, 2, codec.LEAD)
 
 
 def allowed_ids(tokenizer) -> list[list[int]]:
-    return [[tokenizer.convert_tokens_to_ids(t) for t in pos] for pos in codec.POSITIONS]
+    """The token ids allowed at each codec position (``base_model.symbol_id``: one id per symbol, in any
+    tokenizer; for ours the token named after the symbol)."""
+    return [[symbol_id(tokenizer, t) for t in pos] for pos in codec.POSITIONS]
 
 
 def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
@@ -34,11 +37,13 @@ def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -
 
     device = next(model.parameters()).device
     tokenizer.padding_side = "left"
-    enc = tokenizer([p + " " + MARKERS[0] for p in prompts], return_tensors="pt", padding=True, truncation=True,
-                    max_length=max_length)
-    ids, mask = enc["input_ids"].to(device), enc["attention_mask"].to(device)
+    markers = [symbol_id(tokenizer, m) for m in MARKERS]
+    # prompt ids + the first marker's id, exactly as training concatenates them (any tokenizer), left-padded
+    seqs = [s[-(max_length - 1):] + markers[:1] for s in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+    n = max(len(s) for s in seqs)
+    ids = torch.tensor([[tokenizer.pad_token_id] * (n - len(s)) + s for s in seqs], device=device)
+    mask = torch.tensor([[0] * (n - len(s)) + [1] * len(s) for s in seqs], device=device)
     allowed = [torch.tensor(a, device=device) for a in allowed_ids(tokenizer)]
-    markers = [tokenizer.convert_tokens_to_ids(m) for m in MARKERS]
     B = ids.shape[0]
     results = [{"metrics": {}, "confidence": {}, "interval": {}} for _ in range(B)]
     with torch.inference_mode():

@@ -162,6 +162,9 @@ def _with_symbols(corpus: Iterable[str]):
 
 
 def load_tokenizer(path: str | Path):
+    from . import base_model
+    if base_model.is_base_checkpoint(path):  # started from a --base-model: its own tokenizer, our tokens added
+        return base_model.load_tokenizer(path)
     from transformers import PreTrainedTokenizerFast
     return PreTrainedTokenizerFast(tokenizer_file=str(Path(path) / "tokenizer.json"), pad_token="<pad>",
                                    eos_token="<eos>", unk_token="<unk>", bos_token="<bos>")

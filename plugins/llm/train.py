@@ -22,6 +22,8 @@ weights, tokenizer, optimizer state and step: an interrupted run resumes with
 and fixed seeds.
 The checkpoint's ``llmulator.json`` records the prompt format, hints and head,
 so the estimator builds the prompt the model was trained on.
+``--base-model PATH [--lora]`` fine-tunes a local Hugging Face causal LM with
+its own tokenizer instead (no pretraining; ``base_model.py``).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from typing import Any
 from llmulator.errors import UserError
 from llmulator.fileio import atomic_write_json, atomic_write_text
 
+from . import base_model as BM
 from . import heads as H
 from .text import HINTS, METRICS, PROMPT_FORMAT, model_prompt, target_text
 
@@ -113,7 +116,7 @@ def _batches(items: list, batch: int, rng: random.Random):
 def _encode(tokenizer, pairs: list[tuple[str, str]], sft: bool, max_length: int):
     tokenizer.padding_side = "right"
     prompts = tokenizer([p for p, _ in pairs], add_special_tokens=False)["input_ids"]
-    targets = tokenizer([t for _, t in pairs], add_special_tokens=False)["input_ids"]
+    targets = BM.target_ids(tokenizer, [t for _, t in pairs])  # one id per symbol, as decoding uses them
     seqs, labels = [], []
     for p, t in zip(prompts, targets, strict=True):
         p = p[-(max_length - len(t)):]
@@ -186,7 +189,8 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
           lr: float = 1e-3, seed: int = 0, max_length: int = 1536, save_every: int = 200, resume: bool = False,
           arch: dict[str, Any] | None = None, progress: bool = True, eval_limit: int = 64,
           threads: int | None = None, hints: str = "analytical", head: str = "digits",
-          init: str | Path | None = None) -> dict[str, Any]:
+          init: str | Path | None = None, base_model: str | Path | None = None, lora: bool = False,
+          lora_r: int = 8) -> dict[str, Any]:
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from safetensors.torch import save_file
@@ -200,6 +204,12 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         raise UserError(f"--head must be one of {', '.join(H.HEADS)}, not '{head}'")
     if init is not None and not (Path(init) / "config.json").is_file():
         raise UserError(f"--init {init}: no checkpoint there (expected config.json and tokenizer.json)")
+    if resume and base_model is None and BM.is_base_checkpoint(out):  # a --base-model run goes on as one
+        base_model, lora, lora_r = BM.recorded(out)
+    if base_model is not None:
+        base_model = BM.check(base_model, init, head, lora)
+    elif lora:
+        raise UserError("--lora adapts a --base-model; give the base model's folder")
     if threads:
         torch.set_num_threads(threads)
     out = Path(out)
@@ -216,23 +226,30 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     meta = {"format": PROMPT_FORMAT, "hints": hints, "head": head, "data": str(data), "seed": seed}
     if head != "digits":
         meta["stats"] = H.fit_stats(head, [[t[m] for m in METRICS] for _, _, t in items])
-    if init is not None:
+    if base_model is not None:
+        meta.update(BM.meta(base_model, lora, lora_r))
+    if init is not None or base_model is not None:  # fine-tune only
         pretrain_steps = 0
     state_file = out / "train_state.json"
     if resume and state_file.is_file():
         state = json.loads(state_file.read_text())
-        tokenizer = load_tokenizer(out)
-        model = LlamaForCausalLM.from_pretrained(out)
+        if base_model is not None:
+            tokenizer, model = BM.resume(out, base_model, lora)
+        else:
+            tokenizer = load_tokenizer(out)
+            model = LlamaForCausalLM.from_pretrained(out)
     else:
         state = {"step": 0, "history": []}
         if init is not None:
             tokenizer = load_tokenizer(init)
             model = LlamaForCausalLM.from_pretrained(init)
+        elif base_model is not None:
+            tokenizer, model = BM.load(base_model, lora, lora_r)
         else:
             tokenizer = build_tokenizer([p for p, _, _ in items])
             model = new_model(tokenizer, arch)
     head_module = None
-    params = list(model.parameters())
+    params = [p for p in model.parameters() if p.requires_grad]  # LoRA: the adapter and the new token rows
     if head != "digits":
         head_module = (load_head(out, meta, model.config.hidden_size) if resume and (out / "head.safetensors")
                        .is_file() else H.new_head(head, model.config.hidden_size))
@@ -255,7 +272,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         return lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
 
     def save(folder: Path = out):
-        model.save_pretrained(folder, safe_serialization=True)
+        BM.save_model(model, folder)
         tokenizer.save_pretrained(folder)
         atomic_write_json(folder / META, meta)
         if head_module is not None:
