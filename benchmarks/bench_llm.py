@@ -40,7 +40,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", help="checkpoint folder (default: the shipped model)")
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batches", default="1,8,32,64,128")
+    ap.add_argument("--batches", default="1,8,16,32,64")
     args = ap.parse_args()
     import torch
     torch.set_num_threads(args.threads)
@@ -80,7 +80,9 @@ def main() -> None:
     single.sort()
     p90 = single[int(0.9 * (len(single) - 1))]
     n_params = sum(p.numel() for p in model.parameters())
-    body = (f"Model: `{est.path}` ({n_params / 1e6:.2f} M parameters, prompt format {est.meta.get('format')}, "
+    from llmulator_plugins.llm.estimator import inference_dtype
+    body = (f"Model: `{est.path}` ({n_params / 1e6:.2f} M parameters, {inference_dtype()} weights, "
+            f"prompt format {est.meta.get('format')}, "
             f"hints {est.meta.get('hints')}); {len(designs)} library designs; prompt length mean "
             f"{statistics.mean(ntok):.0f} tokens, max {max(ntok)}; torch threads {args.threads}; prompt rendering "
             f"{render_s * 1e3:.2f} ms per design (included in the end-to-end figures).\n\n"

@@ -246,8 +246,11 @@ def cmd_estimate(args) -> int:
     for e in estimates:
         for note in e.notes:
             con.print(f"[dim]{e.estimator}: {note}[/dim]")
-    for n, why in skipped.items():
+    if len(skipped) == 1:
+        (n, why), = skipped.items()
         con.print(f"[dim]skipped {n}: {why}[/dim]")
+    elif skipped:  # one line, not a paragraph per estimator; --json and `llmulator plugins` give the reasons
+        con.print(f"[dim]skipped (not available): {', '.join(skipped)}; reasons with --json[/dim]")
     return 0
 
 

@@ -135,3 +135,18 @@ def test_a_checkpoint_of_another_prompt_format_is_unavailable_with_the_reason(da
     assert LLMEstimator(out).available() is None
     (out / "llmulator.json").unlink()  # a checkpoint from before the compact prompt
     assert "retrain" in LLMEstimator(out).available()
+
+
+def test_the_shipped_model_gives_the_estimate_table_an_llm_column_with_confidences(capsys):
+    from llmulator.cli import main
+    from llmulator_plugins.llm.estimator import DEFAULT_MODEL
+    assert (DEFAULT_MODEL / "model.safetensors").is_file() and LLMEstimator(DEFAULT_MODEL).available() is None
+    args = ["estimate", "systolic-16x16", "gemm", "gemm-ws-16x16"]
+    assert main(args + ["--estimator", "llm", "--json"]) == 0
+    (e,) = json.loads(capsys.readouterr().out)["estimates"]
+    assert e["estimator"] == "llm" and set(e["confidence"]) == {"cycles", "energy_pj", "power_mw", "area_um2"}
+    for m, (lo, hi) in e["interval"].items():
+        assert lo <= e["metrics"][m] <= hi
+    assert main(args) == 0
+    table = capsys.readouterr().out
+    assert "llm" in table and "%)" in table  # the confidence is printed next to each llm value

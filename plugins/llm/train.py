@@ -210,6 +210,8 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         base_model = BM.check(base_model, init, head, lora)
     elif lora:
         raise UserError("--lora adapts a --base-model; give the base model's folder")
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()  # a "Writing model shards" bar at every checkpoint drowns ours
     if threads:
         torch.set_num_threads(threads)
     out = Path(out)
