@@ -125,8 +125,15 @@ def _load(args) -> Any:
 
 
 def _console():
+    """Rich console; output to a file or pipe is not squeezed into 80 columns (tables with many
+    estimators would be cut to '…'), a terminal keeps its own width (COLUMNS still wins)."""
+    import os
+
     from rich.console import Console
-    return Console(highlight=False, soft_wrap=True)
+    con = Console(highlight=False, soft_wrap=True)
+    if not con.is_terminal and "COLUMNS" not in os.environ:
+        con = Console(highlight=False, soft_wrap=True, width=160)
+    return con
 
 
 def cmd_validate(args) -> int:
