@@ -7,12 +7,7 @@ import platform
 from pathlib import Path
 
 from llmulator.fileio import atomic_write_text
-
-
-def md_table(headers: list[str], rows: list[tuple]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
+from llmulator_plugins.bench.report import md_table  # noqa: F401 - one Markdown table writer for all reports
 
 
 def machine() -> str:

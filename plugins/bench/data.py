@@ -44,16 +44,11 @@ def load_rows(data: str | Path) -> list[dict[str, Any]]:
 
 def designs_of(rows: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], Any]], Counter]:
     """Rebuild each row's design; returns (row, design) pairs and a Counter of the reasons rows failed."""
-    from llmulator_plugins.synth.sample import Rejected, SampleSpec, build_design
+    from llmulator_plugins.synth.sample import Rejected, design_of_row
     out, bad = [], Counter()
     for r in rows:
         try:
-            spec = SampleSpec(stage=r["stage"], generator=r["generator"],
-                              arch=yaml.safe_load(r["architecture_yaml"])["architecture"],
-                              workload=yaml.safe_load(r["workload_yaml"])["workload"],
-                              mapping=yaml.safe_load(r["mapping_yaml"])["mapping"], preset=r["preset"] or None,
-                              variant=r["variant"] or None)
-            out.append((r, build_design(spec)))
+            out.append((r, design_of_row(r)))
         except (Rejected, KeyError, TypeError, yaml.YAMLError) as e:
             bad[f"{type(e).__name__}: {str(e).splitlines()[0][:100] if str(e) else ''}"] += 1
     return out, bad
