@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import sys
 import tempfile
 import time
@@ -212,8 +213,8 @@ def summary(data: dict) -> str:
                 cells.append(f"{x['at_turn']:.1f} → {x['after_update']:.1f}" +
                              ("r" if x["update"] == "rolled back" else "") + f" → {x['final']:.1f}")
             lines.append(f"| {k['kernel']} | " + " | ".join(cells) + " |")
-    lines += ["", "![calibration](calibration.png)", "",
-              "Reproduce: `LLMULATOR_LLM_MODEL=<model> .venv/bin/python benchmarks/calibration_experiment.py`."]
+    cmd = data.get("command", "LLMULATOR_LLM_MODEL=<model> .venv/bin/python benchmarks/calibration_experiment.py")
+    lines += ["", "![calibration](calibration.png)", "", f"Reproduce: `{cmd}`."]
     return "\n".join(lines)
 
 
@@ -289,6 +290,10 @@ def main(argv=None) -> int:
         data = run(args)
         if args.shared:
             data["shared"] = run_shared(args)
+        given = list(sys.argv[1:] if argv is None else argv)
+        kept = [a for i, a in enumerate(given)  # the run's settings, not where its raw results went
+                if a not in ("--no-docs", "--json") and not (i and given[i - 1] == "--json")]
+        data["command"] = ".venv/bin/python benchmarks/calibration_experiment.py " + shlex.join(kept)
     text = summary(data)
     print(text)
     if args.json and not args.from_json:
