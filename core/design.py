@@ -227,8 +227,26 @@ def check_design(d: Design) -> None:
                 diags.append(_mdiag(m, ("loops", label, "spatial"), f"architecture '{a.name}' has no "
                                     "PE array to bind loops to", "no spatial binding",
                                     "use unroll instead, or an architecture with compute.pe_array"))
+            elif loop.data_dependent or loop.is_while:
+                diags.append(_mdiag(m, ("loops", label, "spatial"), f"loop {label} has a data-dependent "
+                                    "bound and cannot be bound to the PE array", "no spatial binding",
+                                    "bind a loop with a static trip count"))
             else:
-                spatial_use[lm.spatial] *= lm.tile or 1
+                try:
+                    spatial_use[lm.spatial] *= lm.tile or d.trips(label)
+                except SpecError as e:
+                    diags.extend(e.diagnostics)
+                top = loop
+                while top.parent is not None:
+                    top = top.parent
+                band = top.band()
+                rect = not any(set(lp.depends_on_outer) & {b.var for b in band} for lp in band)
+                if not all(getattr(n, "kind", "") == "stmt" for n in band[-1].body) or loop not in band or not rect:
+                    diags.append(_mdiag(m, ("loops", label, "spatial"), f"spatial binding needs a perfect, "
+                                        f"rectangular loop nest (nest {top.label} has statements or branches "
+                                        "between its loops, or bounds that depend on its own loops)",
+                                        "spatial loops in a perfectly nested band with static bounds",
+                                        "use unroll and pipeline_ii for imperfect nests"))
         if lm.unroll and not (loop.data_dependent or loop.is_while):
             try:
                 pt = d.tile(label)
@@ -243,7 +261,7 @@ def check_design(d: Design) -> None:
             if used > have:
                 bound = [lb for lb, lm in m.loops.items() if lm.spatial == dim]
                 diags.append(_mdiag(m, ("loops", bound[0], "tile"), f"loops bound to PE {dim} "
-                                    f"({', '.join(bound)}) use {used} {dim}, the array has {have}",
+                                    f"({', '.join(bound)}) use {used:g} {dim}, the array has {have}",
                                     f"a product of tiles <= {have}"))
     if m.order:
         for i, label in enumerate(m.order):

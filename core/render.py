@@ -18,15 +18,13 @@ loop ``L_x_tile: for (int x_t = LO; x_t < HI; x_t += T)`` and the point loop
 ``L_x: for (int x = x_t; x < min(x_t + T, HI); x++)`` (``x < x_t + T`` when
 ``T`` divides the trip count); steps other than 1 and descending loops are
 handled (``max`` bounds for the latter). Loop primitives (pipeline, unroll,
-spatial) apply to the point loop. Without ``order`` the tile loop stays where
-the loop was. With ``order`` (a perfect band of the kernel), the band is
-rebuilt: first, outermost first, for each label of ``order`` its tile loop --
-or, for a loop with no ``tile`` at all, the whole loop, moved out of the band's
-point loops -- then the tile loops of the band's other strip-mined loops in
-kernel order, then the remaining point loops in kernel order. A band whose
-loop bounds depend on another band loop's variable cannot be reordered
-(SpecError). ``tile`` on a ``while`` loop is ignored (the cross-file checks
-reject it).
+spatial) apply to the point loop. Where tile and point loops go is
+:mod:`llmulator.nest`'s one definition, shared with hlsim and the analytical
+model: a perfect band with a strip-mined loop or an ``order`` becomes its tile
+loops then its point loops, both in ``order`` followed by the band's other
+loops in kernel order; a triangular band keeps the kernel's nesting (and
+refuses another order). ``tile`` on a ``while`` loop is ignored (the
+cross-file checks reject it).
 """
 
 from __future__ import annotations
@@ -41,11 +39,10 @@ from typing import Any
 import jinja2
 from pycparser import c_ast, c_generator, c_parser
 
-from .errors import SpecError
+from . import nest
 from .expr import ExprError, evaluate
 from .inputs import default_description, resolve_inputs
 from .kernel import C_TYPES
-from .yamlsrc import SourceMap
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
@@ -224,12 +221,13 @@ class _Rewriter:
         self.used_labels = set(self.explicit)
         self.tile_vars: dict[str, str] = {}
         self.tile_labels: dict[str, str] = {}
-        self.band: list[str] = []
-        if self.m.order and all(lb in self.tree.loops for lb in self.m.order):
-            top = self.tree.loops[self.m.order[0]]
-            while top.parent is not None and top.parent.perfect_child() is top:
-                top = top.parent
-            self.band = [lp.label for lp in top.band()]
+        # bands rebuilt as tile loops then point loops (llmulator.nest): head label -> band
+        self.bands: dict[str, list[str]] = {}
+        for loop in self.tree.loops.values():
+            if nest.band_head(self.tree, loop.label) is loop:
+                band = [lp.label for lp in loop.band()]
+                if len(band) > 1 and nest.needs_rebuild(design, band):
+                    self.bands[loop.label] = band
 
     # -- labels and names
 
@@ -279,20 +277,11 @@ class _Rewriter:
     # -- mapping queries
 
     def exact_trips(self, label: str) -> int | None:
-        loop = self.tree.loops[label]
-        if loop.data_dependent or loop.is_while or loop.depends_on_outer:
-            return None
-        t = self.d.trips(label)
-        return int(t) if float(t).is_integer() else None
+        return nest.exact_trips(self.d, label)
 
     def strip(self, label: str) -> bool:
         """Whether the loop is strip-mined into a tile loop and a point loop."""
-        tile = self.m.loop(label).tile
-        node = self.nodes[label]
-        if tile is None or not isinstance(node, c_ast.For) or self.tree.loops[label].var is None:
-            return False
-        exact = self.exact_trips(label)
-        return exact is None or tile < exact
+        return isinstance(self.nodes[label], c_ast.For) and nest.strip_mined(self.d, label)
 
     def mapped(self, label: str) -> bool:
         lm = self.m.loop(label)
@@ -351,8 +340,8 @@ class _Rewriter:
 
     def loop(self, node) -> c_ast.Node:
         label = self.labels[id(node)]
-        if self.band and label == self.band[0]:
-            return self.rebuild_band()
+        if label in self.bands:
+            return self.rebuild_band(self.bands[label])
         items = self.pragmas(label) + self.body_items(node)
         if self.strip(label):
             return self.tile_loop(label, [self.point_loop(label, items)])
@@ -409,48 +398,21 @@ class _Rewriter:
                         c_ast.Compound(items))
         return c_ast.Label(label, new)
 
-    def _check_nest(self, band: list[str], nest: list[tuple[str, str]]) -> None:
-        """Every loop header must come after the loops whose variables its bounds use."""
-        where = {self.tree.loops[lb].var: i for i, (kind, lb) in enumerate(nest) if kind != "tile"}
-        for i, (_kind, lb) in enumerate(nest):
-            late = sorted(v for v in self.tree.loops[lb].depends_on_outer if where.get(v, -1) > i)
-            if late:
-                smap = self.m.source_map or SourceMap("<mapping>")
-                raise SpecError(smap.diag(
-                    ("mapping", "order"), f"cannot reorder band {' > '.join(band)}: the bounds of loop {lb} "
-                    f"depend on {', '.join(late)}, whose loop would move inside it",
-                    "an order that keeps each loop inside the loops its bounds use",
-                    "remove `order`, or order a band whose bounds do not depend on each other"))
-
-    def rebuild_band(self) -> c_ast.Node:
-        band = self.band
-        order = [lb for lb in self.m.order if lb in band]
+    def rebuild_band(self, band: list[str]) -> c_ast.Node:
+        """The band as its mapped nest (``llmulator.nest.mapped_band``): tile loops, then point loops."""
         # items between the band's loops that the analysis ignores (pragmas, plain declarations)
         own: dict[str, list[c_ast.Node]] = {}
         for lb in band[:-1]:
             st = self.nodes[lb].stmt
             items = (st.block_items or []) if isinstance(st, c_ast.Compound) else [st]
             own[lb] = [it for it in items if not isinstance(it, (c_ast.Label, *_LOOPS))]
-        inner_items = self.body_items(self.nodes[band[-1]])
-        outer: list[tuple[str, str]] = []
-        for lb in order:
-            if self.strip(lb):
-                outer.append(("tile", lb))
-            elif self.m.loop(lb).tile is None:
-                outer.append(("whole", lb))
-        outer += [("tile", lb) for lb in band if lb not in order and self.strip(lb)]
-        moved = {lb for kind, lb in outer if kind == "whole"}
-        inner = [lb for lb in band if lb not in moved]
-        self._check_nest(band, outer + [("point", lb) for lb in inner])
-        items = inner_items
-        for lb in reversed(inner):
-            body = self.pragmas(lb) + own.get(lb, []) + items
-            items = [self.point_loop(lb, body) if self.strip(lb) else self.whole_loop(lb, body)]
-        for kind, lb in reversed(outer):
+        items = self.body_items(self.nodes[band[-1]])
+        for kind, lb in reversed(nest.mapped_band(self.d, band)):
             if kind == "tile":
                 items = [self.tile_loop(lb, items)]
-            else:
-                items = [self.whole_loop(lb, self.pragmas(lb) + own.get(lb, []) + items)]
+                continue
+            body = self.pragmas(lb) + own.get(lb, []) + items
+            items = [self.point_loop(lb, body) if self.strip(lb) else self.whole_loop(lb, body)]
         return items[0]
 
     def render(self) -> str:

@@ -173,9 +173,9 @@ def test_gemm_hls_compiles_and_shows_the_mapping(tmp_path):
     assert "#pragma HLS BIND_STORAGE variable=A type=ram_2p impl=bram" in code
     assert "/* A -> GLB (sram) */" in code
     lines = lines_of(code)
-    # tile loops in the mapping's order, above the point loops in kernel order
+    # tile loops, then point loops, both in the mapping's order (llmulator.nest)
     heads = [ln.split(":")[0] for ln in lines if re.match(r"^\w+: for \(", ln)]
-    assert heads == ["L_n_tile", "L_k_tile", "L_m", "L_n", "L_k"]
+    assert heads == ["L_n_tile", "L_k_tile", "L_n", "L_k", "L_m"]
     assert "L_n_tile: for (int n_t = 0; n_t < N; n_t += 16) {" in lines
     # 16 divides 64: no min() bound
     assert "L_n: for (int n = n_t; n < n_t + 16; n++) {" in lines
@@ -192,15 +192,16 @@ def test_gemm_hls_compiles_and_shows_the_mapping(tmp_path):
 
 @needs_gcc
 @pytest.mark.parametrize("order,lm,heads", [
-    ("[L_n, L_k, L_m]", "{tile: 16, pipeline_ii: 1}", "L_n_tile L_k_tile L_m L_n L_k"),
-    ("[L_m, L_k, L_n]", "{tile: 3, pipeline_ii: 1}", "L_m_tile L_k_tile L_n_tile L_m L_n L_k"),
-    ("[L_k, L_n]", "{tile: 7, pipeline_ii: 1}", "L_k_tile L_n_tile L_m_tile L_m L_n L_k"),
-    ("[L_k, L_m, L_n]", "{pipeline_ii: 1}", "L_k_tile L_m L_n_tile L_n L_k"),
-    ("[]", "{tile: 6, pipeline_ii: 1}", "L_m_tile L_m L_n_tile L_n L_k_tile L_k"),
+    ("[L_n, L_k, L_m]", "{tile: 16, pipeline_ii: 1}", "L_n_tile L_k_tile L_n L_k L_m"),
+    ("[L_m, L_k, L_n]", "{tile: 3, pipeline_ii: 1}", "L_m_tile L_k_tile L_n_tile L_m L_k L_n"),
+    ("[L_k, L_n]", "{tile: 7, pipeline_ii: 1}", "L_k_tile L_n_tile L_m_tile L_k L_n L_m"),
+    ("[L_k, L_m, L_n]", "{pipeline_ii: 1}", "L_k_tile L_n_tile L_k L_m L_n"),
+    ("[]", "{tile: 6, pipeline_ii: 1}", "L_m_tile L_n_tile L_k_tile L_m L_n L_k"),
 ])
 def test_strip_mining_preserves_semantics(tmp_path, write, order, lm, heads):
-    """Tiles that do not divide the bounds (5 on 16; 3, 6, 7 on 16): tile loops in `order`, then the
-    other tile loops, then point loops in kernel order; output equal to numpy and to the untiled kernel."""
+    """Tiles that do not divide the bounds (5 on 16; 3, 6, 7 on 16): tile loops, then point loops, each
+    in `order` and then kernel order (an untiled loop is a point loop); output equal to numpy and to the
+    untiled kernel."""
     mp = write("tiled.yaml", GEMM_TILED.format(order=order, lm=lm))
     d = load_design(SYSTOLIC, GEMM, mp)
     code = render.hls_c(d)

@@ -10,10 +10,12 @@ at once (NumPy arrays of shape (B,)):
   multicast (PEs along a dimension the array does not depend on share one
   read) and register reuse (innermost temporal loops that do not index the
   array keep the value in the PE);
-* spatial-array compute cycles: folds x (stream x II + fill/drain), with the
-  systolic skew (R + C - 2) plus a preload of R cycles when an input operand
-  is stationary (SCALE-Sim's per-fold model), or the PE pipeline depth on a
-  broadcast array.
+* spatial-array compute cycles: stream steps x II + folds x fill/drain, with
+  the systolic skew (R + C - 2) plus a preload of R cycles when an input
+  operand is stationary (SCALE-Sim's per-fold model), or the PE pipeline depth
+  on a broadcast array; the loop-nest semantics (which loops are folds, which
+  stream, what a PE keeps in its register) is ``llmulator.nest``'s, shared
+  with render and hlsim.
 
 The scalar estimator calls the same functions with B = 1, so the batched and
 the single-design answers are one code path. See docs/analytical-model.md.
@@ -23,6 +25,8 @@ from __future__ import annotations
 
 import attrs
 import numpy as np
+from llmulator import nest as lnest
+from llmulator.costs import combining_latency
 from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError
 from llmulator.expr import ExprError, evaluate
@@ -175,10 +179,11 @@ def mappings_from_design(design: Design, nest: Nest) -> BatchMappings:
     """The design's own mapping of a nest as a batch of one."""
     m = design.mapping
     labels = nest.labels
-    tiles = np.array([[m.loop(lb).tile or nest.trips[i] for i, lb in enumerate(labels)]], dtype=float)
+    # a loop that encloses another loop's tile loop in the mapped nest is an outer loop as a whole
+    tiles = np.array([[m.loop(lb).tile or (1.0 if lnest.encloses_tile_loop(design, lb) else nest.trips[i])
+                       for i, lb in enumerate(labels)]], dtype=float)
     spatial = np.array([[{"rows": 1, "cols": 2}.get(m.loop(lb).spatial or "", 0) for lb in labels]])
-    order = [lb for lb in m.order if lb in labels] + [lb for lb in labels if lb not in m.order]
-    pos = np.array([[order.index(lb) for lb in labels]])
+    pos = np.array([lnest.outer_positions(design, labels)])
     return BatchMappings(tiles, spatial, pos)
 
 
@@ -214,23 +219,46 @@ def distinct_tiles(arr: ArrayUse, outer: np.ndarray) -> np.ndarray:
 
 
 def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str, np.ndarray]:
-    """PE-array cycles for B mappings of a perfect band: folds x (stream x II + fill/drain)."""
+    """PE-array cycles for B mappings of a perfect band (``llmulator.nest``'s fold semantics).
+
+    Each fold (one iteration of the tile loops) streams its temporal point loops through the array,
+    one step per II, and pays the fill/drain: the systolic skew R + C - 2, plus a preload of R cycles
+    when an input operand is stationary (indexed by no temporal point loop: SCALE-Sim's per-fold
+    model), or the PE pipeline depth on a broadcast array. Edge tiles stream only what they hold:
+    over all folds, the steps are the product of the temporal loops' trips and the spatial loops'
+    tile counts. II: each bound PE runs one body per step with its own units (shared classes serve
+    every bound PE), an accumulator kept in the PE register across steps waits for its combining
+    operation, and the largest ``pipeline_ii`` of the band is a floor.
+    """
     arch = design.arch
     B = maps.size
     t = np.minimum(maps.tiles, nest.trips[None, :])
-    outer = np.ceil(nest.trips[None, :] / t)
+    trips = np.maximum(nest.trips[None, :], 1.0)
+    outer = np.ceil(trips / np.maximum(t, 1.0))
     is_sp = maps.spatial > 0
     total_iters = float(np.prod(nest.trips))
     rows_used = np.where(maps.spatial == 1, t, 1.0).prod(axis=1)
     cols_used = np.where(maps.spatial == 2, t, 1.0).prod(axis=1)
     pe_used = rows_used * cols_used
     stream = np.where(~is_sp, t, 1.0).prod(axis=1)
+    steps = np.where(is_sp, outer, trips).prod(axis=1)  # stream steps over all folds, edge tiles exact
     folds = outer.prod(axis=1)
     ii = np.ones(B)
     for cls, n in nest.ops_per_iter.items():
         unit = arch.operators.get(cls)
-        if unit is not None and cls != "select":
-            ii = np.maximum(ii, np.ceil(n * pe_used / unit.count))
+        if unit is None or cls == "select" or n <= 0:
+            continue
+        per = lnest.units_per_pe(design, cls)
+        ii = np.maximum(ii, np.ceil(n / per) if per else np.ceil(n * pe_used / unit.count))
+    target = max([design.mapping.loop(lb).pipeline_ii or 1 for lb in nest.labels])
+    ii = np.maximum(ii, target)
+    for arr in nest.arrays:
+        if not arr.writes:
+            continue
+        _, reuse = lnest.operand_reuse(arr.dep, is_sp, t, maps.pos)
+        st = next(s for s, _ in design.statements_with_loops()
+                  if any(a.array == arr.name and a.is_write for a in s.accesses))
+        ii = np.where(reuse > 1, np.maximum(ii, combining_latency(design, st)), ii)
     pe = arch.pe_array
     any_sp = is_sp.any(axis=1)
     if pe is not None and pe.interconnect == "systolic":
@@ -246,11 +274,11 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     else:
         fill = np.zeros(B)
     fill = np.where(any_sp, fill, 0.0)
-    compute = folds * (stream * ii + fill)
+    compute = steps * ii + folds * fill
     n_pe = pe.size if pe is not None else 1
     ideal = total_iters * ii.min() / n_pe
     return {"compute_cycles": compute, "ideal_cycles": np.full(B, ideal), "fill_drain_cycles": folds * fill,
-            "under_utilisation_cycles": folds * stream * ii - ideal, "folds": folds, "stream": stream, "ii": ii,
+            "under_utilisation_cycles": steps * ii - ideal, "folds": folds, "stream": stream, "ii": ii,
             "pe_used": pe_used, "utilisation": ideal / np.maximum(compute, 1e-9)}
 
 
@@ -265,18 +293,11 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
     reads, writes = np.zeros((nlev, B)), np.zeros((nlev, B))
     rbits, wbits = np.zeros((nlev, B)), np.zeros((nlev, B))
     need = np.zeros((nlev, B))
-    inner_to_outer = list(range(len(nest.labels)))[::-1]
     for arr in nest.arrays:
         mcast = np.ones(B)
         reuse = np.ones(B)
         if spatial:
-            mcast = np.where(is_sp & ~arr.dep[None, :], t, 1.0).prod(axis=1)
-            blocked = np.zeros(B, dtype=bool)
-            for li in inner_to_outer:
-                temporal = ~is_sp[:, li]
-                take = temporal & ~blocked & ~arr.dep[li]
-                reuse = np.where(take, reuse * t[:, li], reuse)
-                blocked |= temporal & arr.dep[li] & (t[:, li] > 1)
+            mcast, reuse = lnest.operand_reuse(arr.dep, is_sp, t, maps.pos)
         r = arr.reads / mcast / reuse
         w = arr.writes / mcast / reuse
         lv = arr.level

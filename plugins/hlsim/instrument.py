@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 
 import attrs
+from llmulator import nest
 from llmulator.design import Design
 from llmulator.kernel import C_TYPES, Loop, Statement
 from llmulator.render import mapped_kernel
@@ -44,11 +45,14 @@ class Site:
     stmts: list[Statement] = attrs.field(factory=list)
     label: str | None = None  # loop sites: the label as emitted (point, whole or tile loop)
     loop: str | None = None  # the kernel loop it belongs to (tile loops: their point loop)
-    region: str | None = None  # region sites: 'pipeline', 'spatial' or 'unroll'
+    region: str | None = None  # region sites: 'pipeline', 'array' (a PE-array fold) or 'unroll'
     in_region: bool = False
+    counted: bool = False  # loop sites that count their iterations and invocations (trip counts)
     body: list = attrs.field(factory=list)  # region sites: the mapped body (see _Emitter.block)
     region_id: int | None = None  # sites inside a region: that region's site id
     spatial_loops: tuple[str, ...] = ()  # sites inside PE-array loops: those loops' labels
+    band: list[str] = attrs.field(factory=list)  # array regions: the band bound to the PE array
+    free: bool = False  # loop sites whose control costs nothing (tile loops around a PE-array fold)
 
 
 @attrs.define
@@ -80,6 +84,16 @@ class _Emitter:
         self.tile_of: dict[str, str] = {}
         self.region_id: int | None = None
         self.spatial_stack: list[str] = []
+        # PE-array folds (llmulator.nest): head point loop -> band; inside one, the first-lane tests
+        self.array_heads: dict[str, list[str]] = {}
+        for loop in design.tree.loops.values():
+            if nest.band_head(design.tree, loop.label) is loop:
+                band = [lp.label for lp in loop.band()]
+                head = nest.array_head(design, band)
+                if head is not None:
+                    self.array_heads[head] = band
+        self.lane0: list[str] | None = None
+        self.array_counter: str = ""
 
     def site(self, kind: str, in_region: bool, **kw) -> Site:
         s = Site(len(self.sites), kind, self.nest, in_region=in_region,
@@ -170,10 +184,10 @@ class _Emitter:
         lm = self.d.mapping.loop(kl) if kl else None
         region = None
         if not in_region and lm is not None and not is_tile:
-            if lm.pipeline_ii:
+            if kl in self.array_heads:
+                region = "array"
+            elif lm.pipeline_ii:
                 region = "pipeline"
-            elif lm.spatial:
-                region = "spatial"
             elif lm.unroll and lm.unroll > 1:
                 region = "unroll"
         head = self._head(node)
@@ -182,6 +196,8 @@ class _Emitter:
         sub: list = []
         model.append(("loop", kl, is_tile, sub))
         spatial = lm is not None and not is_tile and bool(lm.spatial)
+        if region == "array":
+            return self.array(node, ind, label, kl, model)
         if region is not None:
             s = self.site("region", False, label=label, loop=kl, region=region)
             self.region_id = s.id
@@ -195,7 +211,24 @@ class _Emitter:
             n = f"__n{s.id}"
             return (f"{ind}{{\n{ind}  uint64_t {n} = 0;\n{ind}  {lab}{head} {{\n{inner_ind}{n}++;\n"
                     f"{body}{ind}  }}\n{ind}  __region({s.id}, {n});\n{ind}}}\n")
-        s = self.site("loop", in_region, label=label, loop=kl)
+        in_array_band = kl is not None and any(kl in b for b in self.array_heads.values())
+        s = self.site("loop", in_region, label=label, loop=kl, counted=self.lane0 is not None or not in_region,
+                      free=in_array_band and not in_region)
+        if in_region and self.lane0 is not None:  # inside a PE-array fold
+            if spatial:
+                self.spatial_stack.append(kl)
+                self.lane0.append(f"{self.d.tree.loops[kl].var} == ({_init_text(node)})")
+            items = _items(node)
+            count = ""
+            if not any(isinstance(_unlabel(it), (c_ast.For, c_ast.While)) for it in items):
+                # innermost: one stream step per iteration of the first PE (every spatial index at its start)
+                count = f"{inner_ind}if ({' && '.join(self.lane0) or '1'}) {self.array_counter}++;\n"
+            body = self.block(items, True, inner_ind, sub)
+            if spatial:
+                self.spatial_stack.pop()
+                self.lane0.pop()
+            return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__it[{s.id}]++;\n{count}{body}"
+                    f"{ind}}}\n")
         if in_region:
             if spatial:
                 self.spatial_stack.append(kl)
@@ -211,6 +244,23 @@ class _Emitter:
         return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
                 f"__it[{s.id}]++; __cnt[{s.id}]++;\n{body}{ind}}}\n")
 
+    def array(self, node, ind: str, label: str | None, kl: str, model: list) -> str:
+        """A PE-array fold: the band's point loops run as written (every PE's work, for the outputs and
+        the counts) while one counter takes a stream step per iteration of the first PE; on exit the
+        region adds depth + fill + (steps - 1) x II."""
+        s = self.site("region", False, label=None, loop=kl, region="array")
+        s.band = self.array_heads[kl]
+        self.region_id = s.id
+        n = f"__n{s.id}"
+        self.lane0, self.array_counter = [], n
+        sub: list = []
+        text = self.loop(node, True, ind + "  ", label, sub)
+        self.lane0 = None
+        self.region_id = None
+        s.body = sub
+        model.extend(sub)
+        return f"{ind}{{\n{ind}  uint64_t {n} = 0;\n{text}{ind}  __fold({s.id}, {n});\n{ind}}}\n"
+
     def _head(self, node) -> str:
         if isinstance(node, c_ast.For):
             init = _GEN.visit(node.init) if node.init is not None else ""
@@ -218,6 +268,18 @@ class _Emitter:
             nxt = _GEN.visit(node.next) if node.next is not None else ""
             return f"for ({init}; {cond}; {nxt})"
         return f"while ({_GEN.visit(node.cond)})"
+
+
+def _unlabel(n: c_ast.Node) -> c_ast.Node:
+    return n.stmt if isinstance(n, c_ast.Label) else n
+
+
+def _init_text(loop: c_ast.For) -> str:
+    """The first value of a ``for`` loop's variable, as C text."""
+    init = loop.init
+    if isinstance(init, c_ast.DeclList):
+        return _GEN.visit(init.decls[0].init)
+    return _GEN.visit(init.rvalue)
 
 
 def _compound(n: c_ast.Node) -> c_ast.Node:
@@ -276,8 +338,12 @@ def instrument(design: Design) -> Instrumented:
         if isinstance(it, c_ast.Pragma):
             continue
         model: list = []
+        first = len(em.sites)
         text = em.block([it], False, "  ", model) if _simple(it) else em.stmt(it, False, "  ", model=model)
-        body.append(f"  __t0 = __cyc;\n{text}  __nest[{em.nest}] += __cyc - __t0;\n")
+        # a PE-array nest pays its pipeline latency (operand fetch to last write-back) once
+        drain = "".join(f"  __cyc += __T[{3 * s.id + 2}];\n" for s in em.sites[first:]
+                        if s.region == "array")
+        body.append(f"  __t0 = __cyc;\n{text}{drain}  __nest[{em.nest}] += __cyc - __t0;\n")
         top = next((e[1] for e in model if e[0] == "loop" and e[1]), None)
         if top is not None:
             loop = d.tree.loops[top]
@@ -320,6 +386,9 @@ def instrument(design: Design) -> Instrumented:
               "static void __region(int __s, uint64_t __n) {",
               "  if (__n) { double __g = ceil((double)__n / __T[3 * __s + 2]);",
               "    __cyc += __T[3 * __s] + (__g - 1.0) * __T[3 * __s + 1]; }",
+              "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
+              "static void __fold(int __s, uint64_t __n) {",
+              "  if (__n) __cyc += __T[3 * __s] + ((double)__n - 1.0) * __T[3 * __s + 1];",
               "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
               f"static void kernel({', '.join(params)}) {{"]
     src = "\n".join(lines) + "\n" + "".join(temps) + "".join(body) + "}\n" + HARNESS

@@ -17,6 +17,7 @@ from collections import Counter
 
 import attrs
 import numpy as np
+from llmulator import nest as lnest
 from llmulator import tech
 from llmulator.design import Design
 from llmulator.errors import UserError
@@ -123,7 +124,7 @@ class HlsimProfiler:
         iters: Counter = Counter()
         invs: Counter = Counter()
         for s in inst.sites:
-            if s.kind in ("loop", "region") and s.loop and not s.in_region:
+            if s.kind in ("loop", "region") and s.loop and (s.counted or (s.kind == "region" and s.label)):
                 c, it, inv = counts.get(s.id, (0, 0, 0))
                 if s.label == s.loop:  # the point/whole loop, not its tile loop
                     iters[s.loop] += it
@@ -136,8 +137,8 @@ class HlsimProfiler:
         # operations and accesses actually executed
         ops: Counter = Counter()
         acc_bits: dict[str, list[float]] = {lv.name: [0.0, 0.0, 0.0, 0.0] for lv in arch.memory}
+        nest_bits: dict[int, Counter] = {}  # nest -> level -> bits the datapath moved at that level
         loads = stores = 0.0
-        by_id = {s.id: s for s in inst.sites}
         for s in inst.sites:
             c = counts.get(s.id, (0, 0, 0))[0]
             if c == 0:
@@ -149,17 +150,23 @@ class HlsimProfiler:
                     ops[k] += v * c
                 for a in st.accesses:
                     c = counts[s.id][0] if not (s.kind == "loop" and s.stmts) else counts[s.id][1]
-                    if s.spatial_loops:
-                        c = _pe_array_accesses(d, timing, by_id, counts, s, a, c)
+                    if s.region_id is not None and s.region_id in timing.folds:
+                        # PE-array operands: multicast along spatial loops the index does not use,
+                        # register reuse over the innermost temporal loops that do not use it
+                        mcast, reuse = timing.folds[s.region_id]["reuse"].get(a.array, (1.0, 1.0))
+                        c = c / (mcast * reuse)
                     lv = d.placement(a.array)
                     bits = d.workload.arrays[a.array].bits
+                    nb = nest_bits.setdefault(s.nest, Counter())
                     if a.is_read:
                         acc_bits[lv][0] += c
                         acc_bits[lv][1] += c * bits
+                        nb[lv] += c * bits
                         loads += c
                     if a.is_write:
                         acc_bits[lv][2] += c
                         acc_bits[lv][3] += c * bits
+                        nb[lv] += c * bits
                         stores += c
         # static tile transfers between levels (DRAM <-> buffers), per nest
         measured = attrs.evolve(d.workload, hints={**d.workload.hints, **{
@@ -170,7 +177,8 @@ class HlsimProfiler:
         breakdown: dict[str, float] = {}
         for k, top in enumerate(inst.nest_loops):
             comp = scalars.get(f"nest.{k}", 0.0)
-            transfer, moved = 0.0, None
+            transfer = 0.0
+            level_bits = Counter(nest_bits.get(k, Counter()))
             if top is not None:
                 transfer, moved = _tile_transfers(dm, top)
                 for lv, (r, rb, wr, wb) in moved.items():
@@ -178,12 +186,20 @@ class HlsimProfiler:
                     acc_bits[lv][1] += rb
                     acc_bits[lv][2] += wr
                     acc_bits[lv][3] += wb
-            overlapped = all(lv.double_buffered for lv in arch.memory[1:])
-            cyc = max(comp, transfer) if overlapped else comp + transfer
+                    level_bits[lv] += rb + wb
+            # every level moves at most its bandwidth per cycle: datapath accesses and tile transfers
+            bw_cycles = {lv.name: level_bits[lv.name] / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory}
+            bw = max(bw_cycles.values(), default=0.0)
+            # transfers overlap compute when every on-chip level holding a tile is double-buffered
+            held = {d.placement(a) for a in d.workload.arrays} - {arch.memory[0].name}
+            overlapped = all(arch.level(n).double_buffered for n in held)
+            cyc = max(comp, transfer, bw) if overlapped else max(comp + transfer, bw)
             label = top or f"stmt{k}"
             breakdown[f"cycles.{label}"] = cyc
             breakdown[f"compute_cycles.{label}"] = comp
             breakdown[f"transfer_cycles.{label}"] = transfer
+            for lv, c in bw_cycles.items():
+                breakdown[f"bandwidth_cycles.{label}.{lv}"] = c
             nest_cycles.append(cyc)
         cycles = max(nest_cycles) if (d.mapping.dataflow and nest_cycles) else sum(nest_cycles)
         traffic = {}
@@ -213,28 +229,6 @@ class HlsimProfiler:
                    "area_um2": area, "latency_us": cycles / arch.clock_mhz}
         return Profile(profiler=self.name, version=self.version, metrics=metrics, counters=counters,
                        breakdown=breakdown)
-
-
-def _pe_array_accesses(d: Design, timing: Timing, by_id, counts, s, a, c: float) -> float:
-    """Memory accesses of one statement access inside PE-array loops.
-
-    PEs along a spatial loop the index does not depend on share one access
-    (multicast); inside a pipelined region, an operand whose index does not
-    depend on the pipelined loop stays in the PE registers for the whole
-    region entry (stationary inputs are loaded once, stationary outputs
-    written once) instead of once per iteration.
-    """
-    used = a.loop_vars()
-    for lb in s.spatial_loops:
-        if d.tree.loops[lb].var not in used:
-            c /= max(1.0, timing.trips(lb, False))
-    reg = by_id.get(s.region_id)
-    if reg is not None and reg.region == "pipeline" and not (d.mapping.loop(reg.loop).spatial):
-        var = d.tree.loops[reg.loop].var
-        _, it, inv = counts.get(reg.id, (0, 0, 0))
-        if var not in used and it:
-            c *= inv / it
-    return c
 
 
 def _dtype(w, name):
@@ -293,7 +287,15 @@ def _area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[st
         info = timing.info.get(s.id)
         if info is None:
             continue
-        if s.kind == "region":
+        if s.region == "array":
+            # the PE array is fixed hardware: every PE's units; shared classes as the bound PEs need them
+            for r, u in timing.schedules[s.id].uses.items():
+                cls = r[3:]
+                if r.startswith("op:") and cls in arch.operators:
+                    per = lnest.units_per_pe(d, cls)
+                    need[cls] = max(need[cls], arch.operators[cls].count if per else
+                                    math.ceil(u * info["lanes"] / info["ii"]))
+        elif s.kind == "region":
             sched = timing.schedules[s.id]
             ii = info.get("ii", 1.0) or 1.0
             for r, u in sched.uses.items():

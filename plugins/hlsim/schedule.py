@@ -151,8 +151,10 @@ class GraphBuilder:
                 self.port_free = saved
 
 
-def list_schedule(design: Design, nodes: list[Node]) -> Schedule:
-    """Resource-constrained list scheduling; returns the schedule length and resource use."""
+def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | None = None) -> Schedule:
+    """Resource-constrained list scheduling; returns the schedule length and resource use.
+
+    ``caps`` overrides the issues per cycle of some resources (one PE's own units)."""
     n = len(nodes)
     if n == 0:  # constants into registers: wiring, no cycle
         return Schedule(0, Counter(), Counter(), 0)
@@ -162,7 +164,7 @@ def list_schedule(design: Design, nodes: list[Node]) -> Schedule:
             succ[dep].append(i)
     for i in range(n - 1, -1, -1):  # deps point backwards: reverse order is a topological order
         nodes[i].prio = nodes[i].latency + max((nodes[s].prio for s in succ[i]), default=0)
-    cap: dict[str, float] = {}
+    cap: dict[str, float] = dict(caps or {})
     for nd in nodes:
         r = nd.resource
         if r is None or r in cap:

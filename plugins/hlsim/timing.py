@@ -12,12 +12,11 @@ import math
 from collections import Counter
 
 import numpy as np
+from llmulator import nest as lnest
 from llmulator.design import Design
 
 from . import schedule as sch
 from .instrument import Instrumented, Site
-
-NO_GROUPS = 1e18  # a region whose iterations all run in one group (fully unrolled)
 
 
 def model_nodes(design: Design, model: list, trips) -> int:
@@ -53,6 +52,7 @@ class Timing:
         self.inst = inst
         self.info: dict[int, dict[str, float]] = {}
         self.schedules: dict[int, sch.Schedule] = {}  # region site -> its body schedule (for area)
+        self.folds: dict[int, dict] = {}  # array region site -> llmulator.nest.fold facts
         self.T = np.zeros(3 * len(inst.sites) if inst.sites else 3)
         for s in inst.sites:
             self.T[3 * s.id: 3 * s.id + 3] = self._site(s)
@@ -72,7 +72,7 @@ class Timing:
     def _site(self, s: Site) -> tuple[float, float, float]:
         d = self.d
         if s.kind == "loop":
-            return (0.0 if s.in_region else 1.0, 0.0, 1.0)
+            return (0.0 if (s.in_region or s.free) else 1.0, 0.0, 1.0)
         if s.kind in ("block", "cond"):
             if s.in_region or not s.stmts:
                 return (0.0, 0.0, 1.0)
@@ -85,21 +85,15 @@ class Timing:
         # regions
         lm = d.mapping.loop(s.loop)
         loop = d.tree.loops[s.loop]
+        if s.region == "array":
+            return self._array(s)
         if s.region == "pipeline":
             u = max(1, lm.unroll or 1)
-            sched = self._schedule(s.body, u, spatial_self=bool(lm.spatial), loop=s.loop)
+            sched = self._schedule(s.body, u, spatial_self=False, loop=s.loop)
             self.schedules[s.id] = sched
-            ii = sch.initiation_interval_from(d, loop, sched, lm.pipeline_ii,
-                                              model_statements(s.body, []), in_pe=_has_spatial(d, s))
-            depth = sched.depth + self._systolic_fill(s)
-            self.info[s.id] = {"depth": depth, "units": u, **ii}
-            return (float(depth), float(ii["ii"]), float(u))
-        if s.region == "spatial":
-            sched = self._schedule(s.body, int(math.ceil(self.trips(s.loop, False))), spatial_self=True)
-            self.schedules[s.id] = sched
-            depth = sched.depth + self._systolic_fill(s)
-            self.info[s.id] = {"depth": depth}
-            return (float(depth), 0.0, NO_GROUPS)
+            ii = sch.initiation_interval_from(d, loop, sched, lm.pipeline_ii, model_statements(s.body, []))
+            self.info[s.id] = {"depth": sched.depth, "units": u, **ii}
+            return (float(sched.depth), float(ii["ii"]), float(u))
         u = max(1, lm.unroll or 1)
         sched = self._schedule(s.body, u, spatial_self=False, loop=s.loop)
         self.schedules[s.id] = sched
@@ -156,33 +150,44 @@ class Timing:
                 busiest = max(busiest, math.ceil(u / cap))
         return sch.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(sum(uses.values())))
 
-    def _systolic_fill(self, s: Site) -> float:
-        """Skew (R + C - 2) plus a stationary-operand preload (R) on a systolic array, per region entry."""
-        pe = self.d.arch.pe_array
-        if pe is None or pe.interconnect != "systolic" or not _has_spatial(self.d, s):
-            return 0.0
-        var = self.d.tree.loops[s.loop].var
-        temporal = {var} if not self.d.mapping.loop(s.loop).spatial else set()
-        stationary = False
-        for st in model_statements(s.body, []):
+    def _array(self, s: Site) -> tuple[float, float, float]:
+        """A PE-array fold (``llmulator.nest``): each bound PE runs one innermost body per stream step.
+
+        depth: the body's schedule on one PE (its own units; operands arrive over the array's network,
+        so no memory ports); II: max(the band's largest ``pipeline_ii``, ResMII with per-PE units,
+        the combining latency of an accumulator kept in the PE register across steps); per fold the
+        systolic skew and stationary preload (or a broadcast array's pipeline depth).
+        """
+        d = self.d
+        band = s.band
+        f = lnest.fold(d, band)
+        self.folds[s.id] = f
+        stmts = d.tree.loops[band[-1]].statements()
+        g = sch.GraphBuilder(d)
+        g.port_free = True
+        for st in stmts:
+            g.add_statement(st)
+        caps = {f"op:{c}": lnest.units_per_pe(d, c) for c in d.arch.operators if lnest.units_per_pe(d, c)}
+        sched = sch.list_schedule(d, g.nodes, caps)
+        self.schedules[s.id] = sched
+        ops: Counter = Counter()
+        for st in stmts:
+            for k, v in d.stmt_ops(st).items():
+                ops[k] += v
+        res_mii = lnest.array_res_mii(d, ops, f["lanes"])
+        rec_mii = 1
+        for st in stmts:
             for a in st.accesses:
-                if a.is_read and self.d.workload.arrays[a.array].role == "in" and not (a.loop_vars() & temporal):
-                    stationary = True
-        return float(pe.rows + pe.cols - 2 + (pe.rows if stationary else 0))
+                if a.is_write and f["reuse"].get(a.array, (1.0, 1.0))[1] > 1:
+                    rec_mii = max(rec_mii, sch.combining_latency(d, st))
+        target = max(d.mapping.loop(lb).pipeline_ii or 1 for lb in band)
+        ii = max(target, res_mii, rec_mii)
+        fill = lnest.systolic_fill(d, band, f["stationary"])
+        # folds follow each other back to back (operands are prefetched while the previous fold drains):
+        # each pays its fill and its steps; the body's latency beyond one II is paid once per nest
+        latency = max(0.0, sched.depth - ii)
+        self.info[s.id] = {"depth": sched.depth, "ii": ii, "res_mii": res_mii, "rec_mii": rec_mii, "fill": fill,
+                           "lanes": f["lanes"]}
+        return (fill + ii, float(ii), latency)
 
 
-def _has_spatial(design: Design, s: Site) -> bool:
-    if s.loop and design.mapping.loop(s.loop).spatial:
-        return True
-
-    def rec(model):
-        for e in model:
-            if e[0] == "loop":
-                if e[1] and not e[2] and design.mapping.loop(e[1]).spatial:
-                    return True
-                if rec(e[3]):
-                    return True
-            elif e[0] == "branch" and (rec(e[2]) or rec(e[3])):
-                return True
-        return False
-    return rec(s.body)

@@ -1,0 +1,273 @@
+"""The loop-nest semantics of a mapping: one definition for render, hlsim and the analytical model.
+
+A *band* is a maximal perfect chain of loops (each loop's body is exactly the
+next loop). ``tile: T`` on a loop of a band whose exact trip count is larger
+than ``T`` (or not static) strip-mines it into a *tile loop* (over tiles) and a
+*point loop* (over the elements of one tile); an untiled loop is all point
+loop. A band that has a strip-mined loop or an ``order`` is rebuilt as
+
+    tile loops, outermost first, then point loops, outermost first,
+
+both in the same sequence: the band's loops listed in ``order``, then its
+other loops in kernel order. So ``order`` is one permutation of the band that
+applies at both levels (Timeloop's outer and inner level), and ``tile: 1``
+moves a whole loop up to the tile level. Loop primitives (pipeline, unroll,
+spatial) apply to point loops.
+
+A *triangular* band (a loop bound uses another band loop's variable) keeps
+the kernel's nesting: strip-mined loops are split in place, and an ``order``
+other than the kernel's is refused.
+
+PE arrays: the point loops of a band with a loop bound to the PE array
+(``spatial``) form the array's *fold*: spatial point loops are unrolled over
+the PEs, every temporal point loop streams through the array one step per
+initiation interval (a PE array's controller is hardware: pragmas on those
+loops only set the target II), and the tile loops around it enumerate the
+folds. :func:`operand_reuse` says how many of a fold's accesses reach memory.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .errors import SpecError
+from .yamlsrc import SourceMap
+
+
+def band_head(tree, label: str):
+    """The outermost loop of the maximal perfect band that contains loop ``label``."""
+    top = tree.loops[label]
+    while top.parent is not None and top.parent.perfect_child() is top:
+        top = top.parent
+    return top
+
+
+def band_labels(tree, label: str) -> list[str]:
+    return [lp.label for lp in band_head(tree, label).band()]
+
+
+def exact_trips(design, label: str) -> int | None:
+    """Trip count of a loop when it is the same on every entry (static, rectangular), else None."""
+    loop = design.tree.loops[label]
+    if loop.data_dependent or loop.is_while or loop.depends_on_outer:
+        return None
+    t = design.trips(label)
+    return int(t) if float(t).is_integer() else None
+
+
+def strip_mined(design, label: str) -> bool:
+    """Whether ``tile`` splits the loop into a tile loop and a point loop."""
+    tile = design.mapping.loop(label).tile
+    loop = design.tree.loops[label]
+    if tile is None or loop.var is None or loop.is_while:
+        return False
+    exact = exact_trips(design, label)
+    return exact is None or tile < exact
+
+
+def is_triangular(design, band: list[str]) -> bool:
+    vars_ = {design.tree.loops[lb].var for lb in band}
+    return any(set(design.tree.loops[lb].depends_on_outer) & vars_ for lb in band)
+
+
+def loop_sequence(order, band: list[str]) -> list[str]:
+    """The band's loops in mapping order: those listed in ``order``, then the others in kernel order."""
+    listed = [lb for lb in order if lb in band]
+    return listed + [lb for lb in band if lb not in listed]
+
+
+def needs_rebuild(design, band: list[str]) -> bool:
+    return any(lb in design.mapping.order for lb in band) or any(strip_mined(design, lb) for lb in band)
+
+
+def mapped_band(design, band: list[str]) -> list[tuple[str, str]]:
+    """The mapped nest of a band: ('tile' | 'point', kernel label), outermost first."""
+    if is_triangular(design, band):
+        listed = [lb for lb in design.mapping.order if lb in band]
+        if listed != [lb for lb in band if lb in listed]:
+            _refuse_triangular(design, band)
+        out = []
+        for lb in band:
+            if strip_mined(design, lb):
+                out.append(("tile", lb))
+            out.append(("point", lb))
+        return out
+    seq = loop_sequence(design.mapping.order, band)
+    return [("tile", lb) for lb in seq if strip_mined(design, lb)] + [("point", lb) for lb in seq]
+
+
+def _refuse_triangular(design, band: list[str]) -> None:
+    loops = design.tree.loops
+    vars_ = {loops[lb].var: lb for lb in band}
+    dep = next(lb for lb in band if set(loops[lb].depends_on_outer) & set(vars_))
+    used = sorted(set(loops[dep].depends_on_outer) & set(vars_))
+    smap = design.mapping.source_map or SourceMap("<mapping>")
+    raise SpecError(smap.diag(
+        ("mapping", "order"), f"cannot reorder band {' > '.join(band)}: the bounds of loop {dep} "
+        f"depend on {', '.join(used)}, so the band keeps the kernel's nesting",
+        "the kernel's order for a band whose bounds depend on each other",
+        "remove `order`, or order a band whose bounds do not depend on each other"))
+
+
+def spatial_band(design, label: str) -> bool:
+    """Whether the band of ``label`` binds a loop to the PE array."""
+    return any(design.mapping.loop(lb).spatial for lb in band_labels(design.tree, label))
+
+
+def array_head(design, band: list[str]) -> str | None:
+    """The outermost point loop of a band bound to the PE array (the head of its fold), else None."""
+    if not any(design.mapping.loop(lb).spatial for lb in band):
+        return None
+    return next(lb for kind, lb in mapped_band(design, band) if kind == "point")
+
+
+def point_order(design, band: list[str]) -> list[str]:
+    """The band's point loops, outermost first."""
+    return [lb for kind, lb in mapped_band(design, band) if kind == "point"]
+
+
+# ----------------------------------------------------------------------------------------------
+# PE-array resources
+
+
+def units_per_pe(design, cls: str) -> float | None:
+    """Units of an operator class inside each PE (``count`` a multiple of the PE count), else None
+    (a class with fewer units than PEs is a shared pool outside the array)."""
+    pe = design.arch.pe_array
+    op = design.arch.operators.get(cls)
+    if pe is None or op is None or op.count < pe.size:
+        return None
+    return float(op.count // pe.size)
+
+
+def array_res_mii(design, ops_per_step: dict[str, float], lanes: float) -> float:
+    """Resource MII of one PE-array step: each of ``lanes`` PEs runs one body with its own units;
+    classes shared by the whole array serve every lane."""
+    ii = 1.0
+    for cls, n in ops_per_step.items():
+        op = design.arch.operators.get(cls)
+        if op is None or cls == "select" or n <= 0:
+            continue
+        per = units_per_pe(design, cls)
+        ii = max(ii, math.ceil(n / per) if per else math.ceil(n * lanes / op.count))
+    return ii
+
+
+def operand_reuse(dep: np.ndarray, is_sp: np.ndarray, t: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(multicast, register reuse) of one array's accesses in a PE-array fold, for B mappings.
+
+    ``dep`` (L,) whether the array's index uses each band loop; ``is_sp`` (B, L) spatial point
+    loops; ``t`` (B, L) point-loop sizes; ``pos`` (B, L) each loop's position in the mapping
+    sequence (point loops run in that order). PEs along a spatial loop the index does not use
+    share one access (multicast); the innermost temporal point loops that do not use the index,
+    up to the first one (of more than one trip) that does, keep the value in the PE's register.
+    """
+    B, L = t.shape
+    mcast = np.where(is_sp & ~dep[None, :], t, 1.0).prod(axis=1)
+    reuse = np.ones(B)
+    blocked = np.zeros(B, dtype=bool)
+    inner_first = np.argsort(-pos, axis=1, kind="stable")
+    for r in range(L):
+        li = inner_first[:, r]
+        sp = np.take_along_axis(is_sp, li[:, None], axis=1)[:, 0]
+        tt = np.take_along_axis(t, li[:, None], axis=1)[:, 0]
+        d = dep[li]
+        temporal = ~sp
+        take = temporal & ~blocked & ~d
+        reuse = np.where(take, reuse * tt, reuse)
+        blocked |= temporal & d & (tt > 1)
+    return mcast, reuse
+
+
+# ----------------------------------------------------------------------------------------------
+# the mapped nest in the analytical model's terms (tile sizes and positions of the outer loops)
+
+
+def encloses_tile_loop(design, label: str) -> bool:
+    """Whether, in the mapped nest, loop ``label`` (all of it) sits above another loop's tile loop:
+    a loop of an in-place (triangular) band above a strip-mined loop of that band, or a loop above
+    a deeper band with a strip-mined loop. Such a loop is an outer loop as a whole."""
+    tree = design.tree
+    band = band_labels(tree, label)
+    in_place = is_triangular(design, band)
+    loop = tree.loops[label]
+    stack = list(loop.body)
+    while stack:
+        n = stack.pop()
+        if hasattr(n, "band") and n.label in tree.loops:
+            if strip_mined(design, n.label) and (n.label not in band or in_place):
+                return True
+            stack.extend(n.body)
+        elif getattr(n, "kind", "") == "branch":
+            stack.extend(n.then + n.orelse)
+    return False
+
+
+def outer_positions(design, labels: list[str]) -> list[int]:
+    """Position of each loop's outer (tile) loop in the mapped nest, 0 = outermost, for the loops of
+    one top-level nest in pre-order: each band's slots are filled in its mapping sequence."""
+    tree = design.tree
+    slots: dict[str, int] = {}
+    seen: set[str] = set()
+    for lb in labels:
+        if lb in seen:
+            continue
+        band = band_labels(tree, lb)
+        idx = [labels.index(b) for b in band if b in labels]
+        seq = band if is_triangular(design, band) else loop_sequence(design.mapping.order, band)
+        for slot, b in zip(sorted(idx), [b for b in seq if b in labels], strict=True):
+            slots[b] = slot
+        seen.update(band)
+    return [slots[lb] for lb in labels]
+
+
+# ----------------------------------------------------------------------------------------------
+# one design's PE-array fold, as the profilers need it (the analytical model batches the same rules)
+
+
+def fold(design, band: list[str]) -> dict:
+    """The static facts of a band bound to the PE array, for this design's mapping:
+
+    ``lanes`` (bound PEs: product of the spatial loops' point sizes), ``reuse`` (array ->
+    (multicast, register reuse), see :func:`operand_reuse`), ``stationary`` (an input operand is
+    indexed by no temporal point loop of more than one trip), ``dep`` (array -> (L,) bool).
+    """
+    loops = design.tree.loops
+    m = design.mapping
+    trips = np.array([max(design.trips(lb), 1.0) for lb in band])
+    t = np.array([[min(float(m.loop(lb).tile or trips[i]), trips[i]) for i, lb in enumerate(band)]])
+    is_sp = np.array([[bool(m.loop(lb).spatial) for lb in band]])
+    pos = np.array([outer_positions(design, band)])
+    var_index = {loops[lb].var: i for i, lb in enumerate(band)}
+    deps: dict[str, np.ndarray] = {}
+    for st in loops[band[-1]].statements():
+        for a in st.accesses:
+            dep = deps.setdefault(a.array, np.zeros(len(band), dtype=bool))
+            if a.indirect:
+                dep[:] = True
+            for v in a.loop_vars():
+                if v in var_index:
+                    dep[var_index[v]] = True
+    reuse = {}
+    stationary = False
+    for arr, dep in deps.items():
+        mc, ru = operand_reuse(dep, is_sp, t, pos)
+        reuse[arr] = (float(mc[0]), float(ru[0]))
+        if design.workload.arrays[arr].role == "in" and not (dep & ~is_sp[0] & (t[0] > 1)).any():
+            stationary = True
+    lanes = float(np.where(is_sp[0], t[0], 1.0).prod())
+    return {"lanes": lanes, "reuse": reuse, "stationary": stationary, "dep": deps}
+
+
+def systolic_fill(design, band: list[str], stationary: bool) -> float:
+    """Fill and drain of one fold: the skew R + C - 2 of a systolic array plus a preload of R cycles
+    when an input operand is stationary (SCALE-Sim's per-fold model); a broadcast array's PE
+    pipeline depth."""
+    pe = design.arch.pe_array
+    if pe is None:
+        return 0.0
+    if pe.interconnect == "systolic":
+        return float(pe.rows + pe.cols - 2 + (pe.rows if stationary else 0))
+    return float(pe.pipeline_depth_cycles)
