@@ -51,3 +51,43 @@ def combining_latency(design, st) -> int:
     if comb == "mac" and "mac" not in design.stmt_ops(st):
         comb = "add"
     return max(1, op_latency(design, comb))
+
+
+def _bank(design, array: str, index_value: int | None) -> str:
+    p = design.mapping.partition.get(array)
+    if p is None:
+        return ""
+    if index_value is None:
+        return "#*"  # a dynamic index may hit any bank: it takes a port of every bank (read all, multiplex)
+    size = design.workload.shape(array, design.sizes)[p.dim - 1]
+    if p.type == "cyclic":
+        return f"#{index_value % p.factor}"
+    if p.type == "block":
+        return f"#{(index_value // math.ceil(size / p.factor)) % p.factor}"
+    return f"#{index_value % size}"  # complete: one element per bank
+
+
+def memory_resource(design, array: str, index_value: int | None = None) -> str | None:
+    """The memory port an access takes in a schedule: None for a register file (no limit), one shared
+    channel per DRAM level (``mem:@LEVEL``), else the array's bank holding the element
+    (``mem:ARRAY#BANK``; ``#*`` for an index not known statically). ``index_value``: the index along
+    the partitioned dimension (its affine offset; the symbolic part is taken as bank-aligned)."""
+    lv = design.arch.level(design.placement(array))
+    if lv.kind == "regfile":
+        return None
+    if lv.kind == "dram":
+        return f"mem:@{lv.name}"
+    return f"mem:{array}{_bank(design, array, index_value)}"
+
+
+def resource_cap(design, resource: str) -> float:
+    """Issues per cycle of a schedule resource: an operator class's units, a bank's or a DRAM
+    channel's ports (``#*``: the ports every bank shares for dynamic indices)."""
+    if resource.startswith("op:"):
+        unit = design.arch.operators.get(resource[3:])
+        return float(unit.count) if unit is not None else math.inf
+    name = resource[4:]
+    if name.startswith("@"):
+        return float(design.arch.level(name[1:]).ports)
+    array = name.split("#", 1)[0]
+    return float(design.arch.level(design.placement(array)).ports)

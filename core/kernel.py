@@ -82,6 +82,8 @@ class OpNode:
     deps: list[int]
     array: str | None = None
     is_float: bool = False
+    reads: tuple[str, ...] = ()  # locals this operation takes as operands (registers: no node of their own)
+    acc: int = -1  # a mac's accumulated operand, when it is a node (a load); its locals are in ``reads``
 
 
 @attrs.define
@@ -95,6 +97,7 @@ class Statement:
     writes_local: str | None = None
     reads_locals: set[str] = attrs.field(factory=set)
     kind: str = "stmt"
+    copies: str | None = None  # `x = y` of two locals: x takes y's value (no operation)
 
 
 @attrs.define
@@ -540,9 +543,22 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
             return is_float(e.iftrue) or is_float(e.iffalse)
         return False
 
+    # visit() returns a node index, -1 for a constant (or nothing), or -2 - k for local_refs[k]
+    local_refs: list[str] = []
+
+    def local(name: str) -> int:
+        reads_locals.add(name)
+        local_refs.append(name)
+        return -2 - (len(local_refs) - 1)
+
     def add(op: str, deps: list[int], array: str | None = None, fl: bool = False) -> int:
-        dag.append(OpNode(op, [d for d in deps if d >= 0], array, fl))
+        reads = tuple(dict.fromkeys(local_refs[-2 - d] for d in deps if d <= -2))
+        dag.append(OpNode(op, [d for d in deps if d >= 0], array, fl, reads))
         return len(dag) - 1
+
+    def pick(a: int, b: int) -> int:
+        """What an address computation depends on: a node if any, else a local."""
+        return max(a, b) if max(a, b) >= 0 else min(a, b)
 
     def access(e: c_ast.ArrayRef, write: bool, read: bool) -> tuple[str, list[int]]:
         idx_nodes = []
@@ -574,7 +590,7 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
             return -1
         if isinstance(e, c_ast.ID):
             if e.name in ctx.locals and e.name not in ctx.loop_vars:
-                reads_locals.add(e.name)
+                return local(e.name)
             elif (e.name not in ctx.loop_vars and e.name not in ctx.params and e.name not in ctx.scalars
                   and e.name not in ctx.arrays):
                 raise ctx.error(node_for_error, f"unknown name '{e.name}'",
@@ -590,7 +606,7 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
             if cls is None:
                 raise ctx.error(node_for_error, f"unsupported operator '{e.op}'")
             if addr_mode:
-                return max(a, b)
+                return pick(a, b)
             ops[cls] += 1
             unfused[cls] += 1
             return add(cls, [a, b], fl=is_float(e))
@@ -655,6 +671,7 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
             ops["mac"] += 1
             cur = visit_lhs_read(e.lvalue)
             r = add("mac", [a, b, cur], fl=is_float(rhs))
+            dag[r].acc = cur if cur >= 0 else -1
         else:
             r = visit(rhs)
             if e.op != "=":
@@ -672,11 +689,11 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
             name, deps = access(lv, False, True)
             return add("load", deps, name)
         if isinstance(lv, c_ast.ID):
-            reads_locals.add(lv.name)
+            return local(lv.name)
         return -1
 
     def store(lv: c_ast.Node, r: int) -> int:
-        nonlocal written
+        nonlocal written, copied
         if isinstance(lv, c_ast.ArrayRef):
             name, deps = access(lv, True, False)
             return add("store", [r] + deps, name)
@@ -686,17 +703,22 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
             if lv.name not in ctx.locals:
                 raise ctx.error(node_for_error, f"unknown name '{lv.name}'", "a declared local variable")
             written = lv.name
+            if r <= -2:
+                copied = local_refs[-2 - r]
             return r
         raise ctx.error(node_for_error, "unsupported assignment target")
 
     written: str | None = None
+    copied: str | None = None
     if decl_name is not None:
-        visit(n)
+        r = visit(n)
         written = decl_name
+        if r <= -2:
+            copied = local_refs[-2 - r]
     else:
         visit(n)
     st = Statement(_GEN.visit(n) if decl_name is None else f"{decl_name} = {_GEN.visit(n)}",
-                   ctx.line(n), ops, unfused, accesses, dag, written, reads_locals)
+                   ctx.line(n), ops, unfused, accesses, dag, written, reads_locals, copies=copied)
     if written is not None and _stmt_reads_data(st):
         ctx.data_locals.add(written)
     return st

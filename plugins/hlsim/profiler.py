@@ -88,6 +88,7 @@ class HlsimProfiler:
         scalars, outs, sites = runner.run(exe, args, outputs, timing.T, self.time_limit_s, self.mem_limit_mb)
         check = self._check(d, inputs.arrays, outs)
         prof = self._metrics(d, inst, timing, scalars, sites)
+        prof.notes.extend(timing.notes)
         prof.functional_check = check
         prof.inputs = inputs.origin
         prof.seconds = time.perf_counter() - t0

@@ -7,17 +7,20 @@ cycle by cycle in order of their longest path to the end, subject to
 
 * the architecture's operator units: at most ``count`` issues of a class per
   cycle (units are fully pipelined), each taking ``latency_cycles``;
-* memory ports: at most ``ports x banks`` accesses of one array per cycle,
-  where banks come from the mapping's array partitioning (a register-file
-  array has no limit; a DRAM array serves one access per cycle).
+* memory ports (``llmulator.costs.memory_resource``): ``ports`` accesses per
+  cycle to each bank of an array (banks from the mapping's partitioning: the
+  element's bank for a static index, every bank for a dynamic one), one shared
+  channel per DRAM level, no limit in a register file.
 
 The schedule length is the body's *depth*. For a pipelined loop the
 initiation interval is ``II = max(target, ResMII, MemMII, RecMII)`` (Rau's
-modulo-scheduling bounds): ResMII = max over classes of ceil(uses / units),
-MemMII = max over arrays of ceil(accesses / ports), RecMII from loop-carried
-dependences (a scalar accumulator: the latency of its combining operation; a
-read-modify-write of one array element across iterations: the load-to-store
-path). See docs/timing-model.md.
+modulo-scheduling bounds): ResMII and MemMII from the uses of each resource,
+RecMII from the recurrence cycles of the graph: every loop-carried dependence
+(a local read before the body writes it; an element stored in one iteration
+and loaded ``d`` iterations later, found from the affine indices, or assumed
+at distance 1 where an index is not affine or the accesses cannot be
+compared) whose consumer reaches its producer through the body closes a cycle
+of latency ``L`` and needs ``II >= ceil(L / d)``. See docs/timing-model.md.
 """
 
 from __future__ import annotations
@@ -26,11 +29,13 @@ import math
 from collections import Counter, defaultdict
 
 import attrs
-from llmulator.costs import array_ports, combining_latency, level_latency, op_latency
+from llmulator.costs import level_latency, memory_resource, op_latency, resource_cap
 from llmulator.design import Design
+from llmulator.expr import ExprError, evaluate
 from llmulator.kernel import Loop, Statement
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
+MAX_CARRIED = 64  # recurrence cycles examined per body (the shortest distances first)
 
 
 @attrs.define
@@ -38,8 +43,19 @@ class Node:
     op: str  # operator class, 'load', 'store'
     latency: int
     deps: list[int]
-    resource: str | None  # 'op:<class>' or 'mem:<array>' or None (free)
+    resource: str | None  # 'op:<class>' or 'mem:<array>[#bank]' or 'mem:@<dram level>' or None (free)
     prio: int = 0
+
+
+@attrs.define
+class Carried:
+    """A dependence of the pipelined loop from node ``src`` of one iteration to node ``dst`` of the
+    iteration ``distance`` later."""
+
+    src: int
+    dst: int
+    distance: int
+    what: str
 
 
 @attrs.define
@@ -51,78 +67,131 @@ class Schedule:
 
 
 class GraphBuilder:
-    """Accumulates statements into one DAG, with dependences through locals and arrays."""
+    """Accumulates statements into one DAG, with dependences through locals and arrays.
 
-    def __init__(self, design: Design):
+    ``carried_loop``/``copies``: the pipelined loop whose body this is (unrolled ``copies`` times);
+    the builder then also collects the loop-carried dependences (:meth:`carried`).
+    """
+
+    def __init__(self, design: Design, carried_loop: Loop | None = None, copies: int = 1):
         self.d = design
         self.nodes: list[Node] = []
         self.local_def: dict[str, int] = {}  # local -> node producing its value
         self.port_free = False  # accesses inside PE-array loops reach the PEs through the array's operand network
         self.env: dict[str, int] = {}  # variable of an unrolled loop -> offset of the copy being built
-        self.stores: dict[str, list[tuple]] = defaultdict(list)  # array -> [(address key, node)]
+        self.stores: dict[str, list[tuple]] = defaultdict(list)  # array -> [(address key, node, text)]
         self.loads: dict[str, list[tuple]] = defaultdict(list)
+        self.var = carried_loop.var if carried_loop is not None else None
+        self.advance = copies * (carried_loop.step if carried_loop is not None else 1)
+        self.live_in: dict[str, list[int]] = defaultdict(list)  # local read before the body writes it -> readers
+        self.alias: dict[str, str] = {}  # local -> the live-in local it copies (x = y before y is written)
 
     def _append(self, node: Node) -> int:
         self.nodes.append(node)
         return len(self.nodes) - 1
 
+    def _value(self, text: str) -> int | str:
+        try:
+            v = evaluate(text, self.d.sizes)
+        except (ExprError, KeyError, TypeError, ValueError):
+            return text
+        return int(v) if float(v).is_integer() else text
+
     def _key(self, acc) -> tuple | None:
-        """Address of an access within the unrolled body: per dimension the symbolic part (variables
-        that are not unrolled, constant text) and the numeric offset of this copy; None if not affine."""
+        """Address of an access within the body: per dimension the symbolic part (variables that are
+        not unrolled), the constant (a number where the sizes fix it), the offset of this copy, and the
+        coefficient of the pipelined loop's variable; None if not affine."""
         if acc is None or acc.indirect:
             return None
         key = []
         for a in acc.affine:
             sym = tuple(sorted((v, c) for v, c in a.coefs.items() if c and v not in self.env))
             num = sum(c * self.env[v] for v, c in a.coefs.items() if v in self.env)
-            key.append((sym, a.const, num))
+            key.append((sym, self._value(a.const), num, a.coefs.get(self.var, 0) if self.var else 0))
         return tuple(key)
 
     @staticmethod
     def _may_alias(k1: tuple | None, k2: tuple | None) -> bool:
-        """Two accesses of one array may touch the same element unless their symbolic parts agree and
-        their copy offsets differ in some dimension (then they are provably distinct)."""
+        """Two accesses of one array may touch the same element unless, in some dimension, their
+        symbolic parts agree and their offsets (constant + copy offset) provably differ."""
         if k1 is None or k2 is None or len(k1) != len(k2):
             return True
-        if any(a[:2] != b[:2] for a, b in zip(k1, k2, strict=True)):
-            return True
-        return all(a[2] == b[2] for a, b in zip(k1, k2, strict=True))
+        for a, b in zip(k1, k2, strict=True):
+            if a[0] != b[0]:
+                continue
+            if isinstance(a[1], int) and isinstance(b[1], int):
+                if a[1] + a[2] != b[1] + b[2]:
+                    return False
+            elif a[1] == b[1] and a[2] != b[2]:
+                return False
+        return True
+
+    def _resource(self, array: str, key: tuple | None) -> str | None:
+        if self.port_free:
+            return None
+        p = self.d.mapping.partition.get(array)
+        value = None
+        if p is not None and key is not None and p.dim - 1 < len(key) and isinstance(key[p.dim - 1][1], int):
+            value = key[p.dim - 1][1] + key[p.dim - 1][2]  # the symbolic part is taken as bank-aligned
+        return memory_resource(self.d, array, value)
+
+    def _local_deps(self, names) -> list[int]:
+        deps = []
+        for v in names:
+            if v in self.local_def:
+                deps.append(self.local_def[v])
+        return deps
+
+    def _note_live_in(self, names, node: int) -> None:
+        for v in names:
+            if v not in self.local_def:
+                self.live_in[self.alias.get(v, v)].append(node)
 
     def add_statement(self, st: Statement) -> None:
         d = self.d
         unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
-        local_deps = [self.local_def[v] for v in st.reads_locals if v in self.local_def]
         accesses = iter(st.accesses)  # in the same order as the statement's load and store nodes
         idx: dict[int, int] = {}
+        ordered = not self.port_free  # PE-array operands flow through PE registers, not memory
         for j, n in enumerate(st.dag):
-            deps = [idx[k] for k in n.deps]
-            ordered = not self.port_free  # PE-array operands flow through PE registers, not memory
+            deps = [idx[k] for k in n.deps] + self._local_deps(n.reads)
             if n.op == "load":
-                key = self._key(next(accesses, None))
+                acc = next(accesses, None)
+                key = self._key(acc)
                 if ordered:
-                    deps += [node for k, node in self.stores[n.array] if self._may_alias(k, key)]
-                i = self._append(Node("load", level_latency(d, n.array), deps,
-                                      None if self.port_free else f"mem:{n.array}"))
-                self.loads[n.array].append((key, i))
+                    deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
+                i = self._append(Node("load", level_latency(d, n.array), deps, self._resource(n.array, key)))
+                self.loads[n.array].append((key, i, _text(acc)))
             elif n.op == "store":
-                key = self._key(next(accesses, None))
-                deps += local_deps
+                acc = next(accesses, None)
+                key = self._key(acc)
                 if ordered:
-                    deps += [node for k, node in self.loads[n.array] if self._may_alias(k, key)]
-                    deps += [node for k, node in self.stores[n.array] if self._may_alias(k, key)]
-                i = self._append(Node("store", 1, deps, None if self.port_free else f"mem:{n.array}"))
-                self.stores[n.array].append((key, i))
+                    deps += [node for k, node, _ in self.loads[n.array] if self._may_alias(k, key)]
+                    deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
+                i = self._append(Node("store", 1, deps, self._resource(n.array, key)))
+                self.stores[n.array].append((key, i, _text(acc)))
             elif n.op == "mac" and unfused:
-                mul = self._append(Node("mul", op_latency(d, "mul"), deps + local_deps, "op:mul"))
-                i = self._append(Node("add", op_latency(d, "add"), [mul] + local_deps, "op:add"))
+                # the product does not wait for the accumulator; the add does
+                acc = [idx[n.acc]] if n.acc >= 0 else []
+                operands = [idx[k] for k in n.deps if k != n.acc]
+                mul = self._append(Node("mul", op_latency(d, "mul"), operands, "op:mul"))
+                i = self._append(Node("add", op_latency(d, "add"), [mul] + acc + self._local_deps(n.reads),
+                                      "op:add"))
             else:
                 res = None if n.op == "select" else f"op:{n.op}"
-                i = self._append(Node(n.op, op_latency(d, n.op), deps + local_deps, res))
+                i = self._append(Node(n.op, op_latency(d, n.op), deps, res))
+            self._note_live_in(n.reads, i)
             idx[j] = i
         for nd in self.nodes[-len(idx):] if idx else []:
             nd.deps = sorted(set(nd.deps))
-        if st.writes_local and idx:
-            self.local_def[st.writes_local] = max(idx.values())
+        if st.writes_local:
+            if idx:
+                self.local_def[st.writes_local] = max(idx.values())
+            elif st.copies is not None:  # x = y: x is y's value
+                if st.copies in self.local_def:
+                    self.local_def[st.writes_local] = self.local_def[st.copies]
+                else:
+                    self.alias[st.writes_local] = self.alias.get(st.copies, st.copies)
 
     def add_model(self, model: list, trips) -> None:
         """Add a mapped body (see hlsim.instrument): inner loops unrolled ``trips(kl, is_tile)`` times."""
@@ -137,9 +206,6 @@ class GraphBuilder:
                 self.add_model(entry[3], trips)
             else:
                 _, kl, is_tile, sub = entry
-                spatial = kl is not None and not is_tile and bool(self.d.mapping.loop(kl).spatial)
-                saved = self.port_free
-                self.port_free = saved or spatial
                 loop = self.d.tree.loops.get(kl) if kl is not None and not is_tile else None
                 var = loop.var if loop is not None else None
                 for k in range(int(math.ceil(trips(kl, is_tile)))):
@@ -148,7 +214,54 @@ class GraphBuilder:
                     self.add_model(sub, trips)
                 if var is not None:
                     self.env.pop(var, None)
-                self.port_free = saved
+
+    # -- loop-carried dependences of the pipelined loop --------------------------------------------
+    def _distance(self, ks: tuple | None, kl: tuple | None) -> int | None:
+        """Iterations from a store to a later load of the same element: None if never; 1 where it
+        cannot be told (an index that is not affine, or accesses that cannot be compared)."""
+        if ks is None or kl is None or len(ks) != len(kl):
+            return 1
+        dist = None
+        for (syms, cs, ns, cvs), (syml, cl, nl, cvl) in zip(ks, kl, strict=True):
+            if syms != syml or cvs != cvl or not isinstance(cs, int) or not isinstance(cl, int):
+                return 1
+            delta = (cs + ns) - (cl + nl)  # load index + cv * advance * k == store index
+            if cvs == 0:
+                if delta != 0:
+                    return None
+                continue
+            step = cvs * self.advance
+            if delta % step:
+                return None
+            k = delta // step
+            if dist is not None and k != dist:
+                return None
+            dist = k
+        if dist is None:
+            return 1  # the same element every iteration
+        return dist if dist >= 1 else None
+
+    def carried(self) -> list[Carried]:
+        out: list[Carried] = []
+        for v, readers in self.live_in.items():
+            if v in self.local_def:
+                for r in readers:
+                    out.append(Carried(self.local_def[v], r, 1, f"local `{v}`"))
+        if self.var is None:
+            return out
+        for array, stores in self.stores.items():
+            for ks, ns, ts in stores:
+                for kl, nl, tl in self.loads.get(array, []):
+                    dist = self._distance(ks, kl)
+                    if dist is not None:
+                        out.append(Carried(ns, nl, dist, f"`{ts}` stored, `{tl}` loaded {dist} iteration(s) later"))
+        return out
+
+
+def _text(acc) -> str:
+    if acc is None:
+        return "?"
+    return acc.array + "".join(f"[{t}]" for t in acc.index_text)
 
 
 def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | None = None) -> Schedule:
@@ -169,11 +282,7 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
         r = nd.resource
         if r is None or r in cap:
             continue
-        if r.startswith("op:"):
-            unit = design.arch.operators.get(r[3:])
-            cap[r] = unit.count if unit is not None else math.inf
-        else:
-            cap[r] = array_ports(design, r[4:])
+        cap[r] = resource_cap(design, r)
     finish = [0] * n
     remaining = [len(nd.deps) for nd in nodes]
     ready_at = [0] * n
@@ -212,48 +321,37 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
     return Schedule(max(depth, 1) if n else 0, uses, peak, n)
 
 
-def initiation_interval_from(design: Design, loop: Loop, sched: Schedule, target: int,
-                             stmts: list[Statement], in_pe: bool = False) -> dict[str, float]:
+def recurrence_mii(nodes: list[Node], carried: list[Carried]) -> tuple[int, str]:
+    """RecMII: the largest ceil(L / d) over the dependence cycles closed by the carried edges, where L
+    is the latency from the consumer's start to the producer's finish through the body."""
+    best, why = 1, ""
+    for e in sorted(carried, key=lambda c: (c.distance, c.dst - c.src))[:MAX_CARRIED]:
+        if e.dst > e.src:
+            continue  # deps point backwards: the consumer cannot reach the producer
+        finish = {e.dst: nodes[e.dst].latency}
+        for x in range(e.dst + 1, e.src + 1):
+            reach = [finish[p] for p in nodes[x].deps if p in finish]
+            if reach:
+                finish[x] = max(reach) + nodes[x].latency
+        if e.src not in finish:
+            continue
+        mii = math.ceil(finish[e.src] / e.distance)
+        if mii > best:
+            best, why = mii, f"{e.what}: a cycle of {finish[e.src]} cycles over {e.distance} iteration(s)"
+    return best, why
+
+
+def initiation_interval(design: Design, sched: Schedule, target: int, rec: tuple[int, str] = (1, "")
+                        ) -> dict[str, float]:
     """II = max(target, ResMII, MemMII, RecMII) for a pipelined loop with this body schedule."""
     res_mii = mem_mii = 1
     for r, u in sched.uses.items():
+        cap = resource_cap(design, r)
+        if cap == math.inf:
+            continue
         if r.startswith("op:"):
-            unit = design.arch.operators.get(r[3:])
-            if unit is not None:
-                res_mii = max(res_mii, math.ceil(u / unit.count))
-        elif r.startswith("mem:"):
-            ports = array_ports(design, r[4:])
-            if ports != math.inf:
-                mem_mii = max(mem_mii, math.ceil(u / ports))
-    rec_mii = 1
-    for st in stmts:
-        rec_mii = max(rec_mii, recurrence(design, st, loop, in_pe))
-    ii = max(target, res_mii, mem_mii, rec_mii)
-    return {"ii": ii, "res_mii": res_mii, "mem_mii": mem_mii, "rec_mii": rec_mii}
-
-
-def statement_depth(design: Design, st: Statement) -> int:
-    g = GraphBuilder(design)
-    g.add_statement(st)
-    return list_schedule(design, g.nodes).depth
-
-
-def recurrence(design: Design, st: Statement, loop: Loop, in_pe: bool = False) -> int:
-    """Loop-carried dependence bound of one statement in a pipelined loop (distance 1).
-
-    A scalar accumulator, or (on a PE array, ``in_pe``) an array element that
-    stays in the PE's register, is bounded by its combining operation's latency;
-    a read-modify-write through memory by the statement's whole load-to-store path.
-    """
-    if st.writes_local and st.writes_local in st.reads_locals:
-        return combining_latency(design, st)
-    var = loop.var
-    for w in (a for a in st.accesses if a.is_write):
-        for r in (a for a in st.accesses if a.is_read and a.array == w.array):
-            same = r.index_text == w.index_text
-            varies = var is not None and any(a is not None and a.depends_on(var) for a in w.affine)
-            if same and not varies and in_pe:
-                return combining_latency(design, st)
-            if (same and not varies) or (not same and varies):
-                return statement_depth(design, st)
-    return 1
+            res_mii = max(res_mii, math.ceil(u / cap))
+        else:
+            mem_mii = max(mem_mii, math.ceil(u / cap))
+    ii = max(target, res_mii, mem_mii, rec[0])
+    return {"ii": ii, "res_mii": res_mii, "mem_mii": mem_mii, "rec_mii": rec[0]}

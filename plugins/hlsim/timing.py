@@ -13,6 +13,7 @@ from collections import Counter
 
 import numpy as np
 from llmulator import nest as lnest
+from llmulator.costs import array_ports, combining_latency, resource_cap
 from llmulator.design import Design
 
 from . import schedule as sch
@@ -53,6 +54,7 @@ class Timing:
         self.info: dict[int, dict[str, float]] = {}
         self.schedules: dict[int, sch.Schedule] = {}  # region site -> its body schedule (for area)
         self.folds: dict[int, dict] = {}  # array region site -> llmulator.nest.fold facts
+        self.notes: list[str] = []  # pipelining the mapping asked for that the dependences or resources forbid
         self.T = np.zeros(3 * len(inst.sites) if inst.sites else 3)
         for s in inst.sites:
             self.T[3 * s.id: 3 * s.id + 3] = self._site(s)
@@ -89,63 +91,64 @@ class Timing:
             return self._array(s)
         if s.region == "pipeline":
             u = max(1, lm.unroll or 1)
-            sched = self._schedule(s.body, u, spatial_self=False, loop=s.loop)
+            sched, rec = self._schedule(s.body, u, loop)
             self.schedules[s.id] = sched
-            ii = sch.initiation_interval_from(d, loop, sched, lm.pipeline_ii, model_statements(s.body, []))
+            ii = sch.initiation_interval(d, sched, lm.pipeline_ii, rec)
             self.info[s.id] = {"depth": sched.depth, "units": u, **ii}
+            if ii["ii"] > lm.pipeline_ii:
+                self.notes.append(_ii_note(s.loop, lm.pipeline_ii, ii, rec[1]))
             return (float(sched.depth), float(ii["ii"]), float(u))
         u = max(1, lm.unroll or 1)
-        sched = self._schedule(s.body, u, spatial_self=False, loop=s.loop)
+        sched, _ = self._schedule(s.body, u, loop, carried=False)
         self.schedules[s.id] = sched
         cost = sched.depth + 1.0
         self.info[s.id] = {"depth": sched.depth, "units": u}
         return (cost, cost, float(u))
 
-    def _schedule(self, body: list, copies: int, spatial_self: bool, loop: str | None = None) -> sch.Schedule:
-        """List-schedule the body (``copies`` times, inner loops unrolled); bodies too large to
-        schedule node by node get the closed-form bound instead (see ``_bound``)."""
+    def _schedule(self, body: list, copies: int, loop, carried: bool = True) -> tuple[sch.Schedule, tuple]:
+        """List-schedule the body (``copies`` times, inner loops unrolled) and find its recurrences;
+        bodies too large to schedule node by node get the closed-form bound instead (see ``_bound``)."""
         d = self.d
         n = model_nodes(d, body, self.trips) * copies
+        g = sch.GraphBuilder(d, loop if carried else None, copies)
         if n > sch.MAX_NODES:
-            return self._bound(body, copies, spatial_self)
-        g = sch.GraphBuilder(d)
-        g.port_free = spatial_self
-        lp = d.tree.loops.get(loop) if loop else None
+            if loop.var is not None:
+                g.env[loop.var] = 0
+            g.add_model(body, lambda kl, is_tile: 1.0)
+            return self._bound(body, copies, g), sch.recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
         for k in range(copies):
-            if lp is not None and lp.var is not None:
-                g.env[lp.var] = k * lp.step  # the k-th of the unrolled iterations of the region's loop
+            if loop.var is not None:
+                g.env[loop.var] = k * loop.step  # the k-th of the unrolled iterations of the region's loop
             g.add_model(body, self.trips)
-        return sch.list_schedule(d, g.nodes)
+        rec = sch.recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
+        return sch.list_schedule(d, g.nodes), rec
 
-    def _bound(self, body: list, copies: int, spatial_self: bool) -> sch.Schedule:
+    def _bound(self, body: list, copies: int, one: sch.GraphBuilder) -> sch.Schedule:
         """Closed form for very large unrolled bodies: the schedule of one pass with every inner loop
-        run once (the dependence chain) plus the cycles the busiest resource needs for all the rest."""
+        run once (the dependence chain, ``one``) plus the cycles the busiest resource needs for the rest
+        (memory: every bank of an array together)."""
         d = self.d
-        one = sch.GraphBuilder(d)
-        one.port_free = spatial_self
-        one.add_model(body, lambda kl, is_tile: 1.0)
         chain = sch.list_schedule(d, one.nodes)
         uses: Counter = Counter()
 
-        def count(model, mult: float, port_free: bool):
+        def count(model, mult: float):
             for e in model:
                 if e[0] in ("stmt", "branch") and e[1] is not None:
                     g = sch.GraphBuilder(d)
-                    g.port_free = port_free
                     g.add_statement(e[1])
                     for nd in g.nodes:
                         if nd.resource is not None:
-                            uses[nd.resource] += mult
+                            r = nd.resource
+                            uses[r if r.startswith(("op:", "mem:@")) else r.split("#", 1)[0]] += mult
                 if e[0] == "branch":
-                    count(e[2] + e[3], mult, port_free)
+                    count(e[2] + e[3], mult)
                 elif e[0] == "loop":
-                    sp = port_free or (e[1] is not None and not e[2] and bool(d.mapping.loop(e[1]).spatial))
-                    count(e[3], mult * math.ceil(self.trips(e[1], e[2])), sp)
-        count(body, float(copies), spatial_self)
+                    count(e[3], mult * math.ceil(self.trips(e[1], e[2])))
+        count(body, float(copies))
         busiest = 0
         for r, u in uses.items():
-            cap = (d.arch.operators[r[3:]].count if r.startswith("op:") and r[3:] in d.arch.operators
-                   else sch.array_ports(d, r[4:]) if r.startswith("mem:") else math.inf)
+            cap = (array_ports(d, r[4:]) if r.startswith("mem:") and not r.startswith("mem:@")
+                   else resource_cap(d, r))
             if cap != math.inf:
                 busiest = max(busiest, math.ceil(u / cap))
         return sch.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(sum(uses.values())))
@@ -179,7 +182,7 @@ class Timing:
         for st in stmts:
             for a in st.accesses:
                 if a.is_write and f["reuse"].get(a.array, (1.0, 1.0))[1] > 1:
-                    rec_mii = max(rec_mii, sch.combining_latency(d, st))
+                    rec_mii = max(rec_mii, combining_latency(d, st))
         target = max(d.mapping.loop(lb).pipeline_ii or 1 for lb in band)
         ii = max(target, res_mii, rec_mii)
         fill = lnest.systolic_fill(d, band, f["stationary"])
@@ -191,3 +194,15 @@ class Timing:
         return (fill + ii, float(ii), latency)
 
 
+
+
+def _ii_note(label: str, target: int, ii: dict, why: str) -> str:
+    """Why a pipelined loop runs at a larger II than the mapping asks for."""
+    causes = []
+    if ii["rec_mii"] > target:
+        causes.append(f"a loop-carried dependence ({why}) needs II >= {ii['rec_mii']:g}")
+    if ii["res_mii"] > target:
+        causes.append(f"operator units need II >= {ii['res_mii']:g}")
+    if ii["mem_mii"] > target:
+        causes.append(f"memory ports need II >= {ii['mem_mii']:g}")
+    return f"{label}: pipeline_ii {target} is not achievable: " + "; ".join(causes) + f"; runs at II {ii['ii']:g}"

@@ -1,0 +1,171 @@
+"""hlsim's dependence analysis and memory ports, against hand counts: recurrences through locals
+and arrays (distance vectors), unrolled chains, banks of block and cyclic partitions, one DRAM channel."""
+
+from __future__ import annotations
+
+from llmulator.design import load_design
+from llmulator_plugins.hlsim.profiler import HlsimProfiler
+
+ARCH = """
+architecture:
+  version: 1
+  name: deps
+  clock_mhz: 100
+  compute:
+    operators:
+      add: {count: 8, bits: 32, numeric: float, latency_cycles: ADD}
+      mul: {count: 8, bits: 32, numeric: float, latency_cycles: 3}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 64, bandwidth_bytes_per_cycle: 100000, latency_cycles: 2}
+    - {name: BUF, kind: sram, capacity_kib: 1024, width_bits: 32, banks: 16, ports: 2, latency_cycles: 1,
+       bandwidth_bytes_per_cycle: 100000}
+"""
+
+
+def design(write, kernel: str, arrays: str, reference: str, loops: str, placement: str, params="{N: 64}",
+           extra: str = "", add_latency: int = 4):
+    a = write("arch.yaml", ARCH.replace("ADD", str(add_latency)))
+    w = write("w.yaml", f"""
+workload:
+  version: 1
+  name: w
+  parameters: {params}
+  arrays:
+{arrays}
+  kernel: |
+{kernel}
+  reference: |
+{reference}
+""")
+    m = write("m.yaml", f"""
+mapping:
+  version: 1
+  name: m
+  loops: {loops}
+  placement: {placement}
+{extra}""")
+    return load_design(a, w, m)
+
+
+def profile(d):
+    p = HlsimProfiler().profile(d)
+    assert p.functional_check == "pass", p.functional_check
+    return p
+
+
+SUM = dict(
+    kernel="    float s = 0;\n    L_i: for (int i = 0; i < N; i++) {\n      s += a[i];\n    }\n    y[0] = s;",
+    arrays="    a: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [1], dtype: fp32, role: out}",
+    reference="    y[0] = a.sum(dtype=np.float32)", placement="{a: BUF, y: BUF}")
+
+
+def test_an_unrolled_serial_reduction_is_a_chain_of_four_adds(write):
+    """s += a[i], unroll 4, fp adder latency 7: the four copies add into s one after another, so the
+    recurrence is 4 x 7 = 28 cycles per pipelined iteration (16 iterations of 4 elements)."""
+    d = design(write, loops="{L_i: {pipeline_ii: 1, unroll: 4}}", add_latency=7, **SUM)
+    p = profile(d)
+    assert p.breakdown["rec_mii.L_i"] == 28 and p.breakdown["ii.L_i"] == 28
+    assert p.breakdown["depth.L_i"] == 1 + 4 * 7  # load, then the chain
+    assert p.metrics["cycles"] == (1 + 28) + 15 * 28 + 1  # the loop, then the store of y[0]
+    assert any("L_i: pipeline_ii 1 is not achievable" in n and "local `s`" in n for n in p.notes), p.notes
+
+
+def test_a_plain_accumulation_is_bounded_by_the_adder(write):
+    p = profile(design(write, loops="{L_i: {pipeline_ii: 1}}", add_latency=7, **SUM))
+    assert p.breakdown["rec_mii.L_i"] == 7
+
+
+ROWS = dict(
+    params="{N: 8, M: 32}",
+    arrays="    a: {shape: [N, M], dtype: fp32, role: in}\n    x: {shape: [N, M], dtype: fp32, role: inout}",
+    reference="    for j in range(1, M):\n        x[:, j] = x[:, j - DIST] * np.float32(0.5) + a[:, j]",
+    placement="{a: BUF, x: BUF}")
+
+
+def rows_kernel(dist: int) -> str:
+    return ("    L_i: for (int i = 0; i < N; i++) {\n"
+            f"      L_j: for (int j = {dist}; j < M; j++) {{\n"
+            f"        x[i][j] = x[i][j - {dist}] * 0.5f + a[i][j];\n      }}\n    }}")
+
+
+def test_a_distance_one_dependence_through_a_2d_array_sets_the_ii(write):
+    """x[i][j] = x[i][j-1] * 0.5 + a[i][j], j pipelined: the load of x[i][j-1] waits for the previous
+    iteration's store: load 1 + mul 3 + add 4 + store 1 = 9 cycles per iteration, not 1."""
+    rows = dict(ROWS, reference=ROWS["reference"].replace("range(1, M)", "range(1, M)").replace("DIST", "1"))
+    p = profile(design(write, rows_kernel(1), loops="{L_j: {pipeline_ii: 1}}", **{k: v for k, v in rows.items()}))
+    assert p.breakdown["rec_mii.L_j"] == 9 and p.breakdown["ii.L_j"] == 9
+    assert any("x[i][j]" in n and "1 iteration" in n for n in p.notes), p.notes
+
+
+def test_a_distance_two_dependence_halves_the_recurrence(write):
+    rows = dict(ROWS, reference=ROWS["reference"].replace("range(1, M)", "range(2, M)").replace("DIST", "2"))
+    p = profile(design(write, rows_kernel(2), loops="{L_j: {pipeline_ii: 1}}", **rows))
+    assert p.breakdown["rec_mii.L_j"] == 5  # ceil(9 / 2)
+
+
+def test_independent_rows_carry_no_dependence(write):
+    """x[i][j] from x[i-1][j] with j pipelined: iterations of j touch different elements."""
+    p = profile(design(
+        write, "    L_i: for (int i = 1; i < N; i++) {\n      L_j: for (int j = 0; j < M; j++) {\n"
+               "        x[i][j] = x[i - 1][j] * 0.5f + a[i][j];\n      }\n    }",
+        loops="{L_j: {pipeline_ii: 1}}", **dict(ROWS, reference="    for i in range(1, N):\n"
+                                                       "        x[i] = x[i - 1] * np.float32(0.5) + a[i]")))
+    assert p.breakdown["rec_mii.L_j"] == 1 and p.breakdown["ii.L_j"] == 1 and not p.notes
+
+
+def test_a_local_written_late_in_the_body_is_a_recurrence(write):
+    """t reads x, and x is written at the end of the body: x's next value needs this one's t:
+    mul 3 + add 4 = 7 cycles per iteration."""
+    p = profile(design(
+        write, "    float x = 1;\n    L_i: for (int i = 0; i < N; i++) {\n      float t = x * 0.5f;\n"
+               "      y[i] = t;\n      x = a[i] + t;\n    }",
+        arrays="    a: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [N], dtype: fp32, role: out}",
+        reference="    x = np.float32(1)\n    for i in range(N):\n        t = x * np.float32(0.5)\n"
+                  "        y[i] = t\n        x = a[i] + t",
+        loops="{L_i: {pipeline_ii: 1}}", placement="{a: BUF, y: BUF}"))
+    assert p.breakdown["rec_mii.L_i"] == 7
+
+
+FOUR = dict(
+    params="{N: 32}",
+    arrays='    a: {shape: ["4 * N"], dtype: fp32, role: in}\n    y: {shape: [N], dtype: fp32, role: out}',
+    kernel="    L_i: for (int i = 0; i < N; i++) {\n"
+           "      y[i] = a[4 * i] + a[4 * i + 1] + a[4 * i + 2] + a[4 * i + 3];\n    }",
+    reference="    y[:] = a.reshape(N, 4).sum(axis=1)", placement="{a: BUF, y: BUF}")
+
+
+def test_block_partitioning_does_not_spread_neighbouring_elements_but_cyclic_does(write):
+    """Four neighbouring elements per iteration, 2 ports per bank: cyclic 2 puts two in each bank
+    (MemMII 1); block 2 (blocks of 64) puts all four in one bank (MemMII 2, as unpartitioned)."""
+    loops = "{L_i: {pipeline_ii: 1}}"
+    mii = {}
+    for kind in ("cyclic", "block"):
+        d = design(write, loops=loops, extra=f"  partition: {{a: {{type: {kind}, factor: 2, dim: 1}}}}", **FOUR)
+        mii[kind] = profile(d).breakdown["mem_mii.L_i"]
+    assert mii == {"cyclic": 1, "block": 2}
+
+
+def test_block_partitioning_spreads_accesses_a_block_apart(write):
+    """a[i], a[i + 2], a[i + 64], a[i + 66]: block 2 (blocks of 64) puts two in each bank (MemMII 1);
+    cyclic 2 puts all four (even offsets) in one bank (MemMII 2)."""
+    kw = dict(FOUR, kernel="    L_i: for (int i = 0; i < N; i++) {\n      y[i] = a[i] + a[i + 64] + a[i + 2] "
+                           "+ a[i + 66];\n    }",
+              params="{N: 32}", arrays='    a: {shape: [128], dtype: fp32, role: in}\n'
+                                       '    y: {shape: [N], dtype: fp32, role: out}',
+              reference="    y[:] = a[:N] + a[64:64 + N] + a[2:N + 2] + a[66:66 + N]")
+    got = {}
+    for kind in ("cyclic", "block"):
+        d = design(write, loops="{L_i: {pipeline_ii: 1}}",
+                   extra=f"  partition: {{a: {{type: {kind}, factor: 2, dim: 1}}}}", **kw)
+        got[kind] = profile(d).breakdown["mem_mii.L_i"]
+    assert got == {"cyclic": 2, "block": 1}
+
+
+def test_arrays_in_one_dram_channel_share_its_port(write):
+    """y[i] = a[i] + b[i] with a, b and y in DRAM: three accesses through one single-port channel."""
+    d = design(write, "    L_i: for (int i = 0; i < N; i++) {\n      y[i] = a[i] + b[i];\n    }",
+               arrays="    a: {shape: [N], dtype: fp32, role: in}\n    b: {shape: [N], dtype: fp32, role: in}\n"
+                      "    y: {shape: [N], dtype: fp32, role: out}",
+               reference="    y[:] = a + b", loops="{L_i: {pipeline_ii: 1}}", placement="{a: DRAM, b: DRAM, y: DRAM}")
+    p = profile(d)
+    assert p.breakdown["mem_mii.L_i"] == 3 and p.breakdown["ii.L_i"] == 3
