@@ -47,3 +47,8 @@ class SpecError(Exception):
 
 class UserError(Exception):
     """Bad usage that is not tied to a spec file position (missing file, unknown name). Exit 2."""
+
+
+class InvariantError(Exception):
+    """A model broke a physical bound (fewer cycles than its units, ports or recurrences allow):
+    an internal error, reported with the design's name. Exit 1."""

@@ -25,7 +25,7 @@ from llmulator.inputs import Inputs, inputs_for, run_reference
 from llmulator.results import Profile
 from llmulator_plugins.analytical import model as amodel
 
-from . import runner
+from . import bounds, runner
 from .instrument import Instrumented, instrument
 from .timing import Timing
 
@@ -138,9 +138,14 @@ class HlsimProfiler:
         # operations and accesses actually executed
         ops: Counter = Counter()
         acc_bits: dict[str, list[float]] = {lv.name: [0.0, 0.0, 0.0, 0.0] for lv in arch.memory}
-        nest_bits: dict[int, Counter] = {}  # nest -> level -> bits the datapath moved at that level
+        runs = [bounds.NestRun(top or f"stmt{k}", 0.0) for k, top in enumerate(inst.nest_loops)]
         loads = stores = 0.0
         for s in inst.sites:
+            if s.region == "array":
+                runs[s.nest].band = s.band
+            elif s.region == "pipeline":
+                _, it, inv = counts.get(s.id, (0, 0, 0))
+                runs[s.nest].pipelined.append((s.loop, float(it), float(inv)))
             c = counts.get(s.id, (0, 0, 0))[0]
             if c == 0:
                 continue
@@ -149,26 +154,27 @@ class HlsimProfiler:
             for st in s.stmts:
                 for k, v in d.stmt_ops(st).items():
                     ops[k] += v * c
+                    runs[s.nest].ops[k] += v * c
                 for a in st.accesses:
-                    c = counts[s.id][0] if not (s.kind == "loop" and s.stmts) else counts[s.id][1]
+                    n = c
                     if s.region_id is not None and s.region_id in timing.folds:
                         # PE-array operands: multicast along spatial loops the index does not use,
                         # register reuse over the innermost temporal loops that do not use it
                         mcast, reuse = timing.folds[s.region_id]["reuse"].get(a.array, (1.0, 1.0))
-                        c = c / (mcast * reuse)
+                        n = c / (mcast * reuse)
                     lv = d.placement(a.array)
                     bits = d.workload.arrays[a.array].bits
-                    nb = nest_bits.setdefault(s.nest, Counter())
+                    nb = runs[s.nest].bits
                     if a.is_read:
-                        acc_bits[lv][0] += c
-                        acc_bits[lv][1] += c * bits
-                        nb[lv] += c * bits
-                        loads += c
+                        acc_bits[lv][0] += n
+                        acc_bits[lv][1] += n * bits
+                        nb[lv] += n * bits
+                        loads += n
                     if a.is_write:
-                        acc_bits[lv][2] += c
-                        acc_bits[lv][3] += c * bits
-                        nb[lv] += c * bits
-                        stores += c
+                        acc_bits[lv][2] += n
+                        acc_bits[lv][3] += n * bits
+                        nb[lv] += n * bits
+                        stores += n
         # static tile transfers between levels (DRAM <-> buffers), per nest
         measured = attrs.evolve(d.workload, hints={**d.workload.hints, **{
             lb: {"expected_trips": counters.get(f"trips.{lb}", 0.0)} for lb in d.tree.loops
@@ -179,7 +185,7 @@ class HlsimProfiler:
         for k, top in enumerate(inst.nest_loops):
             comp = scalars.get(f"nest.{k}", 0.0)
             transfer = 0.0
-            level_bits = Counter(nest_bits.get(k, Counter()))
+            level_bits = runs[k].bits
             if top is not None:
                 transfer, moved = _tile_transfers(dm, top)
                 for lv, (r, rb, wr, wb) in moved.items():
@@ -202,7 +208,13 @@ class HlsimProfiler:
             for lv, c in bw_cycles.items():
                 breakdown[f"bandwidth_cycles.{label}.{lv}"] = c
             nest_cycles.append(cyc)
-        cycles = max(nest_cycles) if (d.mapping.dataflow and nest_cycles) else sum(nest_cycles)
+            runs[k].cycles = cyc
+        if d.mapping.dataflow and nest_cycles:
+            # overlapped nests still share the units and every level's bandwidth
+            cycles = max(max(nest_cycles), bounds.shared_cycles(d, runs))
+        else:
+            cycles = sum(nest_cycles)
+        breakdown["bound_cycles"] = bounds.check(d, runs, cycles)
         traffic = {}
         for lv in arch.memory:
             r, rb, wr, wb = acc_bits[lv.name]

@@ -136,11 +136,8 @@ class GraphBuilder:
         return memory_resource(self.d, array, value)
 
     def _local_deps(self, names) -> list[int]:
-        deps = []
-        for v in names:
-            if v in self.local_def:
-                deps.append(self.local_def[v])
-        return deps
+        """Producers of the locals an operation reads (a local set to a constant has none)."""
+        return [self.local_def[v] for v in names if self.local_def.get(v, -1) >= 0]
 
     def _note_live_in(self, names, node: int) -> None:
         for v in names:
@@ -185,13 +182,14 @@ class GraphBuilder:
         for nd in self.nodes[-len(idx):] if idx else []:
             nd.deps = sorted(set(nd.deps))
         if st.writes_local:
+            self.alias.pop(st.writes_local, None)
             if idx:
                 self.local_def[st.writes_local] = max(idx.values())
-            elif st.copies is not None:  # x = y: x is y's value
-                if st.copies in self.local_def:
-                    self.local_def[st.writes_local] = self.local_def[st.copies]
-                else:
-                    self.alias[st.writes_local] = self.alias.get(st.copies, st.copies)
+            elif st.copies is not None and st.copies not in self.local_def:  # x = y, y from the last iteration
+                self.local_def.pop(st.writes_local, None)
+                self.alias[st.writes_local] = self.alias.get(st.copies, st.copies)
+            else:  # x = y (y's producer), or x = constant (-1: no producer)
+                self.local_def[st.writes_local] = self.local_def.get(st.copies, -1) if st.copies else -1
 
     def add_model(self, model: list, trips) -> None:
         """Add a mapped body (see hlsim.instrument): inner loops unrolled ``trips(kl, is_tile)`` times."""
@@ -224,7 +222,7 @@ class GraphBuilder:
         dist = None
         for (syms, cs, ns, cvs), (syml, cl, nl, cvl) in zip(ks, kl, strict=True):
             if syms != syml or cvs != cvl or not isinstance(cs, int) or not isinstance(cl, int):
-                return 1
+                continue  # this dimension cannot be compared; another one may still separate them
             delta = (cs + ns) - (cl + nl)  # load index + cv * advance * k == store index
             if cvs == 0:
                 if delta != 0:
@@ -238,13 +236,13 @@ class GraphBuilder:
                 return None
             dist = k
         if dist is None:
-            return 1  # the same element every iteration
+            return 1  # the same element every iteration, or dimensions that cannot be compared
         return dist if dist >= 1 else None
 
     def carried(self) -> list[Carried]:
         out: list[Carried] = []
         for v, readers in self.live_in.items():
-            if v in self.local_def:
+            if self.local_def.get(v, -1) >= 0:
                 for r in readers:
                     out.append(Carried(self.local_def[v], r, 1, f"local `{v}`"))
         if self.var is None:

@@ -1,0 +1,163 @@
+"""Physical lower bounds on a profile's cycles, checked on every hlsim run.
+
+hlsim labels every dataset, so a schedule that reports fewer cycles than the
+hardware could ever deliver must never become a number. After each profile,
+these bounds are computed from what the run executed (its operation,
+iteration and traffic counters) and the specs alone -- not from hlsim's
+schedules -- and a violation raises :class:`llmulator.errors.InvariantError`
+naming the design:
+
+* **compute**: per nest and operator class, executed operations / the units
+  that can execute them (a nest bound to the PE array: the bound PEs x each
+  PE's units; a class shared by the array, or any other nest: ``count``); over
+  the whole design, every nest's operations on all ``count`` units (dataflow
+  overlap cannot create units);
+* **bandwidth**: per level, the bits the run moved through it (datapath
+  accesses, PE-array operands after multicast, tile transfers) / its
+  bandwidth, per nest and summed over the design;
+* **recurrence**: a pipelined loop whose body accumulates into a local that
+  survives from one iteration to the next needs the combining operation's
+  latency per iteration: (iterations / unroll - invocations) x latency.
+
+The bounds are loose where the model is tight (they ignore latencies,
+fill/drain and dependences other than accumulations): they prove the
+absence of impossible numbers, not accuracy. docs/timing-model.md, section 6.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+from llmulator.costs import combining_latency
+from llmulator.design import Design
+from llmulator.errors import InvariantError
+
+SLACK = 1e-9  # relative tolerance for floating-point sums
+
+
+@attrs.define
+class NestRun:
+    """What one top-level nest executed, as counted by the run."""
+
+    label: str
+    cycles: float
+    ops: Counter = attrs.field(factory=Counter)  # operator class -> executions
+    bits: Counter = attrs.field(factory=Counter)  # memory level -> bits moved through it
+    band: list[str] | None = None  # the band bound to the PE array, if any
+    pipelined: list[tuple[str, float, float]] = attrs.field(factory=list)  # (loop, iterations, invocations)
+
+
+def bound_pes(design: Design, band: list[str]) -> float:
+    """PEs a band keeps busy: the product of its spatial loops' point sizes."""
+    n = 1.0
+    for lb in band:
+        lm = design.mapping.loop(lb)
+        if lm.spatial:
+            trips = design.trips(lb)
+            n *= min(float(lm.tile or trips), trips)
+    return n
+
+
+def units(design: Design, cls: str, band: list[str] | None) -> float:
+    op = design.arch.operators[cls]
+    pe = design.arch.pe_array
+    if band and pe is not None and op.count >= pe.size:
+        return bound_pes(design, band) * (op.count // pe.size)
+    return float(op.count)
+
+
+def _accumulators(design: Design, label: str) -> list:
+    """Statements of a loop's body that read a local the previous iteration left behind."""
+    out, seen = [], set()
+
+    def walk(nodes):
+        for n in nodes:
+            if hasattr(n, "band"):
+                walk(n.body)
+            elif getattr(n, "kind", "") == "branch":
+                walk([n.cond] + n.then + n.orelse)
+            elif getattr(n, "kind", "") == "stmt":
+                for v in sorted(n.reads_locals):
+                    if v not in seen and v == n.writes_local:
+                        out.append(n)
+                seen.update(n.reads_locals)
+                if n.writes_local:
+                    seen.add(n.writes_local)
+    walk(design.tree.loops[label].body)
+    return out
+
+
+def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tuple[str, float, float]]:
+    """(what, bound, the cycles it must not exceed) for every bound of every nest and of the design
+    (whose total is ``cycles``)."""
+    arch = design.arch
+    out: list[tuple[str, float, float]] = []
+    total = Counter()
+    total_bits = Counter()
+    for nr in nests:
+        for cls, n in nr.ops.items():
+            if cls in arch.operators and cls != "select" and n > 0:
+                b = n / units(design, cls, nr.band)
+                out.append((f"nest {nr.label}: {n:g} {cls} operations on {units(design, cls, nr.band):g} units",
+                            b, nr.cycles))
+                total[cls] += n / arch.operators[cls].count
+        for lv in arch.memory:
+            bits = nr.bits.get(lv.name, 0.0)
+            if bits > 0:
+                out.append((f"nest {nr.label}: {bits / 8:g} bytes through {lv.name} at "
+                            f"{lv.bandwidth_bytes_per_cycle:g} B/cycle", bits / 8 / lv.bandwidth_bytes_per_cycle,
+                            nr.cycles))
+                total_bits[lv.name] += bits
+        rec = 0.0
+        for label, iters, invs in nr.pipelined:
+            accs = _accumulators(design, label)
+            if accs and iters > 0:
+                lat = max(combining_latency(design, st) for st in accs)
+                u = max(1, design.mapping.loop(label).unroll or 1)
+                rec += max(0.0, iters / u - invs) * lat
+        if rec > 0:
+            out.append((f"nest {nr.label}: recurrences of its pipelined accumulations", rec, nr.cycles))
+    for cls, b in total.items():
+        out.append((f"design: {cls} operations of every nest on the architecture's units", b, cycles))
+    for lv, bits in total_bits.items():
+        bw = arch.level(lv).bandwidth_bytes_per_cycle
+        out.append((f"design: {bits / 8:g} bytes through {lv} at {bw:g} B/cycle", bits / 8 / bw, cycles))
+    return out
+
+
+def shared_cycles(design: Design, nests: list[NestRun]) -> float:
+    """Nests that overlap (``dataflow``) share the architecture's units and every level's bandwidth:
+    the most any one of them needs when all nests' work goes through it."""
+    arch = design.arch
+    ops, bits = Counter(), Counter()
+    for nr in nests:
+        for cls, n in nr.ops.items():
+            if cls in arch.operators and cls != "select":
+                ops[cls] += n / arch.operators[cls].count
+        bits.update(nr.bits)
+    need = [b for b in ops.values()]
+    need += [b / 8 / arch.level(lv).bandwidth_bytes_per_cycle for lv, b in bits.items()]
+    return max(need, default=0.0)
+
+
+def check(design: Design, nests: list[NestRun], cycles: float) -> float:
+    """Raise InvariantError if the profile's cycles break a physical bound; else return the tightest
+    bound on the whole design (the cycles no schedule of this hardware could beat)."""
+    found = lower_bounds(design, nests, cycles)
+    bad = [(what, b, c) for what, b, c in found if b > c * (1 + SLACK) + 1e-6]
+    longest = max((n.cycles for n in nests), default=0.0)
+    if cycles + 1e-6 < longest * (1 - SLACK):
+        bad.append(("total: its longest nest", longest, cycles))
+    if bad:
+        lines = "; ".join(f"{what}: needs >= {b:,.1f} cycles, has {c:,.1f}" for what, b, c in bad[:5])
+        raise InvariantError(f"hlsim broke a physical bound on design {design.name}: {lines} "
+                             "(this is a bug in llmulator's timing model; please report it with the three files)")
+    if design.mapping.dataflow:
+        return max([b for what, b, _ in found if what.startswith("design:")] + [0.0])
+    per_nest: dict[str, float] = {}
+    for what, b, _ in found:
+        if what.startswith("nest "):
+            key = what.split(":", 1)[0]
+            per_nest[key] = max(per_nest.get(key, 0.0), b)
+    return sum(per_nest.values())

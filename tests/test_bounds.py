@@ -1,0 +1,84 @@
+"""Physical-bound invariants: checked on every hlsim profile, able to fail, and obeyed by every library
+design and by synthesized ones (plugins/hlsim/bounds.py, docs/timing-model.md section 6)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+from llmulator.design import load_design
+from llmulator.errors import InvariantError
+from llmulator_plugins.hlsim import bounds
+from llmulator_plugins.hlsim.profiler import HlsimProfiler
+from llmulator_plugins.synth import driver
+from llmulator_plugins.synth.card import read_records
+
+ROOT = Path(__file__).resolve().parent.parent
+MAPPINGS = sorted((ROOT / "mappings").glob("*.yaml"))
+FAST = {"gemm-ws-16x16", "conv2d-rs-eyeriss", "spmv-csr-hls-fpga", "k2mm-opt", "floyd-warshall-opt"}
+
+
+def _design(f: Path):
+    m = yaml.safe_load(f.read_text())["mapping"]
+    return load_design(ROOT / "arch_specs" / f"{m['architecture']}.yaml", ROOT / "workloads" / f"{m['workload']}.yaml",
+                       f)
+
+
+def test_a_schedule_faster_than_the_units_is_an_internal_error():
+    d = _design(ROOT / "mappings/gemm-ws-16x16.yaml")  # 256 MAC units, bound to 16 x 16 PEs
+    run = bounds.NestRun("L_m", cycles=100.0, ops=Counter(mac=256 * 200.0), band=["L_m", "L_n", "L_k"])
+    want = r"gemm/gemm-ws-16x16/systolic-16x16: nest L_m: 51200 mac operations on 256 units"
+    with pytest.raises(InvariantError, match=want):
+        bounds.check(d, [run], 100.0)
+    # the mapping binds 16 x 16 PEs of one MAC each; the returned bound is the tightest one
+    assert bounds.units(d, "mac", ["L_m", "L_n", "L_k"]) == 256
+    ok = bounds.NestRun("L_m", cycles=5000.0, ops=Counter(mac=8 * 200.0))
+    assert bounds.check(d, [ok], 5000.0) == pytest.approx(8 * 200 / 256)
+
+
+def test_bandwidth_and_recurrence_bounds_fail_too():
+    d = _design(ROOT / "mappings/spmv-csr-hls-fpga.yaml")
+    bw = d.arch.level("BRAM").bandwidth_bytes_per_cycle
+    run = bounds.NestRun("L_i", cycles=10.0, bits=Counter(BRAM=8 * bw * 11))
+    with pytest.raises(InvariantError, match="through BRAM"):
+        bounds.check(d, [run], 10.0)
+    # L_j accumulates into `sum` (fp add latency from the architecture) 2048 times in 128 rows
+    lat = d.arch.operators["add"].latency_cycles
+    run = bounds.NestRun("L_i", cycles=1000.0, pipelined=[("L_j", 2048.0, 128.0)])
+    with pytest.raises(InvariantError, match="recurrences"):
+        bounds.check(d, [run], 1000.0)
+    assert bounds.check(d, [bounds.NestRun("L_i", (2048 - 128) * lat, pipelined=[("L_j", 2048.0, 128.0)])],
+                        (2048 - 128) * lat) == (2048 - 128) * lat
+
+
+def test_a_local_reset_in_the_body_is_not_an_accumulation_across_iterations():
+    d = _design(ROOT / "mappings/spmv-csr-hls-fpga.yaml")
+    assert [st.text for st in bounds._accumulators(d, "L_j")] == ["sum += vals[j] * x[col_idx[j]]"]
+    assert bounds._accumulators(d, "L_i") == []  # `float sum = 0` comes first in L_i's body
+
+
+@pytest.mark.parametrize("mapping_file", [pytest.param(f, id=f.stem, marks=() if f.stem in FAST else pytest.mark.slow)
+                                          for f in MAPPINGS])
+def test_every_library_design_obeys_the_bounds(mapping_file):
+    d = _design(mapping_file)
+    p = HlsimProfiler().profile(d)  # raises InvariantError on a violation
+    assert 0 < p.breakdown["bound_cycles"] <= p.metrics["cycles"]
+
+
+def test_a_pe_array_gemm_sits_on_its_compute_bound():
+    d = load_design(ROOT / "tests/data/scalesim/systolic-16.yaml", ROOT / "workloads/gemm.yaml",
+                    ROOT / "tests/data/scalesim/ws-16.yaml")
+    p = HlsimProfiler().profile(d)
+    assert p.breakdown["bound_cycles"] == 256 ** 3 / 256
+    assert p.metrics["cycles"] / p.breakdown["bound_cycles"] < 1.2  # 16-cycle folds + 46 cycles of fill each
+
+
+@pytest.mark.slow
+def test_five_hundred_synthesized_designs_obey_the_bounds(tmp_path):
+    """Every sample is labelled by hlsim, which checks the bounds on each profile: a violation aborts."""
+    driver.run([1, 2, 3], 504, tmp_path / "d", seed=11, workers=2, shard_size=24, progress=False)
+    rows = read_records(tmp_path / "d")
+    assert len(rows) == 504
+    assert all(r["cycles"] > 0 for r in rows)
