@@ -5,7 +5,10 @@ Rewrites the table between the BEGIN/END markers of docs/scalesim.md (atomically
 rest of the page is kept) and prints it. ``--stdout`` only prints.
 
 Designs: the 256^3 GEMM in tests/data/scalesim (16x16 and 32x32 arrays, ws and os
-mappings), the library conv2d with its library mapping (conv2d-rs-eyeriss: filter rows on
+mappings); two conv layers (conv2d@medium: 64 -> 64 channels, 28x28, 3x3; conv2d@rgb-5x5:
+3 -> 32 channels, 32x32, 5x5) with SCALE-Sim's own ws and os dataflows written as our mappings
+(tests/data/scalesim/conv-*.yaml: the im2col dimension folded over the rows with a fused loop);
+the library conv2d with its library mapping (conv2d-rs-eyeriss: filter rows on
 PE rows, output rows on PE cols, which is SCALE-Sim's input-stationary dataflow) at the
 default size and at the ``medium`` preset on the same two arrays (the mapping's placement
 is moved from GLB to the arrays' SRAM level in a temporary copy, nothing else changes),
@@ -65,6 +68,10 @@ def cases(folder: Path) -> list[tuple[Path, Path, Path, str | None]]:
     for n in (16, 32):
         for df in ("ws", "os"):
             out.append((DATA / f"systolic-{n}.yaml", gemm, DATA / f"{df}-{n}.yaml", None))
+    for preset in ("medium", "rgb-5x5"):
+        for n in (16, 32):
+            for df in ("ws", "os"):
+                out.append((DATA / f"systolic-{n}.yaml", conv, DATA / f"conv-{df}-{n}-{preset}.yaml", None))
     for preset in (None, "medium"):
         for n in (16, 32):
             arch = DATA / f"systolic-{n}.yaml"

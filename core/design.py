@@ -74,8 +74,8 @@ class Design:
 
     def tile(self, label: str) -> float:
         """Point-loop size of a loop: its mapped tile, or all of its trips when untiled."""
-        t = self.mapping.loop(label).tile
-        return float(t) if t is not None else self.trips(label)
+        from .nest import point_extent
+        return point_extent(self, label)
 
     def stmt_ops(self, st) -> dict[str, float]:
         """Operations of a statement by the classes this architecture executes them on.
@@ -215,6 +215,8 @@ def check_design(d: Design) -> None:
             else:
                 try:
                     bound = d.trips(label)
+                    for mb in lm.fuse:
+                        bound *= d.trips(mb) if mb in tree.loops else 1
                 except SpecError as e:
                     diags.extend(e.diagnostics)
                     continue
@@ -255,6 +257,7 @@ def check_design(d: Design) -> None:
                                         f"the {pt:g} iterations of loop {label}", f"at most {pt:g}"))
             except SpecError:
                 pass
+    diags.extend(_check_fuse(d))
     if a.pe_array is not None:
         for dim, have in (("rows", a.pe_array.rows), ("cols", a.pe_array.cols)):
             used = spatial_use[dim]
@@ -345,6 +348,51 @@ def check_design(d: Design) -> None:
                                     "or use an architecture that has it"))
     if diags:
         raise SpecError(_dedupe(diags))
+
+
+def _check_fuse(d: Design) -> list[Diagnostic]:
+    """``fuse``: loops of one rectangular band bound to the PE array, inside the fused loop in kernel
+    order, static, with no primitives of their own, each fused once."""
+    m, tree = d.mapping, d.tree
+    diags: list[Diagnostic] = []
+    owner: dict[str, str] = {}
+    for label, lm in m.loops.items():
+        if not lm.fuse or label not in tree.loops:
+            continue
+        at = ("loops", label, "fuse")
+        top = tree.loops[label]
+        while top.parent is not None and top.parent.perfect_child() is top:
+            top = top.parent
+        band = [lp.label for lp in top.band()]
+        inside = band[band.index(label) + 1:]
+        for i, mb in enumerate(lm.fuse):
+            if mb not in tree.loops:
+                diags.append(_mdiag(m, at + (i,), f"unknown loop label '{mb}' in fuse",
+                                    "labels of loops nested inside " + label, _close(mb, list(tree.loops))))
+            elif mb not in inside:
+                diags.append(_mdiag(m, at + (i,), f"loop {mb} is not inside {label} in one perfect band",
+                                    f"loops of band {' > '.join(band)} inside {label}"))
+            elif mb in owner or mb in m.order or m.loop(mb) != type(m.loop(mb))():
+                why = (f"it is already fused into {owner[mb]}" if mb in owner else
+                       "it is listed in order (name the fused loop by its first label)" if mb in m.order else
+                       "it has primitives of its own (the fused loop's apply to all of it)")
+                diags.append(_mdiag(m, at + (i,), f"loop {mb} cannot be fused into {label}: {why}",
+                                    "loops with no mapping of their own"))
+            owner[mb] = label
+        known = [mb for mb in lm.fuse if mb in inside]
+        nested = [lb for lb in inside if lb in known]
+        if known != nested:
+            diags.append(_mdiag(m, at, f"fuse lists {', '.join(known)} out of their nesting order",
+                                "the loops in kernel order, outermost first", f"fuse: [{', '.join(nested)}]"))
+        group = [tree.loops[lb] for lb in [label] + known]
+        if any(lp.data_dependent or lp.is_while or lp.depends_on_outer for lp in group):
+            diags.append(_mdiag(m, at, f"fused loops need static, rectangular bounds ({label}, {', '.join(known)})",
+                                "loops whose trip counts do not depend on data or on other loops"))
+        if not any(m.loop(lb).spatial for lb in band):
+            diags.append(_mdiag(m, at, f"fuse needs a band bound to the PE array (band {' > '.join(band)} "
+                                "binds no loop with spatial)", "a spatial loop in the same band",
+                                "fusion flattens loops over PE rows or columns (e.g. P x Q output pixels)"))
+    return diags
 
 
 def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:

@@ -48,13 +48,36 @@ def band_labels(tree, label: str) -> list[str]:
     return [lp.label for lp in band_head(tree, label).band()]
 
 
+def fused_into(design) -> dict[str, str]:
+    """Loops flattened into another one by ``fuse``: member label -> the fused loop's (head's) label."""
+    return {m: lb for lb, lm in design.mapping.loops.items() for m in lm.fuse}
+
+
+def members(design, label: str) -> tuple[str, ...]:
+    """The kernel loops a mapped loop iterates over: itself and the loops fused into it, outermost first."""
+    return (label,) + tuple(design.mapping.loop(label).fuse)
+
+
+def mapped_trips(design, label: str) -> float:
+    """Trips of a mapped loop: a fused loop runs over the product of its members' trips."""
+    n = 1.0
+    for m in members(design, label):
+        n *= design.trips(m)
+    return n
+
+
 def exact_trips(design, label: str) -> int | None:
-    """Trip count of a loop when it is the same on every entry (static, rectangular), else None."""
-    loop = design.tree.loops[label]
-    if loop.data_dependent or loop.is_while or loop.depends_on_outer:
-        return None
-    t = design.trips(label)
-    return int(t) if float(t).is_integer() else None
+    """Trip count of a (mapped) loop when it is the same on every entry (static, rectangular), else None."""
+    total = 1
+    for m in members(design, label):
+        loop = design.tree.loops[m]
+        if loop.data_dependent or loop.is_while or loop.depends_on_outer:
+            return None
+        t = design.trips(m)
+        if not float(t).is_integer():
+            return None
+        total *= int(t)
+    return total
 
 
 def strip_mined(design, label: str) -> bool:
@@ -79,11 +102,15 @@ def loop_sequence(order, band: list[str]) -> list[str]:
 
 
 def needs_rebuild(design, band: list[str]) -> bool:
-    return any(lb in design.mapping.order for lb in band) or any(strip_mined(design, lb) for lb in band)
+    return (any(lb in design.mapping.order for lb in band) or any(strip_mined(design, lb) for lb in band)
+            or any(design.mapping.loop(lb).fuse for lb in band))
 
 
 def mapped_band(design, band: list[str]) -> list[tuple[str, str]]:
-    """The mapped nest of a band: ('tile' | 'point', kernel label), outermost first."""
+    """The mapped nest of a band: ('tile' | 'point', label of a kernel loop or of a fused loop's head),
+    outermost first. Fused members are not listed: they are iterated by their head."""
+    fused = fused_into(design)
+    band = [lb for lb in band if lb not in fused]
     if is_triangular(design, band):
         listed = [lb for lb in design.mapping.order if lb in band]
         if listed != [lb for lb in band if lb in listed]:
@@ -209,6 +236,7 @@ def outer_positions(design, labels: list[str]) -> list[int]:
     """Position of each loop's outer (tile) loop in the mapped nest, 0 = outermost, for the loops of
     one top-level nest in pre-order: each band's slots are filled in its mapping sequence."""
     tree = design.tree
+    fused = fused_into(design)
     slots: dict[str, int] = {}
     seen: set[str] = set()
     for lb in labels:
@@ -216,11 +244,13 @@ def outer_positions(design, labels: list[str]) -> list[int]:
             continue
         band = band_labels(tree, lb)
         idx = [labels.index(b) for b in band if b in labels]
-        seq = band if is_triangular(design, band) else loop_sequence(design.mapping.order, band)
-        for slot, b in zip(sorted(idx), [b for b in seq if b in labels], strict=True):
+        heads = [b for b in band if b not in fused]
+        seq = heads if is_triangular(design, band) else loop_sequence(design.mapping.order, heads)
+        seq = [b for b in seq if b in labels]
+        for slot, b in zip(sorted(idx), seq, strict=False):
             slots[b] = slot
         seen.update(band)
-    return [slots[lb] for lb in labels]
+    return [slots[fused.get(lb, lb)] for lb in labels]  # a fused member sits where its head does
 
 
 # ----------------------------------------------------------------------------------------------
@@ -236,15 +266,16 @@ def fold(design, band: list[str]) -> dict:
     """
     loops = design.tree.loops
     m = design.mapping
-    trips = np.array([max(design.trips(lb), 1.0) for lb in band])
-    t = np.array([[min(float(m.loop(lb).tile or trips[i]), trips[i]) for i, lb in enumerate(band)]])
-    is_sp = np.array([[bool(m.loop(lb).spatial) for lb in band]])
-    pos = np.array([outer_positions(design, band)])
-    var_index = {loops[lb].var: i for i, lb in enumerate(band)}
+    heads = [lb for _kind, lb in mapped_band(design, band) if _kind == "point"]
+    trips = np.array([max(mapped_trips(design, lb), 1.0) for lb in heads])
+    t = np.array([[min(float(m.loop(lb).tile or trips[i]), trips[i]) for i, lb in enumerate(heads)]])
+    is_sp = np.array([[bool(m.loop(lb).spatial) for lb in heads]])
+    pos = np.array([list(range(len(heads)))])  # point loops run in mapped order
+    var_index = {loops[mb].var: i for i, lb in enumerate(heads) for mb in members(design, lb)}
     deps: dict[str, np.ndarray] = {}
     for st in loops[band[-1]].statements():
         for a in st.accesses:
-            dep = deps.setdefault(a.array, np.zeros(len(band), dtype=bool))
+            dep = deps.setdefault(a.array, np.zeros(len(heads), dtype=bool))
             if a.indirect:
                 dep[:] = True
             for v in a.loop_vars():
@@ -271,3 +302,21 @@ def systolic_fill(design, band: list[str], stationary: bool) -> float:
     if pe.interconnect == "systolic":
         return float(pe.rows + pe.cols - 2 + (pe.rows if stationary else 0))
     return float(pe.pipeline_depth_cycles)
+
+
+def point_extent(design, label: str) -> float:
+    """Iterations of kernel loop ``label`` inside one tile: its tile (or all its trips); for a loop
+    that is fused, the span of one tile of the flattened index along it (a tile of T indices covers T
+    of the innermost member, T / N of the next, and so on, capped at each member's trips)."""
+    head = fused_into(design).get(label, label)
+    group = members(design, head)
+    tile = design.mapping.loop(head).tile
+    if len(group) == 1:
+        return float(tile) if tile is not None else design.trips(label)
+    rem = float(tile) if tile is not None else mapped_trips(design, head)
+    for m in reversed(group):
+        n = design.trips(m)
+        if m == label:
+            return min(rem, n)
+        rem = math.ceil(rem / max(n, 1.0))
+    return design.trips(label)

@@ -221,6 +221,7 @@ class _Rewriter:
         self.used_labels = set(self.explicit)
         self.tile_vars: dict[str, str] = {}
         self.tile_labels: dict[str, str] = {}
+        self.fused_names: dict[str, str] = {}
         # bands rebuilt as tile loops then point loops (llmulator.nest): head label -> band
         self.bands: dict[str, list[str]] = {}
         for loop in self.tree.loops.values():
@@ -408,12 +409,72 @@ class _Rewriter:
             own[lb] = [it for it in items if not isinstance(it, (c_ast.Label, *_LOOPS))]
         items = self.body_items(self.nodes[band[-1]])
         for kind, lb in reversed(nest.mapped_band(self.d, band)):
+            group = nest.members(self.d, lb)
+            if len(group) > 1:
+                if kind == "tile":
+                    items = [self.fused_loop(lb, "tile", items)]
+                else:
+                    body = self.pragmas(lb) + self.fused_decls(lb) + [x for m in group for x in own.get(m, [])]
+                    items = [self.fused_loop(lb, "point" if self.strip(lb) else "whole", body + items)]
+                continue
             if kind == "tile":
                 items = [self.tile_loop(lb, items)]
                 continue
             body = self.pragmas(lb) + own.get(lb, []) + items
             items = [self.point_loop(lb, body) if self.strip(lb) else self.whole_loop(lb, body)]
         return items[0]
+
+    # -- fused loops (``fuse``): one loop over the product of the members' trips
+
+    def fused_var(self, head: str) -> str:
+        if head not in self.tile_vars:  # the flattened index, e.g. p_q; its tile variable p_q_t
+            name = self._fresh("_".join(self.tree.loops[m].var for m in nest.members(self.d, head)), self.used_names)
+            self.tile_vars[head] = self._fresh(name + "_t", self.used_names)
+            self.fused_names[head] = name
+        return self.fused_names[head]
+
+    def fused_loop(self, head: str, kind: str, items: list[c_ast.Node]) -> c_ast.Node:
+        f = self.fused_var(head)
+        total = nest.exact_trips(self.d, head)
+        tile = self.m.loop(head).tile
+        tv = self.tile_vars[head]
+        if kind == "tile":
+            loop = c_ast.For(_int_decl(tv, _const(0)), c_ast.BinaryOp("<", c_ast.ID(tv), _const(total)),
+                             c_ast.Assignment("+=", c_ast.ID(tv), _const(tile)), c_ast.Compound(items))
+            return c_ast.Label(self.tile_label(head), loop)
+        if kind == "point":
+            edge = c_ast.BinaryOp("+", c_ast.ID(tv), _const(tile))
+            hi = edge if total % tile == 0 else c_ast.FuncCall(c_ast.ID("min"), c_ast.ExprList([edge, _const(total)]))
+            lo: c_ast.Node = c_ast.ID(tv)
+        else:
+            hi, lo = _const(total), _const(0)
+        loop = c_ast.For(_int_decl(f, lo), c_ast.BinaryOp("<", c_ast.ID(f), hi), c_ast.UnaryOp("p++", c_ast.ID(f)),
+                         c_ast.Compound(items))
+        return c_ast.Label(head, loop)
+
+    def fused_decls(self, head: str) -> list[c_ast.Node]:
+        """``const int x = lo + step * (f / inner % n);`` for each member, from the flattened index f."""
+        f = self.fused_var(head)
+        group = nest.members(self.d, head)
+        out: list[c_ast.Node] = []
+        inner = 1
+        for k, m in reversed(list(enumerate(group))):
+            n = int(self.d.trips(m))
+            loop = self.tree.loops[m]
+            e: c_ast.Node = c_ast.ID(f)
+            if inner > 1:
+                e = c_ast.BinaryOp("/", e, _const(inner))
+            if k > 0:
+                e = c_ast.BinaryOp("%", e, _const(n))
+            if loop.step != 1:
+                e = c_ast.BinaryOp("*", _const(loop.step), e)
+            lo = self._parts(m)[3]
+            if not (isinstance(lo, c_ast.Constant) and lo.value == "0"):
+                e = c_ast.BinaryOp("+", copy.deepcopy(lo), e)
+            t = c_ast.TypeDecl(loop.var, ["const"], None, c_ast.IdentifierType(["int"]))
+            out.insert(0, c_ast.Decl(loop.var, ["const"], [], [], [], t, e, None))
+            inner *= n
+        return out
 
     def render(self) -> str:
         gen = _Gen()
@@ -573,6 +634,8 @@ def prompt(design, variant: str | None = None) -> str:
             items.append(f"unroll {lm.unroll}")
         if lm.pipeline_ii:
             items.append(f"pipeline II {lm.pipeline_ii}")
+        if lm.fuse:
+            items.append("fuse " + " ".join(lm.fuse))
         if items:
             loops.append({"label": label, "items": items})
     mems = [{"name": lv.name, "kind": lv.kind,

@@ -148,6 +148,7 @@ class LoopMapping:
     spatial: str | None = None
     unroll: int | None = None
     pipeline_ii: int | None = None
+    fuse: tuple[str, ...] = attrs.field(default=(), converter=tuple)  # loops flattened into this one
 
 
 @attrs.frozen

@@ -180,11 +180,54 @@ def mappings_from_design(design: Design, nest: Nest) -> BatchMappings:
     m = design.mapping
     labels = nest.labels
     # a loop that encloses another loop's tile loop in the mapped nest is an outer loop as a whole
-    tiles = np.array([[m.loop(lb).tile or (1.0 if lnest.encloses_tile_loop(design, lb) else nest.trips[i])
+    tiles = np.array([[m.loop(lb).tile or (1.0 if lnest.encloses_tile_loop(design, lb) else
+                                           lnest.mapped_trips(design, lb) if m.loop(lb).fuse else nest.trips[i])
                        for i, lb in enumerate(labels)]], dtype=float)
     spatial = np.array([[{"rows": 1, "cols": 2}.get(m.loop(lb).spatial or "", 0) for lb in labels]])
     pos = np.array([lnest.outer_positions(design, labels)])
     return BatchMappings(tiles, spatial, pos)
+
+
+@attrs.define
+class View:
+    """A batch of mappings seen mapped loop by mapped loop: loops fused by ``fuse`` are one loop.
+
+    Without fusion every group is one kernel loop and the view is the batch itself.
+    """
+
+    groups: list[list[int]]  # mapped loop -> indices of its kernel loops in the nest (head first)
+    trips: np.ndarray  # (G,) trips of each mapped loop
+    t: np.ndarray  # (B, G) point sizes
+    outer: np.ndarray  # (B, G) tile-loop trips
+    spatial: np.ndarray  # (B, G) 0 temporal, 1 PE rows, 2 PE cols
+    pos: np.ndarray  # (B, G) position in the mapping sequence
+    t_loops: np.ndarray  # (B, L) extent of each kernel loop inside one tile (fused members: what a tile spans)
+
+    @property
+    def is_sp(self) -> np.ndarray:
+        return self.spatial > 0
+
+    def dep(self, arr: ArrayUse) -> np.ndarray:
+        return np.array([arr.dep[g].any() for g in self.groups])
+
+
+def view(design: Design, nest: Nest, maps: BatchMappings) -> View:
+    fused = lnest.fused_into(design)
+    labels = nest.labels
+    groups = [[i] + [labels.index(mb) for mb in design.mapping.loop(lb).fuse]
+              for i, lb in enumerate(labels) if lb not in fused]
+    heads = [g[0] for g in groups]
+    trips = np.array([float(np.prod(nest.trips[g])) for g in groups])
+    t = np.maximum(np.minimum(maps.tiles[:, heads], trips[None, :]), 1.0)
+    outer = np.ceil(np.maximum(trips[None, :], 1.0) / t)
+    t_loops = np.minimum(maps.tiles, nest.trips[None, :])
+    for gi, g in enumerate(groups):
+        if len(g) > 1:  # a tile of T flattened indices spans T of the innermost member, T / N of the next, ...
+            rem = t[:, gi].copy()
+            for li in sorted(g, reverse=True):
+                t_loops[:, li] = np.minimum(rem, nest.trips[li])
+                rem = np.ceil(rem / max(nest.trips[li], 1.0))
+    return View(groups, trips, t, outer, maps.spatial[:, heads], maps.pos[:, heads], t_loops)
 
 
 def footprints(arr: ArrayUse, tiles: np.ndarray) -> np.ndarray:
@@ -201,21 +244,22 @@ def footprints(arr: ArrayUse, tiles: np.ndarray) -> np.ndarray:
     return out
 
 
-def tile_loads(arr: ArrayUse, outer: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """How many times the tile of ``arr`` is (re)loaded from the parent level, (B,).
+def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """How many times the tile of an array whose index uses the mapped loops ``dep`` is (re)loaded
+    from the parent level, (B,).
 
     Outer tile loops that do not index the array re-use the resident tile
     only when they sit inside the innermost outer loop that does (Timeloop's
     reuse rule); loops of one trip never matter.
     """
-    rel = arr.dep[None, :] & (outer > 1)
+    rel = dep[None, :] & (outer > 1)
     pstar = np.where(rel, pos, -1).max(axis=1)
     inside = pos <= pstar[:, None]
     return np.where(inside, outer, 1.0).prod(axis=1)
 
 
-def distinct_tiles(arr: ArrayUse, outer: np.ndarray) -> np.ndarray:
-    return np.where(arr.dep[None, :], outer, 1.0).prod(axis=1)
+def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    return np.where(dep[None, :], outer, 1.0).prod(axis=1)
 
 
 def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str, np.ndarray]:
@@ -232,13 +276,12 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     """
     arch = design.arch
     B = maps.size
-    t = np.minimum(maps.tiles, nest.trips[None, :])
-    trips = np.maximum(nest.trips[None, :], 1.0)
-    outer = np.ceil(trips / np.maximum(t, 1.0))
-    is_sp = maps.spatial > 0
+    v = view(design, nest, maps)
+    t, outer, is_sp = v.t, v.outer, v.is_sp
+    trips = np.maximum(v.trips[None, :], 1.0)
     total_iters = float(np.prod(nest.trips))
-    rows_used = np.where(maps.spatial == 1, t, 1.0).prod(axis=1)
-    cols_used = np.where(maps.spatial == 2, t, 1.0).prod(axis=1)
+    rows_used = np.where(v.spatial == 1, t, 1.0).prod(axis=1)
+    cols_used = np.where(v.spatial == 2, t, 1.0).prod(axis=1)
     pe_used = rows_used * cols_used
     stream = np.where(~is_sp, t, 1.0).prod(axis=1)
     steps = np.where(is_sp, outer, trips).prod(axis=1)  # stream steps over all folds, edge tiles exact
@@ -255,7 +298,7 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     for arr in nest.arrays:
         if not arr.writes:
             continue
-        _, reuse = lnest.operand_reuse(arr.dep, is_sp, t, maps.pos)
+        _, reuse = lnest.operand_reuse(v.dep(arr), is_sp, t, v.pos)
         st = next(s for s, _ in design.statements_with_loops()
                   if any(a.array == arr.name and a.is_write for a in s.accesses))
         ii = np.where(reuse > 1, np.maximum(ii, combining_latency(design, st)), ii)
@@ -266,7 +309,7 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
         for arr in nest.arrays:
             if arr.role != "in":
                 continue
-            streams_over = (arr.dep[None, :] & ~is_sp & (t > 1)).any(axis=1)
+            streams_over = (v.dep(arr)[None, :] & ~is_sp & (t > 1)).any(axis=1)
             stationary |= ~streams_over
         fill = (pe.rows + pe.cols - 2) + np.where(stationary, pe.rows, 0)
     elif pe is not None:
@@ -286,18 +329,17 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
     """Reads and writes per memory level (words and bits), and tile occupancy, for B mappings."""
     arch = design.arch
     B = maps.size
-    t = np.minimum(maps.tiles, nest.trips[None, :])
-    outer = np.ceil(nest.trips[None, :] / t)
-    is_sp = maps.spatial > 0
+    v = view(design, nest, maps)
     nlev = len(arch.memory)
     reads, writes = np.zeros((nlev, B)), np.zeros((nlev, B))
     rbits, wbits = np.zeros((nlev, B)), np.zeros((nlev, B))
     need = np.zeros((nlev, B))
     for arr in nest.arrays:
+        dep = v.dep(arr)
         mcast = np.ones(B)
         reuse = np.ones(B)
         if spatial:
-            mcast, reuse = lnest.operand_reuse(arr.dep, is_sp, t, maps.pos)
+            mcast, reuse = lnest.operand_reuse(dep, v.is_sp, v.t, v.pos)
         r = arr.reads / mcast / reuse
         w = arr.writes / mcast / reuse
         lv = arr.level
@@ -307,14 +349,14 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
         wbits[lv] += w * arr.bits
         if lv == 0:
             continue
-        fp = footprints(arr, t)
+        fp = footprints(arr, v.t_loops)
         need[lv] += fp * arr.bits
-        loads = tile_loads(arr, outer, maps.pos)
+        loads = tile_loads(dep, v.outer, v.pos)
         parent = lv - 1
         if arr.reads or arr.role in ("in", "inout"):
             fill = loads * fp
             if arr.role == "out":  # only partial sums come back
-                fill = np.maximum(loads - distinct_tiles(arr, outer), 0.0) * fp
+                fill = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
             reads[parent] += fill
             rbits[parent] += fill * arr.bits
             writes[lv] += fill

@@ -70,8 +70,8 @@ class Evaluator:
         if not hasattr(self.est, "evaluate_batch") or getattr(self.est, "name", "") != "analytical":
             return False
         base = self._outer_design(tuple(0 for _ in self.outer_dims))
-        if base is None:
-            return False
+        if base is None or any(lm.fuse for lm in base.mapping.loops.values()):
+            return False  # fused loops are priced design by design
         try:
             labels = self.est.nest_labels(base)
         except (ValueError, SpecError):

@@ -54,7 +54,9 @@ def bound_pes(design: Design, band: list[str]) -> float:
     for lb in band:
         lm = design.mapping.loop(lb)
         if lm.spatial:
-            trips = design.trips(lb)
+            trips = 1.0
+            for m in (lb,) + tuple(lm.fuse):  # a fused loop spans its members' trips
+                trips *= design.trips(m)
             n *= min(float(lm.tile or trips), trips)
     return n
 

@@ -217,7 +217,7 @@ class _Emitter:
         if in_region and self.lane0 is not None:  # inside a PE-array fold
             if spatial:
                 self.spatial_stack.append(kl)
-                self.lane0.append(f"{self.d.tree.loops[kl].var} == ({_init_text(node)})")
+                self.lane0.append(f"{_loop_var(node)} == ({_init_text(node)})")
             items = _items(node)
             count = ""
             if not any(isinstance(_unlabel(it), (c_ast.For, c_ast.While)) for it in items):
@@ -272,6 +272,14 @@ class _Emitter:
 
 def _unlabel(n: c_ast.Node) -> c_ast.Node:
     return n.stmt if isinstance(n, c_ast.Label) else n
+
+
+def _loop_var(loop: c_ast.For) -> str:
+    """The variable a ``for`` loop counts with (a fused loop's is the flattened index)."""
+    init = loop.init
+    if isinstance(init, c_ast.DeclList):
+        return init.decls[0].name
+    return _GEN.visit(init.lvalue)
 
 
 def _init_text(loop: c_ast.For) -> str:

@@ -254,23 +254,20 @@ def _tile_transfers(d: Design, top_label: str) -> tuple[float, dict[str, tuple[f
     arch = d.arch
     top = d.tree.loops[top_label]
     nest = amodel.nest_of(d, top)
-    maps = amodel.mappings_from_design(d, nest)
-    trips = np.maximum(nest.trips, 1.0)[None, :]  # a loop measured at 0 trips still has one (empty) tile
-    t = np.maximum(np.minimum(maps.tiles, trips), 1.0)
-    outer = np.ceil(trips / t)
+    v = amodel.view(d, nest, amodel.mappings_from_design(d, nest))  # a loop measured at 0 trips: one empty tile
     moved: dict[str, list[float]] = {}
     cycles = 0.0
     for arr in nest.arrays:
         if arr.level == 0:
             continue
         parent, level = arch.memory[arr.level - 1], arch.memory[arr.level]
-        fp = float(amodel.footprints(arr, t)[0])
-        loads = float(amodel.tile_loads(arr, outer, maps.pos)[0])
+        fp = float(amodel.footprints(arr, np.maximum(v.t_loops, 1.0))[0])
+        loads = float(amodel.tile_loads(v.dep(arr), v.outer, v.pos)[0])
         words_in = words_out = 0.0
         if arr.reads or arr.role in ("in", "inout"):
             words_in = loads * fp
             if arr.role == "out":
-                words_in = max(loads - float(amodel.distinct_tiles(arr, outer)[0]), 0.0) * fp
+                words_in = max(loads - float(amodel.distinct_tiles(v.dep(arr), v.outer)[0]), 0.0) * fp
         if arr.writes or arr.role in ("out", "inout"):
             words_out = loads * fp
         bits_in, bits_out = words_in * arr.bits, words_out * arr.bits

@@ -76,6 +76,8 @@ def model_prompt(design, variant: str | None = None, hints: str = "none") -> str
         lm = m.loop(label)
         items = [f"{k} {v}" for k, v in (("tile", lm.tile), ("spatial", lm.spatial), ("unroll", lm.unroll),
                                          ("ii", lm.pipeline_ii)) if v]
+        if lm.fuse:
+            items.append("fuse " + " ".join(lm.fuse))
         if items:
             out.append(f"{label} " + " ".join(items))
     if m.order:

@@ -352,7 +352,7 @@ def detect_dataflow(d: Design, layer: Layer) -> tuple[str, bool]:
     bound: dict[str, list[str]] = {"rows": [], "cols": []}
     for label, lm in d.mapping.loops.items():
         if lm.spatial in bound:
-            bound[lm.spatial].append(label)
+            bound[lm.spatial].extend((label,) + tuple(lm.fuse))  # a fused loop binds all its members
     where = f"mapping '{d.mapping.name}'"
     if not bound["rows"] or not bound["cols"]:
         have = "; ".join(f"{k}: {', '.join(v)}" for k, v in bound.items() if v) or "no spatial loops"
