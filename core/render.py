@@ -286,7 +286,8 @@ class _Rewriter:
 
     def mapped(self, label: str) -> bool:
         lm = self.m.loop(label)
-        return any(v is not None for v in (lm.tile, lm.spatial, lm.unroll, lm.pipeline_ii)) or label in self.m.order
+        return (any(v is not None for v in (lm.tile, lm.spatial, lm.unroll, lm.pipeline_ii, lm.reduction))
+                or bool(lm.fuse) or label in self.m.order)
 
     def pragmas(self, label: str) -> list[c_ast.Node]:
         lm = self.m.loop(label)
@@ -299,6 +300,8 @@ class _Rewriter:
                 out.append(Comment(f"spatial: PE {lm.spatial}"))
         elif lm.unroll:
             out.append(c_ast.Pragma(f"HLS UNROLL factor={lm.unroll}"))
+        if lm.reduction == "tree" and self.comments:
+            out.append(Comment("reduction: tree (each unrolled copy keeps a partial sum)"))
         return out
 
     # -- rewriting
@@ -636,6 +639,8 @@ def prompt(design, variant: str | None = None) -> str:
             items.append(f"pipeline II {lm.pipeline_ii}")
         if lm.fuse:
             items.append("fuse " + " ".join(lm.fuse))
+        if lm.reduction == "tree":
+            items.append("reduction tree")
         if items:
             loops.append({"label": label, "items": items})
     mems = [{"name": lv.name, "kind": lv.kind,

@@ -149,6 +149,7 @@ class LoopMapping:
     unroll: int | None = None
     pipeline_ii: int | None = None
     fuse: tuple[str, ...] = attrs.field(default=(), converter=tuple)  # loops flattened into this one
+    reduction: str | None = None  # 'tree': unrolled copies accumulate separately and combine on exit
 
 
 @attrs.frozen

@@ -70,6 +70,16 @@ def test_an_unrolled_serial_reduction_is_a_chain_of_four_adds(write):
     assert any("L_i: pipeline_ii 1 is not achievable" in n and "local `s`" in n for n in p.notes), p.notes
 
 
+def test_a_tree_reduction_keeps_one_partial_sum_per_copy(write):
+    """The mapping asks for reassociation: each copy adds into its own partial (RecMII 7) and the four
+    partials meet in a tree of log2(4) = 2 adds on exit."""
+    d = design(write, loops="{L_i: {pipeline_ii: 1, unroll: 4, reduction: tree}}", add_latency=7, **SUM)
+    p = profile(d)
+    assert p.breakdown["rec_mii.L_i"] == 7 and p.breakdown["ii.L_i"] == 7
+    assert p.breakdown["depth.L_i"] == 2 + 7 + 2 * 7  # two ports: the last two loads issue a cycle later
+    assert not p.notes
+
+
 def test_a_plain_accumulation_is_bounded_by_the_adder(write):
     p = profile(design(write, loops="{L_i: {pipeline_ii: 1}}", add_latency=7, **SUM))
     assert p.breakdown["rec_mii.L_i"] == 7

@@ -165,16 +165,17 @@ class HlsimProfiler:
                     lv = d.placement(a.array)
                     bits = d.workload.arrays[a.array].bits
                     nb = runs[s.nest].bits
+                    # every operand of every operation passes through the PE register file (loads, stores)
                     if a.is_read:
                         acc_bits[lv][0] += n
                         acc_bits[lv][1] += n * bits
                         nb[lv] += n * bits
-                        loads += n
+                        loads += c
                     if a.is_write:
                         acc_bits[lv][2] += n
                         acc_bits[lv][3] += n * bits
                         nb[lv] += n * bits
-                        stores += n
+                        stores += c
         # static tile transfers between levels (DRAM <-> buffers), per nest
         measured = attrs.evolve(d.workload, hints={**d.workload.hints, **{
             lb: {"expected_trips": counters.get(f"trips.{lb}", 0.0)} for lb in d.tree.loops

@@ -84,6 +84,7 @@ class GraphBuilder:
         self.var = carried_loop.var if carried_loop is not None else None
         self.advance = copies * (carried_loop.step if carried_loop is not None else 1)
         self.live_in: dict[str, list[int]] = defaultdict(list)  # local read before the body writes it -> readers
+        self.copy_suffix = ""  # set per unrolled copy under a tree reduction (each copy its own partial)
         self.alias: dict[str, str] = {}  # local -> the live-in local it copies (x = y before y is written)
 
     def _append(self, node: Node) -> int:
@@ -135,12 +136,17 @@ class GraphBuilder:
             value = key[p.dim - 1][1] + key[p.dim - 1][2]  # the symbolic part is taken as bank-aligned
         return memory_resource(self.d, array, value)
 
+    def _local(self, v: str) -> str:
+        """A local as this copy sees it: under a tree reduction each unrolled copy keeps its own."""
+        return v + self.copy_suffix
+
     def _local_deps(self, names) -> list[int]:
         """Producers of the locals an operation reads (a local set to a constant has none)."""
+        names = [self._local(v) for v in names]
         return [self.local_def[v] for v in names if self.local_def.get(v, -1) >= 0]
 
     def _note_live_in(self, names, node: int) -> None:
-        for v in names:
+        for v in map(self._local, names):
             if v not in self.local_def:
                 self.live_in[self.alias.get(v, v)].append(node)
 
@@ -182,14 +188,16 @@ class GraphBuilder:
         for nd in self.nodes[-len(idx):] if idx else []:
             nd.deps = sorted(set(nd.deps))
         if st.writes_local:
-            self.alias.pop(st.writes_local, None)
+            x = self._local(st.writes_local)
+            y = self._local(st.copies) if st.copies else None
+            self.alias.pop(x, None)
             if idx:
-                self.local_def[st.writes_local] = max(idx.values())
-            elif st.copies is not None and st.copies not in self.local_def:  # x = y, y from the last iteration
-                self.local_def.pop(st.writes_local, None)
-                self.alias[st.writes_local] = self.alias.get(st.copies, st.copies)
+                self.local_def[x] = max(idx.values())
+            elif y is not None and y not in self.local_def:  # x = y, y from the last iteration
+                self.local_def.pop(x, None)
+                self.alias[x] = self.alias.get(y, y)
             else:  # x = y (y's producer), or x = constant (-1: no producer)
-                self.local_def[st.writes_local] = self.local_def.get(st.copies, -1) if st.copies else -1
+                self.local_def[x] = self.local_def.get(y, -1) if y else -1
 
     def add_model(self, model: list, trips) -> None:
         """Add a mapped body (see hlsim.instrument): inner loops unrolled ``trips(kl, is_tile)`` times."""

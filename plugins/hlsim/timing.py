@@ -116,12 +116,20 @@ class Timing:
                 g.env[loop.var] = 0
             g.add_model(body, lambda kl, is_tile: 1.0)
             return self._bound(body, copies, g), sch.recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
+        tree = copies > 1 and d.mapping.loop(loop.label).reduction == "tree"
         for k in range(copies):
             if loop.var is not None:
                 g.env[loop.var] = k * loop.step  # the k-th of the unrolled iterations of the region's loop
+            if tree:
+                g.copy_suffix = f"#{k}"
             g.add_model(body, self.trips)
         rec = sch.recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
-        return sch.list_schedule(d, g.nodes), rec
+        sched = sch.list_schedule(d, g.nodes)
+        if tree:  # the copies' partial results meet in a tree of combining operations on exit
+            accs = [st for st in model_statements(body, []) if st.writes_local and st.writes_local in st.reads_locals]
+            if accs:
+                sched.depth += math.ceil(math.log2(copies)) * max(combining_latency(d, st) for st in accs)
+        return sched, rec
 
     def _bound(self, body: list, copies: int, one: sch.GraphBuilder) -> sch.Schedule:
         """Closed form for very large unrolled bodies: the schedule of one pass with every inner loop

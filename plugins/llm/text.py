@@ -78,6 +78,8 @@ def model_prompt(design, variant: str | None = None, hints: str = "none") -> str
                                          ("ii", lm.pipeline_ii)) if v]
         if lm.fuse:
             items.append("fuse " + " ".join(lm.fuse))
+        if lm.reduction == "tree":
+            items.append("reduction tree")
         if items:
             out.append(f"{label} " + " ".join(items))
     if m.order:
