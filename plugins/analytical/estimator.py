@@ -122,7 +122,7 @@ class AnalyticalEstimator:
 
         ``tiles`` is (B, L) over the nest's loops (``nest_labels(d)``, outermost
         first); ``spatial`` (B, L) holds 0 (temporal), 1 (PE rows) or 2 (PE cols);
-        ``order`` (B, L) the position of each loop's outer tile loop (0 =
+        ``order`` (B, L) the position of each loop in the mapping sequence, tile and point loops alike (0 =
         outermost). Returns arrays of shape (B,): cycles, energy_pj, power_mw,
         area_um2, valid (tiles fit every level), and the model's terms.
         """

@@ -168,7 +168,7 @@ class BatchMappings:
 
     tiles: np.ndarray  # (B, L) float
     spatial: np.ndarray  # (B, L) int
-    pos: np.ndarray  # (B, L) int: position of each loop's outer tile loop, 0 = outermost
+    pos: np.ndarray  # (B, L) int: position in the mapping sequence (tile and point loops), 0 = outermost
 
     @property
     def size(self) -> int:

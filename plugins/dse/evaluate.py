@@ -140,7 +140,7 @@ class Evaluator:
             d = self.space.dims[j]
             vals = d.values
             if d.key == "order":
-                # position of each loop's outer tile loop; loops outside the listed order keep their base position
+                # position of each loop in the mapping sequence; loops outside the listed order keep their base position
                 table = np.array([[list(o).index(lb) if lb in o else L + i for i, lb in enumerate(self.labels)]
                                   for o in vals])
                 pos = table[choice[:, j]]
