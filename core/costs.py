@@ -82,12 +82,15 @@ def memory_resource(design, array: str, index_value: int | None = None) -> str |
 
 def resource_cap(design, resource: str) -> float:
     """Issues per cycle of a schedule resource: an operator class's units, a bank's or a DRAM
-    channel's ports (``#*``: the ports every bank shares for dynamic indices)."""
+    channel's ports (``#*``: the ports every bank shares for dynamic indices; ``#all``: every bank
+    of the array together)."""
     if resource.startswith("op:"):
         unit = design.arch.operators.get(resource[3:])
         return float(unit.count) if unit is not None else math.inf
     name = resource[4:]
     if name.startswith("@"):
         return float(design.arch.level(name[1:]).ports)
-    array = name.split("#", 1)[0]
+    array, _, bank = name.partition("#")
+    if bank == "all":  # every bank of the array together (closed-form bounds)
+        return array_ports(design, array)
     return float(design.arch.level(design.placement(array)).ports)

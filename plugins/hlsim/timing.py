@@ -13,7 +13,7 @@ from collections import Counter
 
 import numpy as np
 from llmulator import nest as lnest
-from llmulator.costs import array_ports, combining_latency, resource_cap
+from llmulator.costs import combining_latency, resource_cap
 from llmulator.design import Design
 
 from . import schedule as sch
@@ -147,7 +147,7 @@ class Timing:
                     for nd in g.nodes:
                         if nd.resource is not None:
                             r = nd.resource
-                            uses[r if r.startswith(("op:", "mem:@")) else r.split("#", 1)[0]] += mult
+                            uses[r if r.startswith(("op:", "mem:@")) else r.split("#", 1)[0] + "#all"] += mult
                 if e[0] == "branch":
                     count(e[2] + e[3], mult)
                 elif e[0] == "loop":
@@ -155,8 +155,7 @@ class Timing:
         count(body, float(copies))
         busiest = 0
         for r, u in uses.items():
-            cap = (array_ports(d, r[4:]) if r.startswith("mem:") and not r.startswith("mem:@")
-                   else resource_cap(d, r))
+            cap = resource_cap(d, r)
             if cap != math.inf:
                 busiest = max(busiest, math.ceil(u / cap))
         return sch.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(sum(uses.values())))
