@@ -18,6 +18,7 @@ import attrs
 from .errors import Diagnostic, SpecError
 from .expr import ExprError, evaluate
 from .kernel import Access, Loop, LoopTree, analyze
+from .nest import point_extent
 from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
 from .yamlsrc import SourceMap
 
@@ -74,7 +75,6 @@ class Design:
 
     def tile(self, label: str) -> float:
         """Point-loop size of a loop: its mapped tile, or all of its trips when untiled."""
-        from .nest import point_extent
         return point_extent(self, label)
 
     def stmt_ops(self, st) -> dict[str, float]:

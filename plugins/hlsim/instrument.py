@@ -10,11 +10,13 @@ primitives applied on the pycparser AST) is re-emitted with instrumentation:
 * outside pipelined regions, a straight-line run adds its scheduled latency
   each time it executes, a branch condition its latency (only the taken side's
   statements add theirs), a loop iteration its control overhead;
-* a pipelined loop (``pipeline_ii``), a loop bound to the PE array
-  (``spatial``) and an unrolled loop are *regions*: their iterations are
-  counted as they actually run, and on exit the region adds
-  ``depth + (ceil(n / U) - 1) x II`` for the n iterations it ran; statements
-  inside a region add no cycles of their own (they are in the schedule);
+* a pipelined loop (``pipeline_ii``) and an unrolled loop are *regions*: their
+  iterations are counted as they actually run, and on exit the region adds
+  ``depth + (ceil(n / U) - 1) x II`` for the n iterations it ran; the point
+  loops of a band bound to the PE array are one region too (a *fold*,
+  ``llmulator.nest``): it counts a stream step per iteration of the first PE
+  and adds ``fill + steps x II`` per fold; statements inside a region add no
+  cycles of their own (they are in the schedule);
 * every site counts its executions (for operation and access counts, hence
   energy) and every loop its iterations and invocations (trip counts);
 * each top-level statement's cycles are recorded separately (one per nest).
@@ -247,7 +249,7 @@ class _Emitter:
     def array(self, node, ind: str, label: str | None, kl: str, model: list) -> str:
         """A PE-array fold: the band's point loops run as written (every PE's work, for the outputs and
         the counts) while one counter takes a stream step per iteration of the first PE; on exit the
-        region adds depth + fill + (steps - 1) x II."""
+        fold adds fill + steps x II (``__fold``), and the nest its latency once (see ``instrument``)."""
         s = self.site("region", False, label=None, loop=kl, region="array")
         s.band = self.array_heads[kl]
         self.region_id = s.id
