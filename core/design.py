@@ -15,10 +15,10 @@ from typing import Any
 
 import attrs
 
+from . import nest
 from .errors import Diagnostic, SpecError
 from .expr import ExprError, evaluate
 from .kernel import Access, Loop, LoopTree, analyze
-from .nest import point_extent
 from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
 from .yamlsrc import SourceMap
 
@@ -75,7 +75,7 @@ class Design:
 
     def tile(self, label: str) -> float:
         """Point-loop size of a loop: its mapped tile, or all of its trips when untiled."""
-        return point_extent(self, label)
+        return nest.point_extent(self, label)
 
     def stmt_ops(self, st) -> dict[str, float]:
         """Operations of a statement by the classes this architecture executes them on.
@@ -242,7 +242,7 @@ def check_design(d: Design) -> None:
                 while top.parent is not None:
                     top = top.parent
                 band = top.band()
-                rect = not any(set(lp.depends_on_outer) & {b.var for b in band} for lp in band)
+                rect = not nest.is_triangular(d, [lp.label for lp in band])
                 if not all(getattr(n, "kind", "") == "stmt" for n in band[-1].body) or loop not in band or not rect:
                     diags.append(_mdiag(m, ("loops", label, "spatial"), f"spatial binding needs a perfect, "
                                         f"rectangular loop nest (nest {top.label} has statements or branches "
@@ -360,10 +360,7 @@ def _check_fuse(d: Design) -> list[Diagnostic]:
         if not lm.fuse or label not in tree.loops:
             continue
         at = ("loops", label, "fuse")
-        top = tree.loops[label]
-        while top.parent is not None and top.parent.perfect_child() is top:
-            top = top.parent
-        band = [lp.label for lp in top.band()]
+        band = nest.band_labels(tree, label)
         inside = band[band.index(label) + 1:]
         for i, mb in enumerate(lm.fuse):
             if mb not in tree.loops:

@@ -18,6 +18,10 @@ A *triangular* band (a loop bound uses another band loop's variable) keeps
 the kernel's nesting: strip-mined loops are split in place, and an ``order``
 other than the kernel's is refused.
 
+``fuse`` (PE-array bands only) flattens loops of a band into one mapped loop
+over the product of their trips, named by its outermost member (the *head*);
+its tile, spatial binding and place in ``order`` apply to the flattened index.
+
 PE arrays: the point loops of a band with a loop bound to the PE array
 (``spatial``) form the array's *fold*: spatial point loops are unrolled over
 the PEs, every temporal point loop streams through the array one step per

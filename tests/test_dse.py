@@ -285,7 +285,7 @@ def test_verifying_the_conv_space_agrees_with_the_analytical_model(tmp_path):
         assert v["measured"]["cycles"] == pytest.approx(v["predicted"]["cycles"], rel=0.005)
         d = space.materialise(v["point"])
         lanes = 1
-        for lb, lm in d.mapping.loops.items():
+        for lm in d.mapping.loops.values():
             if lm.spatial:
                 lanes *= lm.tile
         assert v["measured"]["cycles"] >= 64 * 64 * 28 * 28 * 9 / lanes
