@@ -305,6 +305,8 @@ def cmd_profile(args) -> int:
             for k, v in p.counters.items():
                 ct.add_row(k, fmt(v))
             con.print(ct)
+        for note in p.notes:
+            con.print(f"note: {note}", markup=False)
         style = "green" if ok else "bold red"
         con.print(f"functional check: [{style}]{p.functional_check}[/{style}]   ({p.seconds:.3f} s)")
     if not ok:

@@ -179,3 +179,12 @@ def test_arrays_in_one_dram_channel_share_its_port(write):
                reference="    y[:] = a + b", loops="{L_i: {pipeline_ii: 1}}", placement="{a: DRAM, b: DRAM, y: DRAM}")
     p = profile(d)
     assert p.breakdown["mem_mii.L_i"] == 3 and p.breakdown["ii.L_i"] == 3
+
+
+def test_the_profile_command_prints_why_the_ii_is_larger(capsys):
+    from llmulator.cli import main
+
+    assert main(["profile", "hls-fpga", "spmv-csr", "spmv-csr-hls-fpga"]) == 0
+    out = capsys.readouterr().out
+    assert "note: L_j: pipeline_ii 1 is not achievable: a loop-carried dependence (local `sum`" in out
+    assert "runs at II 4" in out
