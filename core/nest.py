@@ -186,6 +186,12 @@ def array_res_mii(design, ops_per_step: dict[str, float], lanes: float) -> float
     return ii
 
 
+def stationary(dep: np.ndarray, is_sp: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """(B,) whether an operand stays put in a fold: its index uses no temporal point loop of more
+    than one trip (what costs a systolic array its preload)."""
+    return ~(dep[None, :] & ~is_sp & (t > 1)).any(axis=1)
+
+
 def operand_reuse(dep: np.ndarray, is_sp: np.ndarray, t: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(multicast, register reuse) of one array's accesses in a PE-array fold, for B mappings.
 
@@ -286,14 +292,13 @@ def fold(design, band: list[str]) -> dict:
                 if v in var_index:
                     dep[var_index[v]] = True
     reuse = {}
-    stationary = False
+    still = False
     for arr, dep in deps.items():
         mc, ru = operand_reuse(dep, is_sp, t, pos)
         reuse[arr] = (float(mc[0]), float(ru[0]))
-        if design.workload.arrays[arr].role == "in" and not (dep & ~is_sp[0] & (t[0] > 1)).any():
-            stationary = True
+        still |= design.workload.arrays[arr].role == "in" and bool(stationary(dep, is_sp, t)[0])
     lanes = float(np.where(is_sp[0], t[0], 1.0).prod())
-    return {"lanes": lanes, "reuse": reuse, "stationary": stationary, "dep": deps}
+    return {"lanes": lanes, "reuse": reuse, "stationary": still, "dep": deps}
 
 
 def systolic_fill(design, band: list[str], stationary: bool) -> float:

@@ -295,22 +295,23 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
         ii = np.maximum(ii, np.ceil(n / per) if per else np.ceil(n * pe_used / unit.count))
     target = max([design.mapping.loop(lb).pipeline_ii or 1 for lb in nest.labels])
     ii = np.maximum(ii, target)
+    writer: dict[str, object] = {}  # array -> the first statement that writes it
+    for st, _ in design.statements_with_loops():
+        for a in st.accesses:
+            if a.is_write:
+                writer.setdefault(a.array, st)
     for arr in nest.arrays:
         if not arr.writes:
             continue
         _, reuse = lnest.operand_reuse(v.dep(arr), is_sp, t, v.pos)
-        st = next(s for s, _ in design.statements_with_loops()
-                  if any(a.array == arr.name and a.is_write for a in s.accesses))
-        ii = np.where(reuse > 1, np.maximum(ii, combining_latency(design, st)), ii)
+        ii = np.where(reuse > 1, np.maximum(ii, combining_latency(design, writer[arr.name])), ii)
     pe = arch.pe_array
     any_sp = is_sp.any(axis=1)
     if pe is not None and pe.interconnect == "systolic":
         stationary = np.zeros(B, dtype=bool)
         for arr in nest.arrays:
-            if arr.role != "in":
-                continue
-            streams_over = (v.dep(arr)[None, :] & ~is_sp & (t > 1)).any(axis=1)
-            stationary |= ~streams_over
+            if arr.role == "in":
+                stationary |= lnest.stationary(v.dep(arr), is_sp, t)
         fill = (pe.rows + pe.cols - 2) + np.where(stationary, pe.rows, 0)
     elif pe is not None:
         fill = np.full(B, float(pe.pipeline_depth_cycles))
