@@ -51,6 +51,9 @@ class Design:
 
         names = dict(self.sizes)
         names.update({k: v["value"] for k, v in self.workload.scalars.items()})
+        profile = self.trip_profile(label)
+        if profile is not None:
+            return sum(profile) / len(profile) if profile else 0.0
         try:
             return self.tree.static_trips(label, names, hints)
         except KeyError:
@@ -64,6 +67,40 @@ class Design:
             loop = self.tree.loops[label]
             raise SpecError(Diagnostic(self.workload.source_map.file if self.workload.source_map else "",
                                        loop.line, None, "workload.kernel", f"loop {label}: {e}")) from None
+
+    def trip_profile(self, label: str) -> list[int] | None:
+        """Trips of every entry of a triangular loop (``LoopTree.trip_profile``), memoised per design."""
+        cache = self._profiles
+        if label not in cache:
+            names = dict(self.sizes)
+            names.update({k: v["value"] for k, v in self.workload.scalars.items()})
+            try:
+                cache[label] = self.tree.trip_profile(label, names)
+            except (ExprError, KeyError, ValueError, TypeError):
+                cache[label] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
+        return cache[label]
+
+    @cached_property
+    def _profiles(self) -> dict[str, list[int] | None]:
+        return {}
+
+    @cached_property
+    def _index_branches(self) -> dict[int, float]:
+        names = dict(self.sizes)
+        names.update({k: v["value"] for k, v in self.workload.scalars.items()})
+        return self.tree.index_branch_probabilities(names)
+
+    def branch_probability(self, br) -> tuple[float, str | None]:
+        """Taken probability of a branch, and a note when it is a guess: the hint of the design's input
+        variant if given, else the exact share for a condition on loop indices only
+        (``LoopTree.index_branch_probabilities``), else 0.5."""
+        h = self.hints.get(br.label or "", {})
+        if "taken_probability" in h:
+            return float(h["taken_probability"]), None
+        if id(br) in self._index_branches:
+            return self._index_branches[id(br)], None
+        return 0.5, (f"branch at line {br.line} (`{br.cond_text}`) has no taken_probability hint; assumed 0.5 "
+                     "(label it and add workload.hints.<label>.taken_probability)")
 
     @cached_property
     def hints(self) -> dict[str, Any]:

@@ -12,6 +12,10 @@ an error in a kernel is reported where the user wrote it.
 
 from __future__ import annotations
 
+import ast
+import math
+import operator
+import re
 from collections import Counter
 from typing import Any, Union
 
@@ -19,7 +23,7 @@ import attrs
 from pycparser import c_ast, c_generator, c_parser
 
 from .errors import Diagnostic, SpecError
-from .expr import evaluate
+from .expr import ExprError, evaluate
 
 C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "int64_t",
            "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "fp16": "_Float16",
@@ -215,6 +219,87 @@ class LoopTree:
             return max(0.0, (hi - lo) / loop.step) if _is_frac(names) else max(0.0, -(-(hi - lo) // loop.step))
         return max(0.0, (lo - hi) / -loop.step)
 
+
+    def trip_profile(self, label: str, sizes: dict[str, float], limit: int = 200_000) -> list[int] | None:
+        """Trips of every entry of a static loop whose bounds move with outer loop variables (a
+        triangular loop), one per distinct combination of the outer variables it depends on, with
+        the multiplicity of the loops in between folded in by enumeration; None for a rectangular or
+        data-dependent loop, or when there would be more than ``limit`` entries to enumerate.
+
+        Why: a triangular loop's mean trips are not its bounds at the outer variables' means once two
+        such loops nest (``k < j < i``), and a pipelined loop's cost per entry is not linear in its
+        trips (an entry of 0 trips costs nothing); static models need the exact distribution.
+        """
+        loop = self.loops[label]
+        if loop.data_dependent or loop.is_while or not loop.depends_on_outer:
+            return None
+        ancestors = loop.ancestors()  # outermost first
+        needed = set(loop.depends_on_outer)
+        for anc in reversed(ancestors):  # innermost first: what their own bounds need
+            if anc.var in needed or anc.depends_on_outer:
+                needed |= set(anc.depends_on_outer)
+        chain = [a for a in ancestors if (a.var is not None and a.var in needed) or a.depends_on_outer]
+        if any(a.data_dependent or a.is_while for a in chain):
+            return None
+        envs: list[dict[str, float]] = [dict(sizes)]
+        for anc in chain:
+            grown = []
+            for env in envs:
+                for v in _values(anc, env):
+                    grown.append({**env, anc.var: v} if anc.var is not None else env)
+                if len(grown) > limit:
+                    return None
+            envs = grown
+        return [len(_values(loop, env)) for env in envs]
+
+
+    def index_branch_probabilities(self, sizes: dict[str, float], limit: int = 100_000) -> dict[int, float]:
+        """Taken probability of every branch whose condition reads only loop variables and parameters
+        (``j - 1 >= 0 && i + 1 < N``), keyed by ``id(branch)``: the share of its executions on which the
+        condition holds, found by running the loop nest's control (no data) over every combination of
+        loop variables, conditioned on the enclosing branches' sides. Above ``limit`` combinations an
+        even stride of them stands for the rest. Data-dependent branches, and branches under a
+        data-dependent loop whose variable they read, are left out: their probability is a hint's.
+        """
+        out: dict[int, float] = {}
+
+        def visit(nodes, envs: list[dict[str, float]]):
+            for n in nodes:
+                if isinstance(n, Loop):
+                    if n.data_dependent or n.is_while or n.var is None or not envs:
+                        visit(n.body, [])  # variables below are unknown
+                        continue
+                    grown = []
+                    for env in envs:
+                        try:
+                            grown.extend({**env, n.var: v} for v in _values(n, env))
+                        except (ExprError, ValueError, TypeError):
+                            grown = []
+                            break
+                    if len(grown) > limit:
+                        grown = grown[:: math.ceil(len(grown) / limit)]
+                    visit(n.body, grown)
+                elif isinstance(n, Branch):
+                    taken: list[dict[str, float]] = []
+                    other: list[dict[str, float]] = []
+                    if not n.data_dependent and envs:
+                        try:
+                            for env in envs:
+                                (taken if _holds(n.cond_text, env) else other).append(env)
+                            out[id(n)] = len(taken) / len(envs)
+                        except (ExprError, ValueError, TypeError, ZeroDivisionError):
+                            taken, other = [], []
+                    visit(n.then, taken)
+                    visit(n.orelse, other)
+
+        visit(self.roots, [dict(sizes)])
+        return out
+
+def _values(loop: Loop, names: dict[str, float]) -> range:
+    """The values a static loop's variable takes for these outer values (C semantics, integer bounds)."""
+    lo = int(_eval_c(loop.lower_text, names))
+    hi = int(_eval_c(loop.upper_text, names))
+    return range(lo, hi, loop.step) if loop.step > 0 else range(lo, hi, loop.step)
 
 def _is_frac(names: dict[str, float]) -> bool:
     return any(isinstance(v, float) and not float(v).is_integer() for v in names.values())
@@ -733,3 +818,47 @@ def _base(e: c_ast.ArrayRef) -> str:
     while isinstance(cur, c_ast.ArrayRef):
         cur = cur.name
     return cur.name if isinstance(cur, c_ast.ID) else ""
+
+
+_CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+        ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Mod: operator.mod,
+          ast.Div: lambda a, b: int(a / b), ast.FloorDiv: operator.floordiv}
+
+
+def _holds(cond: str, names: dict[str, float]) -> bool:
+    """Whether a C condition over integer loop variables and parameters holds (``&&``, ``||``, ``!``,
+    comparisons, + - * / %); anything else raises ExprError."""
+    text = re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        raise ExprError(f"cannot read condition {cond!r}") from None
+    return bool(_cond(tree, names, cond))
+
+
+def _cond(node: ast.AST, names: dict[str, float], text: str) -> float:
+    if isinstance(node, ast.BoolOp):
+        vals = (_cond(v, names, text) for v in node.values)
+        return all(vals) if isinstance(node.op, ast.And) else any(vals)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return not _cond(node.operand, names, text)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_cond(node.operand, names, text)
+    if isinstance(node, ast.Compare):
+        left = _cond(node.left, names, text)
+        for op, right_node in zip(node.ops, node.comparators, strict=True):
+            right = _cond(right_node, names, text)
+            if type(op) not in _CMP or not _CMP[type(op)](left, right):
+                if type(op) not in _CMP:
+                    raise ExprError(f"unsupported comparison in {text!r}")
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+        return _ARITH[type(node.op)](_cond(node.left, names, text), _cond(node.right, names, text))
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return names[node.id]
+    raise ExprError(f"condition {text!r} reads more than loop variables and parameters")

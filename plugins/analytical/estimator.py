@@ -14,11 +14,14 @@ import time
 from collections.abc import Sequence
 
 import numpy as np
+from llmulator import traffic
 from llmulator.design import Design
+from llmulator.energy import energy
+from llmulator.instrument import instrument
 from llmulator.results import Estimate
+from llmulator.timing import Timing, expected_cycles
 
 from . import model
-from .pipeline import PipelineModel, stmt_depth
 
 VERSION = "0.1"
 
@@ -37,77 +40,100 @@ class AnalyticalEstimator:
     def _one(self, d: Design) -> Estimate:
         t0 = time.perf_counter()
         arch = d.arch
-        pm = PipelineModel(d)
+        inst = instrument(d)
+        timing = Timing(d, inst)
+        expected = expected_cycles(d, inst, timing)
         terms = {"ideal_cycles": 0.0, "under_utilisation_cycles": 0.0, "fill_drain_cycles": 0.0,
                  "stall_cycles": 0.0, "compute_cycles": 0.0}
         breakdown: dict[str, float] = {}
-        notes: list[str] = []
+        notes: list[str] = list(timing.notes)
+        notes.extend(n for n in expected.notes if n not in notes)
         ops_total: dict[str, float] = {}
         traffic_total: dict[str, float] = {}
         nest_cycles: list[float] = []
         loads = stores = 0.0
-        for node in d.tree.roots:
-            if not hasattr(node, "band"):
-                c = float(stmt_depth(d, node.cond if node.kind == "branch" else node)) if node.kind != "jump" else 0
-                nest_cycles.append(c)
+        for k, top_label in enumerate(inst.nest_loops):
+            compute = expected.cycles[k]
+            if top_label is None:  # a top-level statement
+                nest_cycles.append(compute)
+                terms["compute_cycles"] += compute
+                terms["ideal_cycles"] += compute
                 continue
-            nest = model.nest_of(d, node)
+            node = d.tree.loops[top_label]
+            nest = traffic.nest_of(d, node)
             notes.extend(n for n in nest.notes if n not in notes)
-            maps = model.mappings_from_design(d, nest)
+            maps = traffic.mappings_from_design(d, nest)
             spatial = bool((maps.spatial > 0).any())
             if spatial:
                 model.require_spatial_band(d, nest)
                 comp = model.spatial_compute(d, nest, maps)
-                compute = comp["compute_cycles"]
-                for k in ("ideal_cycles", "under_utilisation_cycles", "fill_drain_cycles"):
-                    terms[k] += float(comp[k][0])
-                breakdown[f"utilisation.{node.label}"] = float(comp["utilisation"][0])
+                terms["ideal_cycles"] += float(comp["ideal_cycles"][0])
+                terms["fill_drain_cycles"] += float(comp["fill_drain_cycles"][0])
+                # PEs idle (partial folds) and the pipeline latency paid once per nest
+                terms["under_utilisation_cycles"] += compute - float(comp["ideal_cycles"][0]) - \
+                    float(comp["fill_drain_cycles"][0])
+                breakdown[f"utilisation.{node.label}"] = float(comp["ideal_cycles"][0]) / max(compute, 1e-9)
                 breakdown[f"folds.{node.label}"] = float(comp["folds"][0])
             else:
-                c = pm.loop_cycles(node)
-                compute = np.array([c])
-                terms["ideal_cycles"] += c
-            traffic = model.memory_traffic(d, nest, maps, spatial)
-            thr = model.throttle(d, traffic, compute)
-            cyc = float(thr["cycles"][0])
-            terms["compute_cycles"] += float(compute[0])
-            terms["stall_cycles"] += float(thr["stall_cycles"][0])
+                terms["ideal_cycles"] += compute
+            level = model.memory_traffic(d, nest, maps, spatial)
+            transfer = float(level["transfer_cycles"][0])
+            bw = {lv.name: float((level[f"read_bits.{lv.name}"][0] + level[f"write_bits.{lv.name}"][0])
+                                 / 8.0 / lv.bandwidth_bytes_per_cycle) for lv in arch.memory}
+            cyc = float(traffic.nest_time(d, compute, transfer, max(bw.values(), default=0.0)))
+            terms["compute_cycles"] += compute
+            terms["stall_cycles"] += cyc - compute
+            stall = model.explain_stall(d, compute, transfer, bw)
+            for cause, v in stall.items():
+                breakdown[f"stall_cycles.{node.label}.{cause}"] = v
             breakdown[f"cycles.{node.label}"] = cyc
+            breakdown[f"compute_cycles.{node.label}"] = compute
+            breakdown[f"transfer_cycles.{node.label}"] = transfer
             for lv in arch.memory:
-                breakdown[f"cycles.{node.label}.{lv.name}"] = float(thr[f"cycles.{lv.name}"][0])
+                breakdown[f"cycles.{node.label}.{lv.name}"] = bw[lv.name]
+                cap = lv.capacity_bits * lv.instances if lv.capacity_kib is not None else None
+                if cap:
+                    breakdown[f"occupancy.{node.label}.{lv.name}"] = float(level[f"need_bits.{lv.name}"][0]) / cap
             nest_cycles.append(cyc)
-            for k, v in nest.ops.items():
-                ops_total[k] = ops_total.get(k, 0.0) + v
-            for k, v in traffic.items():
-                traffic_total[k] = traffic_total.get(k, 0.0) + float(v[0])
+            for key, v in nest.ops.items():
+                ops_total[key] = ops_total.get(key, 0.0) + v
+            for key, v in level.items():
+                if key != "transfer_cycles":
+                    traffic_total[key] = traffic_total.get(key, 0.0) + float(v[0])
             loads += nest.loads
             stores += nest.stores
-        notes.extend(n for n in pm.notes if n not in notes)
         if d.mapping.dataflow and len(nest_cycles) > 1:
             cycles = max(nest_cycles)
             terms["dataflow_overlap_cycles"] = sum(nest_cycles) - cycles
         else:
             cycles = sum(nest_cycles)
-        for label, info in pm.loop_info.items():
-            for k, v in info.items():
-                breakdown[f"{k}.{label}"] = float(v)
-        tr = {k: np.array([v]) for k, v in traffic_total.items()}
+        # pipelined loops running slower than the mapping asked: cycles lost, per loop and cause
+        for key, v in expected.stalls.items():
+            breakdown[f"ii_stall_cycles.{key}"] = v
+        if expected.stalls:
+            terms["ii_stall_cycles"] = sum(expected.stalls.values())
+        for s in inst.sites:
+            if s.kind == "region" and s.region != "array":
+                for key, v in timing.info.get(s.id, {}).items():
+                    breakdown[f"{key}.{s.loop}"] = float(v)
+                breakdown[f"trips.{s.loop}"] = d.trips(s.loop)
+        tr = {key: np.array([v]) for key, v in traffic_total.items()}
         for lv in arch.memory:
-            for k in ("read_bits", "write_bits", "need_bits"):
-                tr.setdefault(f"{k}.{lv.name}", np.zeros(1))
-        en = model.energy(d, ops_total, tr, np.array([cycles]), datapath=(loads, stores))
+            for key in ("read_bits", "write_bits", "need_bits"):
+                tr.setdefault(f"{key}.{lv.name}", np.zeros(1))
+        en = energy(d, ops_total, tr, np.array([cycles]), datapath=(loads, stores))
         ar = model.area(d)
         for lv in arch.memory:
             breakdown[f"reads.{lv.name}"] = traffic_total.get(f"reads.{lv.name}", 0.0)
             breakdown[f"writes.{lv.name}"] = traffic_total.get(f"writes.{lv.name}", 0.0)
-        for k, v in en.items():
-            if k != "energy_pj":
-                breakdown[k] = float(v[0])
-        for k, v in ar.items():
-            if k != "area_um2":
-                breakdown[k] = float(v)
-        for k, v in ops_total.items():
-            breakdown[f"ops.{k}"] = v
+        for key, v in en.items():
+            if key != "energy_pj":
+                breakdown[key] = float(v[0])
+        for key, v in ar.items():
+            if key != "area_um2":
+                breakdown[key] = float(v)
+        for key, v in ops_total.items():
+            breakdown[f"ops.{key}"] = v
         energy_pj = float(en["energy_pj"][0])
         metrics = {"cycles": float(cycles), "energy_pj": energy_pj,
                    "power_mw": energy_pj * arch.clock_mhz / cycles * 1e-3 if cycles > 0 else 0.0,
@@ -132,18 +158,21 @@ class AnalyticalEstimator:
             raise ValueError(f"tiles must have {len(nest.labels)} columns ({', '.join(nest.labels)})")
         spatial = np.zeros((B, L), dtype=int) if spatial is None else spatial
         order = np.tile(np.arange(L), (B, 1)) if order is None else order
-        maps = model.BatchMappings(np.asarray(tiles, dtype=float), spatial, order)
+        maps = traffic.BatchMappings(np.asarray(tiles, dtype=float), spatial, order)
         if (spatial > 0).any():
             model.require_spatial_band(d, nest)
             comp = model.spatial_compute(d, nest, maps)
             compute = comp["compute_cycles"]
         else:
-            compute = np.full(B, PipelineModel(d).loop_cycles(nest.top))
+            # the pipeline schedule of the design's own mapping (tiles of a nest off the PE array move
+            # data, not the schedule of its body)
+            inst = instrument(d)
+            compute = np.full(B, expected_cycles(d, inst, Timing(d, inst)).cycles[0])
             comp = {}
         use_sp = (spatial > 0).any(axis=1)
-        traffic = model.memory_traffic(d, nest, maps, spatial=bool(use_sp.any()))
-        thr = model.throttle(d, traffic, compute)
-        en = model.energy(d, nest.ops, traffic, thr["cycles"], datapath=(nest.loads, nest.stores))
+        level = model.memory_traffic(d, nest, maps, spatial=bool(use_sp.any()))
+        thr = model.throttle(d, level, compute)
+        en = energy(d, nest.ops, level, thr["cycles"], datapath=(nest.loads, nest.stores))
         ar = model.area(d)
         pe = d.arch.pe_array
         if pe is not None:
@@ -166,4 +195,4 @@ class AnalyticalEstimator:
         tops = d.tree.top_loops()
         if len(tops) != 1 or len(d.tree.roots) != 1:
             raise ValueError("evaluate_batch needs a workload with a single top-level loop nest")
-        return model.nest_of(d, tops[0])
+        return traffic.nest_of(d, tops[0])

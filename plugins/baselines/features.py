@@ -104,10 +104,15 @@ def mapped_trips(d: Design, label: str) -> tuple[float, float | None]:
     return float(min(tile, t)), float(math.ceil(t / tile))
 
 
-def branch_probability(d: Design, label: str | None) -> float:
-    if label and "taken_probability" in d.workload.hints.get(label, {}):
-        return float(d.workload.hints[label]["taken_probability"])
-    return 0.5
+def branch_probability(d: Design, branch) -> float:
+    """Taken probability of a kernel branch (``Design.branch_probability``: the variant's hint, the exact
+    share of an index-only condition, else 0.5); ``branch`` may also be the C text of its condition."""
+    if isinstance(branch, str):
+        branch = next((n for n in d.tree.walk() if getattr(n, "kind", "") == "branch" and n.cond_text == branch),
+                      None)
+        if branch is None:
+            return 0.5
+    return d.branch_probability(branch)[0]
 
 
 def level_of(d: Design, array: str) -> tuple[int, Any]:

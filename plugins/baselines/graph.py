@@ -31,7 +31,7 @@ import numpy as np
 from llmulator.design import Design
 from llmulator.kernel import BINOP_CLASSES, FUNC_CLASSES
 from llmulator.render import mapped_kernel
-from pycparser import c_ast
+from pycparser import c_ast, c_generator
 
 from .features import (
     CTYPE_BITS,
@@ -48,6 +48,7 @@ from .features import (
     unit_vector,
 )
 
+_GEN = c_generator.CGenerator()
 NODE_TYPES = ("loop", "branch", "load", "store") + OPS
 DATA, CONTROL, NEST = 0, 1, 2
 EDGE_TYPES = 3
@@ -238,7 +239,7 @@ class _Builder:
         return None  # pragmas, empty statements, break/continue
 
     def branch(self, node: c_ast.If, ctx: dict, label: str | None) -> int:
-        p = branch_probability(self.d, label)
+        p = branch_probability(self.d, _GEN.visit(node.cond))
         cond_dd = self._reads_memory(node.cond)
         i = self.node("branch", ctx["execs"], ctx["depth"], branch=[p, float(cond_dd)], parent=ctx["parent"])
         c = self.expr(node.cond, ctx)[0]

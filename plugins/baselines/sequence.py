@@ -79,7 +79,7 @@ def steps(d: Design) -> list[tuple[str, list[float]]]:
             if isinstance(n, Loop):
                 loop(n, depth, execs)
             elif getattr(n, "kind", "") == "branch":
-                p = branch_probability(d, n.label)
+                p = branch_probability(d, n)
                 out.append(("branch", [p, float(n.data_dependent), float(depth), lg(execs)]))
                 stmt(n.cond, depth, execs)
                 body(n.then, depth, execs * p)

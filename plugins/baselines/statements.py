@@ -109,7 +109,7 @@ def statement_list(d: Design) -> list[tuple[object, list[Loop], float, bool]]:
                     out.append((n.cond_stmt, loops + [n], prob, True))
                 rec(n.body, loops + [n], prob)
             elif getattr(n, "kind", "") == "branch":
-                p = branch_probability(d, n.label)
+                p = branch_probability(d, n)
                 out.append((n.cond, loops, prob, True))
                 rec(n.then, loops, prob * p)
                 rec(n.orelse, loops, prob * (1 - p))

@@ -78,12 +78,12 @@ class Evaluator:
             return False
         self.labels = labels
         self.trips = np.array([base.trips(lb) for lb in labels], dtype=float)
-        from llmulator_plugins.analytical import model
+        from llmulator import traffic
 
-        nest = model.nest_of(base, base.tree.top_loops()[0])
+        nest = traffic.nest_of(base, base.tree.top_loops()[0])
         if not nest.is_band:
             return False
-        maps = model.mappings_from_design(base, nest)
+        maps = traffic.mappings_from_design(base, nest)
         self.base_tiles = maps.tiles[0]
         self.base_spatial = maps.spatial[0]
         self.base_pos = maps.pos[0]

@@ -17,17 +17,17 @@ from collections import Counter
 
 import attrs
 import numpy as np
+from llmulator import energy as accelergy
 from llmulator import nest as lnest
-from llmulator import tech
+from llmulator import tech, traffic
 from llmulator.design import Design
 from llmulator.errors import UserError
 from llmulator.inputs import Inputs, inputs_for, run_reference
+from llmulator.instrument import Instrumented, instrument
 from llmulator.results import Profile
-from llmulator_plugins.analytical import model as amodel
+from llmulator.timing import Timing
 
 from . import bounds, runner
-from .instrument import Instrumented, instrument
-from .timing import Timing
 
 VERSION = "0.1"
 
@@ -149,8 +149,8 @@ class HlsimProfiler:
             c = counts.get(s.id, (0, 0, 0))[0]
             if c == 0:
                 continue
-            if s.kind == "loop" and s.stmts:
-                c = counts[s.id][1]  # a data-dependent bound is evaluated every iteration
+            if s.kind in ("loop", "region") and s.stmts:
+                c = counts[s.id][1] + counts[s.id][2]  # a data-dependent bound: every iteration, once more to exit
             for st in s.stmts:
                 for k, v in d.stmt_ops(st).items():
                     ops[k] += v * c
@@ -177,10 +177,11 @@ class HlsimProfiler:
                         nb[lv] += n * bits
                         stores += c
         # static tile transfers between levels (DRAM <-> buffers), per nest
-        measured = attrs.evolve(d.workload, hints={**d.workload.hints, **{
+        # (the variant's hints are replaced by what was measured: the design below has no variant)
+        measured = attrs.evolve(d.workload, hints={**d.hints, **{
             lb: {"expected_trips": counters.get(f"trips.{lb}", 0.0)} for lb in d.tree.loops
             if (d.tree.loops[lb].data_dependent or d.tree.loops[lb].is_while)}})
-        dm = attrs.evolve(d, workload=measured)
+        dm = attrs.evolve(d, workload=measured, variant=None)
         nest_cycles = []
         breakdown: dict[str, float] = {}
         for k, top in enumerate(inst.nest_loops):
@@ -188,7 +189,7 @@ class HlsimProfiler:
             transfer = 0.0
             level_bits = runs[k].bits
             if top is not None:
-                transfer, moved = _tile_transfers(dm, top)
+                transfer, moved = traffic.tile_transfers(dm, dm.tree.loops[top])
                 for lv, (r, rb, wr, wb) in moved.items():
                     acc_bits[lv][0] += r
                     acc_bits[lv][1] += rb
@@ -198,10 +199,7 @@ class HlsimProfiler:
             # every level moves at most its bandwidth per cycle: datapath accesses and tile transfers
             bw_cycles = {lv.name: level_bits[lv.name] / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory}
             bw = max(bw_cycles.values(), default=0.0)
-            # transfers overlap compute when every on-chip level holding a tile is double-buffered
-            held = {d.placement(a) for a in d.workload.arrays} - {arch.memory[0].name}
-            overlapped = all(arch.level(n).double_buffered for n in held)
-            cyc = max(comp, transfer, bw) if overlapped else max(comp + transfer, bw)
+            cyc = float(traffic.nest_time(d, comp, transfer, bw))
             label = top or f"stmt{k}"
             breakdown[f"cycles.{label}"] = cyc
             breakdown[f"compute_cycles.{label}"] = comp
@@ -216,16 +214,16 @@ class HlsimProfiler:
         else:
             cycles = sum(nest_cycles)
         breakdown["bound_cycles"] = bounds.check(d, runs, cycles)
-        traffic = {}
+        level_traffic = {}
         for lv in arch.memory:
             r, rb, wr, wb = acc_bits[lv.name]
-            traffic[f"read_bits.{lv.name}"] = np.array([rb])
-            traffic[f"write_bits.{lv.name}"] = np.array([wb])
+            level_traffic[f"read_bits.{lv.name}"] = np.array([rb])
+            level_traffic[f"write_bits.{lv.name}"] = np.array([wb])
             counters[f"reads.{lv.name}"] = r
             counters[f"writes.{lv.name}"] = wr
         for k, v in ops.items():
             counters[f"ops.{k}"] = float(v)
-        en = amodel.energy(d, dict(ops), traffic, np.array([cycles]), datapath=(loads, stores))
+        en = accelergy.energy(d, dict(ops), level_traffic, np.array([cycles]), datapath=(loads, stores))
         for k, v in en.items():
             if k != "energy_pj":
                 breakdown[k] = float(v[0])
@@ -248,44 +246,6 @@ class HlsimProfiler:
 def _dtype(w, name):
     from llmulator.inputs import np_dtype
     return np_dtype(w.arrays[name].dtype)
-
-
-def _tile_transfers(d: Design, top_label: str) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
-    """Cycles and (reads, read bits, writes, write bits) per level of the tile fills and write-backs of a nest."""
-    arch = d.arch
-    top = d.tree.loops[top_label]
-    nest = amodel.nest_of(d, top)
-    v = amodel.view(d, nest, amodel.mappings_from_design(d, nest))  # a loop measured at 0 trips: one empty tile
-    moved: dict[str, list[float]] = {}
-    cycles = 0.0
-    for arr in nest.arrays:
-        if arr.level == 0:
-            continue
-        parent, level = arch.memory[arr.level - 1], arch.memory[arr.level]
-        fp = float(amodel.footprints(arr, np.maximum(v.t_loops, 1.0))[0])
-        loads = float(amodel.tile_loads(v.dep(arr), v.outer, v.pos)[0])
-        words_in = words_out = 0.0
-        if arr.reads or arr.role in ("in", "inout"):
-            words_in = loads * fp
-            if arr.role == "out":
-                words_in = max(loads - float(amodel.distinct_tiles(v.dep(arr), v.outer)[0]), 0.0) * fp
-        if arr.writes or arr.role in ("out", "inout"):
-            words_out = loads * fp
-        bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
-        bursts = (loads if words_in else 0.0) + (loads if words_out else 0.0)
-        lat = bursts * parent.latency_cycles if not level.double_buffered else (parent.latency_cycles if bursts else 0)
-        cycles += math.ceil((bits_in + bits_out) / 8.0 / parent.bandwidth_bytes_per_cycle) + lat
-        p = moved.setdefault(parent.name, [0.0, 0.0, 0.0, 0.0])
-        q = moved.setdefault(level.name, [0.0, 0.0, 0.0, 0.0])
-        p[0] += words_in
-        p[1] += bits_in
-        q[2] += words_in
-        q[3] += bits_in
-        q[0] += words_out
-        q[1] += bits_out
-        p[2] += words_out
-        p[3] += bits_out
-    return cycles, {k: tuple(v) for k, v in moved.items()}
 
 
 def _area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[str, float], dict[str, int]]:

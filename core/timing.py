@@ -11,12 +11,13 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+import attrs
 import numpy as np
-from llmulator import nest as lnest
-from llmulator.costs import combining_latency, resource_cap
-from llmulator.design import Design
 
+from . import nest as lnest
 from . import schedule as sch
+from .costs import combining_latency, resource_cap
+from .design import Design
 from .instrument import Instrumented, Site
 
 
@@ -173,12 +174,7 @@ class Timing:
         f = lnest.fold(d, band)
         self.folds[s.id] = f
         stmts = d.tree.loops[band[-1]].statements()
-        g = sch.GraphBuilder(d)
-        g.port_free = True
-        for st in stmts:
-            g.add_statement(st)
-        caps = {f"op:{c}": lnest.units_per_pe(d, c) for c in d.arch.operators if lnest.units_per_pe(d, c)}
-        sched = sch.list_schedule(d, g.nodes, caps)
+        sched = fold_body_schedule(d, band)
         self.schedules[s.id] = sched
         ops: Counter = Counter()
         for st in stmts:
@@ -203,6 +199,18 @@ class Timing:
 
 
 
+def fold_body_schedule(d: Design, band: list[str]) -> sch.Schedule:
+    """The innermost body of a band bound to the PE array, scheduled on one PE: its own units, and
+    operands arriving over the array's network (no memory ports). Its depth beyond one II is the
+    pipeline latency a PE-array nest pays once."""
+    g = sch.GraphBuilder(d)
+    g.port_free = True
+    for st in d.tree.loops[band[-1]].statements():
+        g.add_statement(st)
+    caps = {f"op:{c}": lnest.units_per_pe(d, c) for c in d.arch.operators if lnest.units_per_pe(d, c)}
+    return sch.list_schedule(d, g.nodes, caps)
+
+
 def _ii_note(label: str, target: int, ii: dict, why: str) -> str:
     """Why a pipelined loop runs at a larger II than the mapping asks for."""
     causes = []
@@ -213,3 +221,132 @@ def _ii_note(label: str, target: int, ii: dict, why: str) -> str:
     if ii["mem_mii"] > target:
         causes.append(f"memory ports need II >= {ii['mem_mii']:g}")
     return f"{label}: pipeline_ii {target} is not achievable: " + "; ".join(causes) + f"; runs at II {ii['ii']:g}"
+
+
+# ------------------------------------------------------------------------------------------------
+# the static twin of running the binary: what the counters would add up with expected trips
+
+
+@attrs.define
+class Expected:
+    """Expected cycles of each nest (``cycles``) as hlsim's counters would add them up, with every loop
+    running its expected trips and every branch taken with its expected probability; ``stalls`` holds,
+    per pipelined loop and cause, the cycles lost to an II above the one the mapping asked for."""
+
+    cycles: list[float]
+    stalls: dict[str, float]
+    notes: list[str]
+
+
+def expected_cycles(d: Design, inst: Instrumented, timing: Timing) -> Expected:
+    """Walk the instrumented sites with expected trip counts (``Design.trips``: static bounds, or the
+    hints of the design's input variant for data-dependent ones) instead of measured ones.
+
+    The site constants are the ones hlsim runs with, so on a kernel whose trips and branches do not
+    depend on the data the two agree by construction; where they do, the difference is the hints'.
+    A loop's mean trips may be fractional: a region that runs ``n < U`` iterations on average costs
+    ``n / U`` of one pass, not a whole one.
+    """
+    branches = {id(n.cond): n for n in d.tree.walk() if getattr(n, "kind", "") == "branch"}
+    notes: list[str] = []
+    stalls: dict[str, float] = {}
+    walker = _Walker(d, timing, branches, notes, stalls)
+    out = []
+    for k, tree in enumerate(inst.trees):
+        latency = sum(timing.T[3 * s.id + 2] for s in inst.sites if s.nest == k and s.region == "array")
+        out.append(float(walker.cost(tree, 1.0) + latency))
+    return Expected(out, stalls, notes)
+
+
+class _Walker:
+    def __init__(self, d: Design, timing: Timing, branches: dict, notes: list[str], stalls: dict[str, float]):
+        self.d, self.timing, self.branches, self.notes, self.stalls = d, timing, branches, notes, stalls
+
+    def prob(self, s: Site) -> float:
+        br = self.branches.get(id(s.stmts[0])) if s.stmts else None
+        if br is None:
+            return 0.5
+        p, note = self.d.branch_probability(br)
+        if note and note not in self.notes:
+            self.notes.append(note)
+        return p
+
+    def split(self, kl: str) -> tuple[float, float | None]:
+        """(all trips of a mapped loop per entry of its band, its tile when strip-mined else None)."""
+        full = lnest.mapped_trips(self.d, kl)
+        tile = self.d.mapping.loop(kl).tile
+        return full, (float(tile) if tile is not None and tile < full else None)
+
+    def trips(self, s: Site) -> float:
+        """Expected iterations of a loop site per entry: a tile loop over the tiles, a point loop over
+        one tile on average (so that tiles x points is every iteration, edge tile included)."""
+        if s.loop is None:
+            return 1.0
+        full, tile = self.split(s.loop)
+        if tile is None:
+            return full if s.label == s.loop else 1.0
+        tiles = math.ceil(full / tile)
+        return float(tiles) if s.label != s.loop else full / tiles
+
+    def cost(self, sites: list[Site], weight: float) -> float:
+        """Expected cycles of one pass over ``sites``; ``weight`` is how often that pass runs (for stalls)."""
+        T = self.timing.T
+        total = 0.0
+        for s in sites:
+            if s.in_region:
+                continue
+            if s.kind == "block":
+                total += T[3 * s.id]
+            elif s.kind == "cond":
+                p = self.prob(s)
+                total += T[3 * s.id] + p * self.cost(s.children, weight * p) + \
+                    (1 - p) * self.cost(s.orelse, weight * (1 - p))
+            elif s.kind == "loop":
+                n = self.trips(s)
+                total += n * (T[3 * s.id] + self.cost(s.children, weight * n))
+            elif s.region == "array":
+                total += T[3 * s.id] + (self.steps(s) - 1.0) * T[3 * s.id + 1]
+            else:
+                total += self.region(s, weight)
+        return total
+
+    def steps(self, s: Site) -> float:
+        """Stream steps of one PE-array fold: the temporal point loops' trips within a tile (on average)."""
+        n = 1.0
+        for kind, lb in lnest.mapped_band(self.d, s.band):
+            if kind == "point" and not self.d.mapping.loop(lb).spatial:
+                full, tile = self.split(lb)
+                n *= full / math.ceil(full / tile) if tile else full
+        return n
+
+    def region(self, s: Site, weight: float) -> float:
+        """A pipelined or unrolled loop per entry: ``depth + (ceil(n / U) - 1) x II`` for n iterations,
+        averaged over the entries of a strip-mined loop (full tiles and the edge tile)."""
+        depth, ii, u = (float(x) for x in self.timing.T[3 * s.id: 3 * s.id + 3])
+        full, tile = self.split(s.loop)
+        passes = [(full, 1.0)]
+        profile = self.d.trip_profile(s.loop) if len(lnest.members(self.d, s.loop)) == 1 else None
+        p0 = float(self.d.hints.get(s.loop, {}).get("zero_trip_probability", 0.0))
+        if profile:  # a triangular loop: every entry's own trips (an entry of 0 trips costs nothing)
+            passes = [(float(n), c / len(profile)) for n, c in Counter(profile).items()]
+        elif 0 < p0 < 1 and tile is None:  # entries that run nothing pay nothing; the others run more
+            passes = [(0.0, p0), (full / (1 - p0), 1 - p0)]
+        elif tile is not None:
+            k = math.ceil(full / tile)
+            passes = [(tile, (k - 1) / k), (full - (k - 1) * tile, 1.0 / k)]
+        cyc = groups_total = 0.0
+        for n, share in passes:
+            if n <= 0:
+                continue
+            g = math.ceil(n / u) if float(n).is_integer() else n / u
+            cyc += share * (g * depth if g < 1 else depth + (g - 1) * ii)
+            groups_total += share * max(g - 1, 0.0)
+        info = self.timing.info.get(s.id, {})
+        target = self.d.mapping.loop(s.loop).pipeline_ii
+        if s.region == "pipeline" and target and ii > target:
+            causes = {"recurrence": info.get("rec_mii", 1), "memory_port": info.get("mem_mii", 1),
+                      "operator_units": info.get("res_mii", 1)}
+            cause = max(causes, key=causes.get)
+            key = f"{s.loop}.{cause}"
+            self.stalls[key] = self.stalls.get(key, 0.0) + weight * groups_total * (ii - target)
+        return cyc

@@ -29,10 +29,11 @@ import math
 from collections import Counter, defaultdict
 
 import attrs
-from llmulator.costs import level_latency, memory_resource, op_latency, resource_cap
-from llmulator.design import Design
-from llmulator.expr import ExprError, evaluate
-from llmulator.kernel import Loop, Statement
+
+from .costs import level_latency, memory_resource, op_latency, resource_cap
+from .design import Design
+from .expr import ExprError, evaluate
+from .kernel import Loop, Statement
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
 MAX_CARRIED = 64  # recurrence cycles examined per body (the shortest distances first)

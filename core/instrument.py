@@ -30,11 +30,12 @@ from __future__ import annotations
 import hashlib
 
 import attrs
-from llmulator import nest
-from llmulator.design import Design
-from llmulator.kernel import C_TYPES, Loop, Statement
-from llmulator.render import mapped_kernel
 from pycparser import c_ast, c_generator
+
+from . import nest
+from .design import Design
+from .kernel import C_TYPES, Loop, Statement
+from .render import mapped_kernel
 
 _GEN = c_generator.CGenerator()
 
@@ -55,6 +56,8 @@ class Site:
     spatial_loops: tuple[str, ...] = ()  # sites inside PE-array loops: those loops' labels
     band: list[str] = attrs.field(factory=list)  # array regions: the band bound to the PE array
     free: bool = False  # loop sites whose control costs nothing (tile loops around a PE-array fold)
+    children: list[Site] = attrs.field(factory=list, repr=False)  # sites nested in it (a cond: its then side)
+    orelse: list[Site] = attrs.field(factory=list, repr=False)  # cond sites: the else side
 
 
 @attrs.define
@@ -64,6 +67,7 @@ class Instrumented:
     nests: int
     arrays: list[str]  # kernel parameter order
     nest_loops: list[str | None] = attrs.field(factory=list)  # kernel loop at the top of each nest
+    trees: list[list[Site]] = attrs.field(factory=list)  # per nest, its top-level sites (nested by children)
 
     @property
     def key(self) -> str:
@@ -96,12 +100,22 @@ class _Emitter:
                     self.array_heads[head] = band
         self.lane0: list[str] | None = None
         self.array_counter: str = ""
+        self.into: list[Site] = []  # where the next site goes (the enclosing site's children)
 
     def site(self, kind: str, in_region: bool, **kw) -> Site:
         s = Site(len(self.sites), kind, self.nest, in_region=in_region,
                  region_id=self.region_id if in_region else None, spatial_loops=tuple(self.spatial_stack), **kw)
         self.sites.append(s)
+        self.into.append(s)
         return s
+
+    def inside(self, sites: list[Site], emit):
+        """Run ``emit()`` with new sites going into ``sites``."""
+        saved, self.into = self.into, sites
+        try:
+            return emit()
+        finally:
+            self.into = saved
 
     def stmt_of(self, node: c_ast.Node) -> Statement | None:
         if isinstance(node, c_ast.Decl):
@@ -153,14 +167,15 @@ class _Emitter:
             return self.loop(node, in_region, ind, label, model)
         if isinstance(node, c_ast.If):
             cond = self.stmt_of(node.cond)
-            s = self.site("cond", in_region, stmts=[cond] if cond is not None else [])
+            s = self.site("cond", in_region, stmts=[cond] if cond is not None else [], label=label)
             add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
             then_m: list = []
             else_m: list = []
             text = f"{ind}{add}__cnt[{s.id}]++;\n{ind}if ({_GEN.visit(node.cond)})\n"
-            text += self.stmt(_compound(node.iftrue), in_region, ind, model=then_m)
+            text += self.inside(s.children, lambda: self.stmt(_compound(node.iftrue), in_region, ind, model=then_m))
             if node.iffalse is not None:
-                text += f"{ind}else\n" + self.stmt(_compound(node.iffalse), in_region, ind, model=else_m)
+                text += f"{ind}else\n" + self.inside(
+                    s.orelse, lambda: self.stmt(_compound(node.iffalse), in_region, ind, model=else_m))
             model.append(("branch", cond, then_m, else_m))
             return text
         if isinstance(node, (c_ast.Break, c_ast.Continue)):
@@ -196,16 +211,22 @@ class _Emitter:
         lab = f"{label}: " if label else ""
         inner_ind = ind + "    "
         sub: list = []
+        kloop = self.d.tree.loops[kl] if kl and not is_tile else None
+        # a data-dependent bound is a test the datapath evaluates every iteration (and once more to exit)
+        test = kloop.cond_stmt if kloop is not None and kloop.cond_stmt is not None and (
+            kloop.data_dependent or kloop.is_while) else None
+        if test is not None and (in_region or region is not None):
+            sub.append(("stmt", test))  # part of the scheduled body
         model.append(("loop", kl, is_tile, sub))
         spatial = lm is not None and not is_tile and bool(lm.spatial)
         if region == "array":
             return self.array(node, ind, label, kl, model)
         if region is not None:
-            s = self.site("region", False, label=label, loop=kl, region=region)
+            s = self.site("region", False, label=label, loop=kl, region=region, stmts=[test] if test else [])
             self.region_id = s.id
             if spatial:
                 self.spatial_stack.append(kl)
-            body = self.block(_items(node), True, inner_ind, sub)
+            body = self.inside(s.children, lambda: self.block(_items(node), True, inner_ind, sub))
             if spatial:
                 self.spatial_stack.pop()
             self.region_id = None
@@ -225,7 +246,7 @@ class _Emitter:
             if not any(isinstance(_unlabel(it), (c_ast.For, c_ast.While)) for it in items):
                 # innermost: one stream step per iteration of the first PE (every spatial index at its start)
                 count = f"{inner_ind}if ({' && '.join(self.lane0) or '1'}) {self.array_counter}++;\n"
-            body = self.block(items, True, inner_ind, sub)
+            body = self.inside(s.children, lambda: self.block(items, True, inner_ind, sub))
             if spatial:
                 self.spatial_stack.pop()
                 self.lane0.pop()
@@ -234,15 +255,13 @@ class _Emitter:
         if in_region:
             if spatial:
                 self.spatial_stack.append(kl)
-            body = self.block(_items(node), True, inner_ind, sub)
+            body = self.inside(s.children, lambda: self.block(_items(node), True, inner_ind, sub))
             if spatial:
                 self.spatial_stack.pop()
             return f"{ind}{lab}{head} {{\n{body}{ind}}}\n"
-        if kl and not is_tile:
-            kloop = self.d.tree.loops[kl]
-            if kloop.cond_stmt is not None and (kloop.data_dependent or kloop.is_while):
-                s.stmts = [kloop.cond_stmt]
-        body = self.block(_items(node), False, inner_ind, sub)
+        if test is not None:
+            s.stmts = [test]
+        body = self.inside(s.children, lambda: self.block(_items(node), False, inner_ind, sub))
         return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
                 f"__it[{s.id}]++; __cnt[{s.id}]++;\n{body}{ind}}}\n")
 
@@ -256,7 +275,7 @@ class _Emitter:
         n = f"__n{s.id}"
         self.lane0, self.array_counter = [], n
         sub: list = []
-        text = self.loop(node, True, ind + "  ", label, sub)
+        text = self.inside(s.children, lambda: self.loop(node, True, ind + "  ", label, sub))
         self.lane0 = None
         self.region_id = None
         s.body = sub
@@ -344,11 +363,14 @@ def instrument(design: Design) -> Instrumented:
     em.tile_of = tile_labels
     body = []
     nest_loops: list[str | None] = []
+    trees: list[list[Site]] = []
     for it in items:
         if isinstance(it, c_ast.Pragma):
             continue
         model: list = []
         first = len(em.sites)
+        em.into = []
+        trees.append(em.into)
         text = em.block([it], False, "  ", model) if _simple(it) else em.stmt(it, False, "  ", model=model)
         # a PE-array nest pays its pipeline latency (operand fetch to last write-back) once
         drain = "".join(f"  __cyc += __T[{3 * s.id + 2}];\n" for s in em.sites[first:]
@@ -438,7 +460,7 @@ def instrument(design: Design) -> Instrumented:
         "(unsigned long long)__cnt[__s], (unsigned long long)__it[__s], (unsigned long long)__inv[__s]);",
         "  fclose(__cf);", "  return 0;", "}"]
     src += "\n".join(main_lines) + "\n"
-    return Instrumented(src, em.sites, max(1, em.nest), names, nest_loops)
+    return Instrumented(src, em.sites, max(1, em.nest), names, nest_loops, trees)
 
 
 def _simple(node) -> bool:

@@ -1,0 +1,306 @@
+"""What a loop nest moves: expected operation and access counts, tile footprints and tile transfers.
+
+Shared by every model that prices a mapped nest: the analytical estimator
+(expected counts from hints, B mappings at once as NumPy arrays of shape (B,))
+and hlsim (the same tile transfers, with trip counts it measured). A nest's
+loops, per-array index dependences, the mapped view of a batch of mappings
+(``llmulator.nest``'s semantics: tile loops, point loops, fused groups), tile
+footprints, how often a tile is (re)loaded from the parent level (Timeloop's
+reuse rule) and the words and cycles of those transfers live here, once.
+"""
+
+from __future__ import annotations
+
+import attrs
+import numpy as np
+
+from . import nest as lnest
+from .design import Design
+from .expr import ExprError, evaluate
+from .kernel import Loop
+
+
+@attrs.define
+class ArrayUse:
+    name: str
+    bits: int
+    role: str
+    level: int  # index into arch.memory
+    dep: np.ndarray  # (L,) bool: index depends on loop l
+    coefs: list[list[tuple[int, int]]]  # per dim: (loop index, |coef|)
+    spread: list[float]  # per dim: spread of constant offsets over accesses
+    indirect_dims: list[bool]
+    shape: tuple[int, ...]
+    reads: float  # datapath reads of this array over the whole nest (expected)
+    writes: float
+
+
+@attrs.define
+class Nest:
+    """One top-level loop nest in the shape the vectorised model needs.
+
+    ``loops`` are all loops of the nest in pre-order; for a perfect band
+    (``is_band``) they are the band's loops outermost first and every
+    statement sits in the innermost loop.
+    """
+
+    top: Loop
+    loops: list[Loop]
+    labels: list[str]
+    trips: np.ndarray  # (L,) expected trips per entry
+    arrays: list[ArrayUse]
+    ops: dict[str, float]  # operator class -> expected executions over the nest
+    is_band: bool
+    ops_per_iter: dict[str, float]
+    loads: float  # datapath loads over the nest
+    stores: float
+    notes: list[str]
+
+
+def nest_of(design: Design, top: Loop) -> Nest:
+    """Expected operation and access counts of one top-level nest."""
+    loops: list[Loop] = []
+    notes: list[str] = []
+    ops: dict[str, float] = {}
+    per_array: dict[str, dict] = {}
+    loads = stores = 0.0
+
+    def visit_stmt(st, mult: float):
+        nonlocal loads, stores
+        for c, n in design.stmt_ops(st).items():
+            ops[c] = ops.get(c, 0.0) + n * mult
+        for acc in st.accesses:
+            u = per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
+            u["accs"].append(acc)
+            if acc.is_read:
+                u["r"] += mult
+                loads += mult
+            if acc.is_write:
+                u["w"] += mult
+                stores += mult
+
+    def rec(nodes, mult: float):
+        for n in nodes:
+            if isinstance(n, Loop):
+                loops.append(n)
+                trips = design.trips(n.label)
+                if n.cond_stmt is not None and (n.data_dependent or n.is_while):
+                    # a data-dependent bound is evaluated by the datapath; counters are free
+                    visit_stmt(n.cond_stmt, mult * (trips + 1))
+                rec(n.body, mult * trips)
+            elif getattr(n, "kind", "") == "branch":
+                p, note = design.branch_probability(n)
+                if note:
+                    notes.append(note)
+                visit_stmt(n.cond, mult)
+                rec(n.then, mult * p)
+                rec(n.orelse, mult * (1 - p))
+            elif n.kind == "stmt":
+                visit_stmt(n, mult)
+
+    rec([top], 1.0)
+    band = top.band()
+    is_band = all(hasattr(n, "ops") and n.kind == "stmt" for n in band[-1].body) and len(band) == len(loops)
+    labels = [lp.label for lp in loops]
+    trips = np.array([design.trips(lb) for lb in labels], dtype=float)
+    var_index = {lp.var: i for i, lp in enumerate(loops) if lp.var}
+    arrays = []
+    for name, u in per_array.items():
+        spec = design.workload.arrays[name]
+        shape = design.workload.shape(name, design.sizes)
+        ndim = len(shape)
+        dep = np.zeros(len(loops), dtype=bool)
+        coefs: list[list[tuple[int, int]]] = [[] for _ in range(ndim)]
+        spread, indirect = [], []
+        for d in range(ndim):
+            best: dict[int, int] = {}
+            consts, ind = [], False
+            for acc in u["accs"]:
+                aff = acc.affine[d] if d < len(acc.affine) else None
+                if aff is None:
+                    ind = True
+                    continue
+                for v, c in aff.coefs.items():
+                    if c and v in var_index:
+                        li = var_index[v]
+                        dep[li] = True
+                        best[li] = max(best.get(li, 0), abs(c))
+                try:
+                    consts.append(float(evaluate(aff.const, design.sizes)))
+                except ExprError:
+                    pass
+            coefs[d] = sorted(best.items())
+            spread.append((max(consts) - min(consts)) if consts else 0.0)
+            indirect.append(ind)
+        if any(indirect):
+            dep[:] = True  # an indirect index may touch anything: no reuse assumed
+        level = design.arch.level_index(design.placement(name))
+        arrays.append(ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape,
+                               u["r"], u["w"]))
+    total = float(np.prod(trips)) if is_band else 1.0
+    per_iter = {c: n / total for c, n in ops.items()} if is_band and total > 0 else {}
+    return Nest(top, loops, labels, trips, arrays, ops, is_band, per_iter, loads, stores, notes)
+
+
+@attrs.define
+class BatchMappings:
+    """B mappings of one band: tiles, spatial binding (0 none, 1 rows, 2 cols), outer-loop positions."""
+
+    tiles: np.ndarray  # (B, L) float
+    spatial: np.ndarray  # (B, L) int
+    pos: np.ndarray  # (B, L) int: position in the mapping sequence (tile and point loops), 0 = outermost
+
+    @property
+    def size(self) -> int:
+        return self.tiles.shape[0]
+
+
+def mappings_from_design(design: Design, nest: Nest) -> BatchMappings:
+    """The design's own mapping of a nest as a batch of one."""
+    m = design.mapping
+    labels = nest.labels
+    # a loop that encloses another loop's tile loop in the mapped nest is an outer loop as a whole
+    tiles = np.array([[m.loop(lb).tile or (1.0 if lnest.encloses_tile_loop(design, lb) else
+                                           lnest.mapped_trips(design, lb) if m.loop(lb).fuse else nest.trips[i])
+                       for i, lb in enumerate(labels)]], dtype=float)
+    spatial = np.array([[{"rows": 1, "cols": 2}.get(m.loop(lb).spatial or "", 0) for lb in labels]])
+    pos = np.array([lnest.outer_positions(design, labels)])
+    return BatchMappings(tiles, spatial, pos)
+
+
+@attrs.define
+class View:
+    """A batch of mappings seen mapped loop by mapped loop: loops fused by ``fuse`` are one loop.
+
+    Without fusion every group is one kernel loop and the view is the batch itself.
+    """
+
+    groups: list[list[int]]  # mapped loop -> indices of its kernel loops in the nest (head first)
+    trips: np.ndarray  # (G,) trips of each mapped loop
+    t: np.ndarray  # (B, G) point sizes
+    outer: np.ndarray  # (B, G) tile-loop trips
+    spatial: np.ndarray  # (B, G) 0 temporal, 1 PE rows, 2 PE cols
+    pos: np.ndarray  # (B, G) position in the mapping sequence
+    t_loops: np.ndarray  # (B, L) extent of each kernel loop inside one tile (fused members: what a tile spans)
+
+    @property
+    def is_sp(self) -> np.ndarray:
+        return self.spatial > 0
+
+    def dep(self, arr: ArrayUse) -> np.ndarray:
+        return np.array([arr.dep[g].any() for g in self.groups])
+
+
+def view(design: Design, nest: Nest, maps: BatchMappings) -> View:
+    fused = lnest.fused_into(design)
+    labels = nest.labels
+    groups = [[i] + [labels.index(mb) for mb in design.mapping.loop(lb).fuse]
+              for i, lb in enumerate(labels) if lb not in fused]
+    heads = [g[0] for g in groups]
+    trips = np.array([float(np.prod(nest.trips[g])) for g in groups])
+    t = np.maximum(np.minimum(maps.tiles[:, heads], trips[None, :]), 1.0)
+    outer = np.ceil(np.maximum(trips[None, :], 1.0) / t)
+    t_loops = np.minimum(maps.tiles, nest.trips[None, :])
+    for gi, g in enumerate(groups):
+        if len(g) > 1:  # a tile of T flattened indices spans T of the innermost member, T / N of the next, ...
+            rem = t[:, gi].copy()
+            for li in sorted(g, reverse=True):
+                t_loops[:, li] = np.minimum(rem, nest.trips[li])
+                rem = np.ceil(rem / max(nest.trips[li], 1.0))
+    return View(groups, trips, t, outer, maps.spatial[:, heads], maps.pos[:, heads], t_loops)
+
+
+def footprints(arr: ArrayUse, tiles: np.ndarray) -> np.ndarray:
+    """Elements of ``arr`` in one tile (all point loops run once), (B,)."""
+    out = np.ones(tiles.shape[0])
+    for d, size in enumerate(arr.shape):
+        if arr.indirect_dims[d]:
+            out *= size
+            continue
+        ext = np.ones(tiles.shape[0])
+        for li, c in arr.coefs[d]:
+            ext += c * (tiles[:, li] - 1)
+        out *= np.minimum(size, ext + arr.spread[d])
+    return out
+
+
+def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """How many times the tile of an array whose index uses the mapped loops ``dep`` is (re)loaded
+    from the parent level, (B,).
+
+    Outer tile loops that do not index the array re-use the resident tile
+    only when they sit inside the innermost outer loop that does (Timeloop's
+    reuse rule); loops of one trip never matter.
+    """
+    rel = dep[None, :] & (outer > 1)
+    pstar = np.where(rel, pos, -1).max(axis=1)
+    inside = pos <= pstar[:, None]
+    return np.where(inside, outer, 1.0).prod(axis=1)
+
+
+def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    return np.where(dep[None, :], outer, 1.0).prod(axis=1)
+
+
+def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
+    """Tile fills and write-backs between each on-chip level and its parent for B mappings (``v``):
+    words and bits read and written per level, the elements each level must hold (``need_bits``),
+    and the transfer cycles (``cycles``): each transfer moves at the parent's bandwidth and pays the
+    parent's latency once per burst (one burst per tile load or write-back); a double-buffered level
+    hides every burst's latency but the first behind the previous tile's work."""
+    arch = d.arch
+    B = v.t.shape[0]
+    out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
+           for k in ("reads", "writes", "read_bits", "write_bits", "need_bits")}
+    cycles = np.zeros(B)
+    for arr in nest.arrays:
+        if arr.level == 0:
+            continue
+        parent, level = arch.memory[arr.level - 1], arch.memory[arr.level]
+        fp = footprints(arr, np.maximum(v.t_loops, 1.0))  # a loop run 0 times: one empty tile
+        out[f"need_bits.{level.name}"] += fp * arr.bits
+        dep = v.dep(arr)
+        loads = tile_loads(dep, v.outer, v.pos)
+        words_in = words_out = np.zeros(B)
+        if arr.reads or arr.role in ("in", "inout"):
+            words_in = loads * fp
+            if arr.role == "out":  # only partial sums come back
+                words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
+        if arr.writes or arr.role in ("out", "inout"):
+            words_out = loads * fp
+        bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
+        bursts = np.where(words_in > 0, loads, 0.0) + np.where(words_out > 0, loads, 0.0)
+        lat = (np.minimum(bursts, 1.0) if level.double_buffered else bursts) * parent.latency_cycles
+        cycles += np.ceil((bits_in + bits_out) / 8.0 / parent.bandwidth_bytes_per_cycle) + lat
+        for lv, r, w in ((parent.name, words_in, words_out), (level.name, words_out, words_in)):
+            out[f"reads.{lv}"] += r
+            out[f"writes.{lv}"] += w
+            out[f"read_bits.{lv}"] += r * arr.bits
+            out[f"write_bits.{lv}"] += w * arr.bits
+    out["cycles"] = cycles
+    return out
+
+
+def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
+    """Cycles and (reads, read bits, writes, write bits) per level of a nest's tile transfers under the
+    design's own mapping (see :func:`transfers`)."""
+    nest = nest_of(d, top)
+    t = transfers(d, nest, view(d, nest, mappings_from_design(d, nest)))
+    moved = {lv.name: tuple(float(t[f"{k}.{lv.name}"][0]) for k in ("reads", "read_bits", "writes", "write_bits"))
+             for lv in d.arch.memory}
+    return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}
+
+
+def overlapped(d: Design) -> bool:
+    """Tile transfers overlap compute when every on-chip level holding an array is double-buffered."""
+    held = {d.placement(a) for a in d.workload.arrays} - {d.arch.memory[0].name}
+    return all(d.arch.level(n).double_buffered for n in held)
+
+
+def nest_time(d: Design, compute, transfer, bandwidth):
+    """Cycles of one nest from its compute, its tile transfers and its busiest level's bandwidth time
+    (floats, or arrays over B mappings): transfers hide behind compute when double-buffered, else they
+    add to it; no level moves more than its bandwidth per cycle either way."""
+    if overlapped(d):
+        return np.maximum(np.maximum(compute, transfer), bandwidth)
+    return np.maximum(compute + transfer, bandwidth)
