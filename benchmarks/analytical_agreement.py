@@ -73,8 +73,9 @@ def main() -> None:
         e = est.estimate([d])[0]
         rc = e.metrics["cycles"] / p.metrics["cycles"]
         re = e.metrics["energy_pj"] / p.metrics["energy_pj"]
+        ra = e.metrics["area_um2"] / p.metrics["area_um2"]
         rows.append({"design": name, "arch": arch, "static": is_static(d), "hlsim": p.metrics["cycles"],
-                     "analytical": e.metrics["cycles"], "rc": rc, "re": re})
+                     "analytical": e.metrics["cycles"], "rc": rc, "re": re, "ra": ra})
         for v in variants(d.workload):
             dv = load_design(arch, work, name, variant=v)
             pv = prof.profile(dv, inputs_for(dv, None, v))
@@ -95,7 +96,8 @@ def main() -> None:
 
     summary = md_table(["designs", "metric", "n", "median", "P10", "P90", "within 5 %", "within 15 %", "min", "max"],
                        [["static", "cycles", *dist(static, "rc")], ["static", "energy", *dist(static, "re")],
-                        ["all", "cycles", *dist(rows, "rc")], ["all", "energy", *dist(rows, "re")]])
+                        ["static", "area", *dist(static, "ra")], ["all", "cycles", *dist(rows, "rc")],
+                        ["all", "energy", *dist(rows, "re")], ["all", "area", *dist(rows, "ra")]])
     per = md_table(["design", "arch", "static", "hlsim cycles", "analytical cycles", "cycles ratio",
                     "energy ratio"],
                    [[r["design"], r["arch"], "yes" if r["static"] else "no", f"{r['hlsim']:,.0f}",

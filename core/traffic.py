@@ -243,7 +243,7 @@ def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
 
 
 def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
-    """Tile fills and write-backs between each on-chip level and its parent for B mappings (``v``):
+    """Tile fills and write-backs between each on-chip level and the backing store for B mappings (``v``):
     words and bits read and written per level, the elements each level must hold (``need_bits``),
     and the transfer cycles (``cycles``): each transfer moves at the parent's bandwidth and pays the
     parent's latency once per burst (one burst per tile load or write-back); a double-buffered level
@@ -256,7 +256,10 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     for arr in nest.arrays:
         if arr.level == 0:
             continue
-        parent, level = arch.memory[arr.level - 1], arch.memory[arr.level]
+        # the tile comes from (and goes back to) the nearest outer level that holds the array: with one
+        # placement per array that is the backing store, the outermost level; the levels in between
+        # are bypassed (Timeloop's bypass), not charged for data they never hold
+        parent, level = arch.memory[0], arch.memory[arr.level]
         fp = footprints(arr, np.maximum(v.t_loops, 1.0))  # a loop run 0 times: one empty tile
         out[f"need_bits.{level.name}"] += fp * arr.bits
         dep = v.dep(arr)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from llmulator import traffic
+from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.energy import energy
 from llmulator.instrument import instrument
@@ -122,7 +123,7 @@ class AnalyticalEstimator:
             for key in ("read_bits", "write_bits", "need_bits"):
                 tr.setdefault(f"{key}.{lv.name}", np.zeros(1))
         en = energy(d, ops_total, tr, np.array([cycles]), datapath=(loads, stores))
-        ar = model.area(d)
+        area_um2, ar, _units = allocated_area(d, inst, timing)
         for lv in arch.memory:
             breakdown[f"reads.{lv.name}"] = traffic_total.get(f"reads.{lv.name}", 0.0)
             breakdown[f"writes.{lv.name}"] = traffic_total.get(f"writes.{lv.name}", 0.0)
@@ -130,14 +131,13 @@ class AnalyticalEstimator:
             if key != "energy_pj":
                 breakdown[key] = float(v[0])
         for key, v in ar.items():
-            if key != "area_um2":
-                breakdown[key] = float(v)
+            breakdown[key] = float(v)
         for key, v in ops_total.items():
             breakdown[f"ops.{key}"] = v
         energy_pj = float(en["energy_pj"][0])
         metrics = {"cycles": float(cycles), "energy_pj": energy_pj,
                    "power_mw": energy_pj * arch.clock_mhz / cycles * 1e-3 if cycles > 0 else 0.0,
-                   "area_um2": float(ar["area_um2"]), "latency_us": cycles / arch.clock_mhz}
+                   "area_um2": float(area_um2), "latency_us": cycles / arch.clock_mhz}
         return Estimate(estimator=self.name, version=self.version, metrics=metrics, terms=terms,
                         breakdown=breakdown, seconds=time.perf_counter() - t0, design=d.name, notes=notes)
 
@@ -159,6 +159,8 @@ class AnalyticalEstimator:
         spatial = np.zeros((B, L), dtype=int) if spatial is None else spatial
         order = np.tile(np.arange(L), (B, 1)) if order is None else order
         maps = traffic.BatchMappings(np.asarray(tiles, dtype=float), spatial, order)
+        inst = instrument(d)
+        timing = Timing(d, inst)
         if (spatial > 0).any():
             model.require_spatial_band(d, nest)
             comp = model.spatial_compute(d, nest, maps)
@@ -166,14 +168,13 @@ class AnalyticalEstimator:
         else:
             # the pipeline schedule of the design's own mapping (tiles of a nest off the PE array move
             # data, not the schedule of its body)
-            inst = instrument(d)
-            compute = np.full(B, expected_cycles(d, inst, Timing(d, inst)).cycles[0])
+            compute = np.full(B, expected_cycles(d, inst, timing).cycles[0])
             comp = {}
         use_sp = (spatial > 0).any(axis=1)
         level = model.memory_traffic(d, nest, maps, spatial=bool(use_sp.any()))
         thr = model.throttle(d, level, compute)
         en = energy(d, nest.ops, level, thr["cycles"], datapath=(nest.loads, nest.stores))
-        ar = model.area(d)
+        area_um2 = allocated_area(d, inst, timing)[0]  # the units the design's schedules allocate
         pe = d.arch.pe_array
         if pe is not None:
             rows = np.where(spatial == 1, tiles, 1).prod(axis=1)
@@ -182,7 +183,7 @@ class AnalyticalEstimator:
         else:
             fits = ~use_sp
         cycles = thr["cycles"]
-        out = {"cycles": cycles, "energy_pj": en["energy_pj"], "area_um2": np.full(B, ar["area_um2"]),
+        out = {"cycles": cycles, "energy_pj": en["energy_pj"], "area_um2": np.full(B, area_um2),
                "power_mw": en["energy_pj"] * d.arch.clock_mhz / np.maximum(cycles, 1e-9) * 1e-3,
                "valid": thr["valid"] & fits, "stall_cycles": thr["stall_cycles"], "compute_cycles": compute}
         out.update({k: v for k, v in comp.items() if isinstance(v, np.ndarray)})

@@ -165,15 +165,6 @@ def explain_stall(design: Design, compute: float, transfer: float, bandwidth: di
     return out
 
 
-def area(design: Design) -> dict[str, float]:
-    """Area roll-up: every operator unit and every memory instance."""
-    arch = design.arch
-    out = {f"area_um2.op.{o.name}": o.area_um2 * o.count for o in arch.operators.values()}
-    out.update({f"area_um2.{lv.name}": lv.area_um2 * lv.instances for lv in arch.memory})
-    out["area_um2"] = sum(out.values())
-    return out
-
-
 def require_spatial_band(design: Design, nest: Nest) -> None:
     if nest.is_band:
         return

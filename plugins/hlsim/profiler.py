@@ -11,15 +11,14 @@ The model is written down term by term in docs/timing-model.md.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
 
 import attrs
 import numpy as np
 from llmulator import energy as accelergy
-from llmulator import nest as lnest
-from llmulator import tech, traffic
+from llmulator import traffic
+from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.errors import UserError
 from llmulator.inputs import Inputs, inputs_for, run_reference
@@ -227,7 +226,7 @@ class HlsimProfiler:
         for k, v in en.items():
             if k != "energy_pj":
                 breakdown[k] = float(v[0])
-        area, area_parts, units = _area(d, inst, timing)
+        area, area_parts, units = allocated_area(d, inst, timing)
         breakdown.update(area_parts)
         for s in inst.sites:
             if s.kind == "region":
@@ -246,49 +245,3 @@ class HlsimProfiler:
 def _dtype(w, name):
     from llmulator.inputs import np_dtype
     return np_dtype(w.arrays[name].dtype)
-
-
-def _area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[str, float], dict[str, int]]:
-    """Units allocated after sharing across loops (the most any one schedule needs, capped by the
-    architecture), memories, and pipeline registers."""
-    arch = d.arch
-    need: Counter = Counter()
-    pipe_bits = 0.0
-    for s in inst.sites:
-        info = timing.info.get(s.id)
-        if info is None:
-            continue
-        if s.region == "array":
-            # the PE array is fixed hardware: every PE's units; shared classes as the bound PEs need them
-            for r, u in timing.schedules[s.id].uses.items():
-                cls = r[3:]
-                if r.startswith("op:") and cls in arch.operators:
-                    per = lnest.units_per_pe(d, cls)
-                    need[cls] = max(need[cls], arch.operators[cls].count if per else
-                                    math.ceil(u * info["lanes"] / info["ii"]))
-        elif s.kind == "region":
-            sched = timing.schedules[s.id]
-            ii = info.get("ii", 1.0) or 1.0
-            for r, u in sched.uses.items():
-                if r.startswith("op:"):
-                    need[r[3:]] = max(need[r[3:]], math.ceil(u / ii) if s.region == "pipeline" else sched.peak[r])
-            pipe_bits += info["depth"] * 32 * max(1, len(sched.uses))
-        elif s.kind in ("block", "cond") and s.stmts:
-            for st in s.stmts:
-                for k in d.stmt_ops(st):
-                    need[k] = max(need[k], 1)
-    parts: dict[str, float] = {}
-    units: dict[str, int] = {}
-    total = 0.0
-    for name, op in arch.operators.items():
-        n = min(op.count, need.get(name, 0))
-        units[name] = n
-        parts[f"area_um2.op.{name}"] = n * op.area_um2
-        total += n * op.area_um2
-    for lv in arch.memory:
-        parts[f"area_um2.{lv.name}"] = lv.area_um2 * lv.instances
-        total += lv.area_um2 * lv.instances
-    reg_area = pipe_bits * tech.table(arch.technology)["memories"]["regfile_area_um2_per_bit"]
-    parts["area_um2.pipeline_registers"] = reg_area
-    total += reg_area
-    return total, parts, units

@@ -1,0 +1,62 @@
+"""Area of a design as its schedules allocate it: the units the busiest schedule needs (shared across
+loops, capped by the architecture), every memory instance, and the pipeline registers of each region.
+
+Static (schedules only), so hlsim and the analytical estimator report the same area for a design.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from . import nest as lnest
+from . import tech
+from .design import Design
+from .instrument import Instrumented
+from .timing import Timing
+
+
+def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[str, float], dict[str, int]]:
+    """Units allocated after sharing across loops (the most any one schedule needs, capped by the
+    architecture), memories, and pipeline registers."""
+    arch = d.arch
+    need: Counter = Counter()
+    pipe_bits = 0.0
+    for s in inst.sites:
+        info = timing.info.get(s.id)
+        if info is None:
+            continue
+        if s.region == "array":
+            # the PE array is fixed hardware: every PE's units; shared classes as the bound PEs need them
+            for r, u in timing.schedules[s.id].uses.items():
+                cls = r[3:]
+                if r.startswith("op:") and cls in arch.operators:
+                    per = lnest.units_per_pe(d, cls)
+                    need[cls] = max(need[cls], arch.operators[cls].count if per else
+                                    math.ceil(u * info["lanes"] / info["ii"]))
+        elif s.kind == "region":
+            sched = timing.schedules[s.id]
+            ii = info.get("ii", 1.0) or 1.0
+            for r, u in sched.uses.items():
+                if r.startswith("op:"):
+                    need[r[3:]] = max(need[r[3:]], math.ceil(u / ii) if s.region == "pipeline" else sched.peak[r])
+            pipe_bits += info["depth"] * 32 * max(1, len(sched.uses))
+        elif s.kind in ("block", "cond") and s.stmts:
+            for st in s.stmts:
+                for k in d.stmt_ops(st):
+                    need[k] = max(need[k], 1)
+    parts: dict[str, float] = {}
+    units: dict[str, int] = {}
+    total = 0.0
+    for name, op in arch.operators.items():
+        n = min(op.count, need.get(name, 0))
+        units[name] = n
+        parts[f"area_um2.op.{name}"] = n * op.area_um2
+        total += n * op.area_um2
+    for lv in arch.memory:
+        parts[f"area_um2.{lv.name}"] = lv.area_um2 * lv.instances
+        total += lv.area_um2 * lv.instances
+    reg_area = pipe_bits * tech.table(arch.technology)["memories"]["regfile_area_um2_per_bit"]
+    parts["area_um2.pipeline_registers"] = reg_area
+    total += reg_area
+    return total, parts, units
