@@ -91,14 +91,14 @@ class Design:
         return self.tree.index_branch_probabilities(names)
 
     def branch_probability(self, br) -> tuple[float, str | None]:
-        """Taken probability of a branch, and a note when it is a guess: the hint of the design's input
-        variant if given, else the exact share for a condition on loop indices only
-        (``LoopTree.index_branch_probabilities``), else 0.5."""
+        """Taken probability of a branch, and a note when it is a guess: the exact share for a condition
+        on loop indices only (``LoopTree.index_branch_probabilities``: the control flow itself, which
+        no input changes, so it beats any hint), else the hint of the design's input variant, else 0.5."""
+        if id(br) in self._index_branches:
+            return self._index_branches[id(br)], None
         h = self.hints.get(br.label or "", {})
         if "taken_probability" in h:
             return float(h["taken_probability"]), None
-        if id(br) in self._index_branches:
-            return self._index_branches[id(br)], None
         return 0.5, (f"branch at line {br.line} (`{br.cond_text}`) has no taken_probability hint; assumed 0.5 "
                      "(label it and add workload.hints.<label>.taken_probability)")
 

@@ -217,3 +217,17 @@ def test_an_array_on_an_inner_level_comes_from_dram_not_from_a_level_that_never_
     n = d.sizes["M"] * d.sizes["N"]
     assert p.counters["writes.DRAM"] == e.breakdown["writes.DRAM"] == n
     assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9)
+
+
+def test_an_index_only_branch_is_counted_even_when_a_hint_guesses_otherwise(write):
+    """`i < 16` (of 64) is taken on a quarter of the iterations whatever the input: a hint of 0.9 (written
+    by a user or a generator) does not override the control flow, and the estimate equals hlsim's."""
+    d = small(write, kernel="    L_i: for (int i = 0; i < N; i++) {\n      L_b: if (i < 16) {\n"
+              "        y[i] = a[i] * 3.0f;\n      }\n    }",
+              arrays="    a: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [N], dtype: fp32, role: out}",
+              reference="    y[:16] = a[:16] * np.float32(3)", loops="{}", placement="{a: BUF, y: BUF}",
+              hints="{L_b: {taken_probability: 0.9}}")
+    br = next(b for b in d.tree.walk() if getattr(b, "kind", "") == "branch")
+    assert d.branch_probability(br) == (0.25, None)
+    e, p = both(d)
+    assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9)

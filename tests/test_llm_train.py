@@ -150,3 +150,18 @@ def test_the_shipped_model_gives_the_estimate_table_an_llm_column_with_confidenc
     assert main(args) == 0
     table = capsys.readouterr().out
     assert "llm" in table and "%)" in table  # the confidence is printed next to each llm value
+
+
+def test_cached_prompts_written_by_another_analytical_model_are_rebuilt(dataset, tmp_path):
+    """The prompt cache holds the analytical model's numbers; a cache written by another version of it
+    is stale and must not reach training (it once did: the LLM learned from a superseded prior)."""
+    from llmulator_plugins.analytical.estimator import VERSION
+    from llmulator_plugins.llm.train import load_rows, prompts_for
+
+    rows = load_rows(dataset)[:2]
+    cache = tmp_path / "prompts-analytical.jsonl"
+    cache.write_text("".join(json.dumps({"id": r["sample_id"], "hints": "analytical", "format": "prompt-v1",
+                                         "static": "0.0-old", "prompt": "STALE"}) + "\n" for r in rows))
+    fresh = prompts_for(rows, "analytical", cache)
+    assert all(p != "STALE" and "static cycles" in p for p in fresh.values())
+    assert all(json.loads(line)["static"] == VERSION for line in cache.read_text().splitlines())

@@ -24,7 +24,7 @@ from llmulator.timing import Timing, expected_cycles
 
 from . import model
 
-VERSION = "0.1"
+VERSION = "0.2"
 
 
 class AnalyticalEstimator:

@@ -28,7 +28,7 @@ from llmulator.timing import Timing
 
 from . import bounds, runner
 
-VERSION = "0.1"
+VERSION = "0.2"
 
 
 class HlsimProfiler:

@@ -60,13 +60,17 @@ def load_rows(data: str | Path) -> list[dict[str, Any]]:
 def prompts_for(rows: list[dict[str, Any]], hints: str, cache: Path | None = None,
                 progress: bool = False) -> dict[str, str]:
     """Model prompt of every row (by sample id), read from and added to ``cache`` (JSON lines)."""
+    from llmulator_plugins.analytical.estimator import VERSION as STATIC_VERSION
     from llmulator_plugins.synth.sample import Rejected, design_of_row
     from rich.progress import track
+
+    # a prompt with analytical hints is only as current as the analytical model that wrote them
+    static = STATIC_VERSION if hints == "analytical" else None
     known: dict[str, str] = {}
     if cache is not None and cache.is_file():
         for line in cache.read_text().splitlines():
             rec = json.loads(line)
-            if rec.get("hints") == hints and rec.get("format") == PROMPT_FORMAT:
+            if rec.get("hints") == hints and rec.get("format") == PROMPT_FORMAT and rec.get("static") == static:
                 known[rec["id"]] = rec["prompt"]
     todo = [r for r in rows if r["sample_id"] not in known]
     for r in track(todo, description="prompts", disable=not progress or not todo):
@@ -75,8 +79,8 @@ def prompts_for(rows: list[dict[str, Any]], hints: str, cache: Path | None = Non
         except Rejected:
             continue
     if cache is not None and todo:
-        atomic_write_text(cache, "".join(json.dumps({"id": k, "hints": hints, "format": PROMPT_FORMAT, "prompt": v})
-                                         + "\n" for k, v in known.items()))
+        atomic_write_text(cache, "".join(json.dumps({"id": k, "hints": hints, "format": PROMPT_FORMAT, "static": static,
+                                                     "prompt": v}) + "\n" for k, v in known.items()))
     return known
 
 
