@@ -13,8 +13,8 @@ an error in a kernel is reported where the user wrote it.
 from __future__ import annotations
 
 import ast
+import functools
 import math
-import operator
 import re
 from collections import Counter
 from typing import Any, Union
@@ -265,6 +265,8 @@ class LoopTree:
 
         def visit(nodes, envs: list[dict[str, float]]):
             for n in nodes:
+                if isinstance(n, Loop) and not any(isinstance(b, Branch) for b in _subtree(n)):
+                    continue  # no branch below: nothing to count
                 if isinstance(n, Loop):
                     if n.data_dependent or n.is_while or n.var is None or not envs:
                         visit(n.body, [])  # variables below are unknown
@@ -294,6 +296,18 @@ class LoopTree:
 
         visit(self.roots, [dict(sizes)])
         return out
+
+def _subtree(node):
+    """Every node under a loop or branch (pre-order)."""
+    stack = list(node.body) if isinstance(node, Loop) else list(node.then + node.orelse)
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, Loop):
+            stack.extend(n.body)
+        elif isinstance(n, Branch):
+            stack.extend(n.then + n.orelse)
+
 
 def _values(loop: Loop, names: dict[str, float]) -> range:
     """The values a static loop's variable takes for these outer values (C semantics, integer bounds)."""
@@ -820,45 +834,41 @@ def _base(e: c_ast.ArrayRef) -> str:
     return cur.name if isinstance(cur, c_ast.ID) else ""
 
 
-_CMP = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-        ast.Eq: operator.eq, ast.NotEq: operator.ne}
-_ARITH = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Mod: operator.mod,
-          ast.Div: lambda a, b: int(a / b), ast.FloorDiv: operator.floordiv}
+_ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Compare,
+            ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div,
+            ast.FloorDiv, ast.Mod, ast.Constant, ast.Name, ast.Load)
+
+
+class _CDivision(ast.NodeTransformer):
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Div):  # integer loop indices: C's / truncates
+            node.op = ast.FloorDiv()
+        return node
+
+
+@functools.lru_cache(maxsize=1024)
+def _condition(cond: str):
+    """A C condition over integer loop variables and parameters (``&&``, ``||``, ``!``, comparisons,
+    + - * / %) compiled once; anything else (calls, array reads, fields) raises ExprError."""
+    text = re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ExprError(f"cannot read condition {cond!r}") from None
+    bad = next((n for n in ast.walk(tree) if not isinstance(n, _ALLOWED) or
+                (isinstance(n, ast.Constant) and not isinstance(n.value, (int, float)))), None)
+    if bad is not None:
+        raise ExprError(f"condition {cond!r} reads more than loop variables and parameters")
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+    code = compile(ast.fix_missing_locations(_CDivision().visit(tree)), "<condition>", "eval")
+    return code, names
 
 
 def _holds(cond: str, names: dict[str, float]) -> bool:
-    """Whether a C condition over integer loop variables and parameters holds (``&&``, ``||``, ``!``,
-    comparisons, + - * / %); anything else raises ExprError."""
-    text = re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
-    try:
-        tree = ast.parse(text, mode="eval").body
-    except SyntaxError:
-        raise ExprError(f"cannot read condition {cond!r}") from None
-    return bool(_cond(tree, names, cond))
-
-
-def _cond(node: ast.AST, names: dict[str, float], text: str) -> float:
-    if isinstance(node, ast.BoolOp):
-        vals = (_cond(v, names, text) for v in node.values)
-        return all(vals) if isinstance(node.op, ast.And) else any(vals)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return not _cond(node.operand, names, text)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return -_cond(node.operand, names, text)
-    if isinstance(node, ast.Compare):
-        left = _cond(node.left, names, text)
-        for op, right_node in zip(node.ops, node.comparators, strict=True):
-            right = _cond(right_node, names, text)
-            if type(op) not in _CMP or not _CMP[type(op)](left, right):
-                if type(op) not in _CMP:
-                    raise ExprError(f"unsupported comparison in {text!r}")
-                return False
-            left = right
-        return True
-    if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-        return _ARITH[type(node.op)](_cond(node.left, names, text), _cond(node.right, names, text))
-    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in names:
-        return names[node.id]
-    raise ExprError(f"condition {text!r} reads more than loop variables and parameters")
+    """Whether a C condition over loop variables and parameters holds for these values."""
+    code, needed = _condition(cond)
+    missing = [n for n in needed if n not in names]
+    if missing:
+        raise ExprError(f"condition {cond!r} reads {', '.join(missing)}, not a loop variable or parameter")
+    return bool(eval(code, {"__builtins__": {}}, {n: names[n] for n in needed}))  # noqa: S307 - whitelisted AST
