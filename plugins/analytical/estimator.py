@@ -18,7 +18,7 @@ from llmulator import traffic
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.energy import energy
-from llmulator.instrument import instrument
+from llmulator.instrument import instrumented
 from llmulator.results import Estimate
 from llmulator.timing import Timing, expected_cycles
 
@@ -41,7 +41,7 @@ class AnalyticalEstimator:
     def _one(self, d: Design) -> Estimate:
         t0 = time.perf_counter()
         arch = d.arch
-        inst = instrument(d)
+        inst = instrumented(d)
         timing = Timing(d, inst)
         expected = expected_cycles(d, inst, timing)
         terms = {"ideal_cycles": 0.0, "under_utilisation_cycles": 0.0, "fill_drain_cycles": 0.0,
@@ -159,7 +159,7 @@ class AnalyticalEstimator:
         spatial = np.zeros((B, L), dtype=int) if spatial is None else spatial
         order = np.tile(np.arange(L), (B, 1)) if order is None else order
         maps = traffic.BatchMappings(np.asarray(tiles, dtype=float), spatial, order)
-        inst = instrument(d)
+        inst = instrumented(d)
         timing = Timing(d, inst)
         if (spatial > 0).any():
             model.require_spatial_band(d, nest)

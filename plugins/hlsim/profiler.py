@@ -22,7 +22,7 @@ from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.errors import UserError
 from llmulator.inputs import Inputs, inputs_for, run_reference
-from llmulator.instrument import Instrumented, instrument
+from llmulator.instrument import Instrumented, instrumented
 from llmulator.results import Profile
 from llmulator.timing import Timing
 
@@ -38,7 +38,6 @@ class HlsimProfiler:
     def __init__(self, time_limit_s: float = 60.0, mem_limit_mb: int = 2048):
         self.time_limit_s = time_limit_s
         self.mem_limit_mb = mem_limit_mb
-        self._inst: dict[tuple, Instrumented] = {}
 
     def available(self) -> str | None:
         try:
@@ -48,18 +47,8 @@ class HlsimProfiler:
         return None
 
     def instrumented(self, design: Design) -> Instrumented:
-        """The instrumented source, memoised on what it is made of (kernel, declarations, sizes, mapping).
-
-        Keyed by content, not object identity: ids of discarded designs are reused by Python, and the
-        architecture is not part of the source (its timing constants are read at run time).
-        """
-        w = design.workload
-        key = (w.kernel, repr(w.arrays), repr(w.scalars), tuple(sorted(design.sizes.items())), repr(design.mapping))
-        if key not in self._inst:
-            if len(self._inst) >= 256:
-                self._inst.pop(next(iter(self._inst)))
-            self._inst[key] = instrument(design)
-        return self._inst[key]
+        """The instrumented source (``llmulator.instrument.instrumented``: memoised by content)."""
+        return instrumented(design)
 
     def profile(self, design: Design, inputs: Inputs | dict[str, np.ndarray] | None = None) -> Profile:
         t0 = time.perf_counter()
