@@ -231,3 +231,13 @@ def test_an_index_only_branch_is_counted_even_when_a_hint_guesses_otherwise(writ
     assert d.branch_probability(br) == (0.25, None)
     e, p = both(d)
     assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9)
+
+
+def test_a_variant_without_hints_is_named_in_the_notes():
+    """A static model sees an input variant only through its hints: bfs's `core` variant sets none for
+    its data-dependent edge and visit loops, and the estimate says so instead of silently using the
+    base expectation; a variant that sets every hint gets no such note."""
+    notes = AnalyticalEstimator().estimate([named("hls-fpga", "bfs", "bfs-plain", "core")])[0].notes
+    assert any("input variant 'core' gives no hint for L_edge, L_visit" in n for n in notes), notes
+    notes = AnalyticalEstimator().estimate([named("hls-fpga", "spmv-ell", "spmv-ell-opt", "skewed")])[0].notes
+    assert not any("gives no hint" in n for n in notes), notes

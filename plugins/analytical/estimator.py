@@ -49,6 +49,7 @@ class AnalyticalEstimator:
         breakdown: dict[str, float] = {}
         notes: list[str] = list(timing.notes)
         notes.extend(n for n in expected.notes if n not in notes)
+        notes.extend(variant_notes(d))
         ops_total: dict[str, float] = {}
         traffic_total: dict[str, float] = {}
         nest_cycles: list[float] = []
@@ -197,3 +198,23 @@ class AnalyticalEstimator:
         if len(tops) != 1 or len(d.tree.roots) != 1:
             raise ValueError("evaluate_batch needs a workload with a single top-level loop nest")
         return traffic.nest_of(d, tops[0])
+
+
+def variant_notes(d: Design) -> list[str]:
+    """A static model sees an input variant only through its hints: say so when the variant leaves a
+    data-dependent loop or branch at the base workload's expectation."""
+    if d.variant is None:
+        return []
+    own = ((d.workload.inputs or {}).get("variants", {}).get(d.variant, {}) or {}).get("hints", {})
+    missing = []
+    for n in d.tree.walk():
+        kind, label = getattr(n, "kind", ""), getattr(n, "label", None)
+        dependent = (kind == "loop" and (n.data_dependent or n.is_while)) or (kind == "branch" and n.data_dependent)
+        if dependent and label and label not in own:
+            missing.append(label)
+    if not missing:
+        return []
+    return [f"input variant '{d.variant}' gives no hint for {', '.join(missing)} (data-dependent): the "
+            "estimate uses the workload's base expectation there; add the variant's expected values under "
+            f"inputs.variants.{d.variant}.hints"]
+
