@@ -1,4 +1,7 @@
-"""Cycle-annotated C for hlsim: the mapped kernel with counters and a harness.
+"""The mapped kernel as timed *sites*, and its cycle-annotated C for hlsim (counters and a harness).
+
+The sites (nested as in the code: ``Instrumented.trees``) are what the analytical estimator walks
+statically (``llmulator.timing.expected_cycles``); hlsim compiles the C and runs it.
 
 The mapped kernel (``llmulator.render.mapped_kernel``: tiling, order and loop
 primitives applied on the pycparser AST) is re-emitted with instrumentation:

@@ -1,4 +1,5 @@
-"""Static scheduling of loop bodies for hlsim: resource-constrained list scheduling.
+"""Static scheduling of loop bodies: resource-constrained list scheduling, shared by hlsim and the
+analytical estimator (one implementation, so the two cannot drift apart).
 
 A body (the statements of one loop iteration, with inner loops of a
 pipelined loop fully unrolled and the body replicated ``unroll`` times) is
@@ -201,7 +202,7 @@ class GraphBuilder:
                 self.local_def[x] = self.local_def.get(y, -1) if y else -1
 
     def add_model(self, model: list, trips) -> None:
-        """Add a mapped body (see hlsim.instrument): inner loops unrolled ``trips(kl, is_tile)`` times."""
+        """Add a mapped body (see llmulator.instrument): inner loops unrolled ``trips(kl, is_tile)`` times."""
         for entry in model:
             kind = entry[0]
             if kind == "stmt":

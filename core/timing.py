@@ -4,6 +4,8 @@ Everything here is static (schedules of loop bodies); everything dynamic
 (trip counts, branch outcomes) is counted by the compiled binary. The two
 meet in ``T``: three numbers per site, written to a file the binary reads at
 start-up, so a new architecture needs new constants but no new compile.
+The analytical estimator walks the same sites with expected instead of measured
+trips (``expected_cycles``): the static twin of the run.
 """
 
 from __future__ import annotations
