@@ -20,3 +20,33 @@ def write(tmp_path):
         return p
 
     return _write
+
+
+def kernel_design(write, arch: str, kernel: str, arrays: str, reference: str, loops: str, placement: str,
+                  params: str = "{N: 64}", extra: str = "", hints: str = "{}"):
+    """A design from an architecture text and a one-kernel workload and mapping written inline (the
+    hand-counted timing tests build many small ones)."""
+    from llmulator.design import load_design
+
+    a = write("arch.yaml", arch)
+    w = write("w.yaml", f"""
+workload:
+  version: 1
+  name: w
+  parameters: {params}
+  arrays:
+{arrays}
+  kernel: |
+{kernel}
+  hints: {hints}
+  reference: |
+{reference}
+""")
+    m = write("m.yaml", f"""
+mapping:
+  version: 1
+  name: m
+  loops: {loops}
+  placement: {placement}
+{extra}""")
+    return load_design(a, w, m)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from conftest import kernel_design
 from llmulator import library
 from llmulator.design import load_design
 from llmulator.inputs import inputs_for, variants
@@ -39,28 +40,8 @@ def named(arch: str, work: str, mapping: str, variant: str | None = None):
 
 def small(write, kernel: str, arrays: str, reference: str, loops: str, placement: str, params: str = "{N: 64}",
           hints: str = "{}", double_buffered: bool = True, extra: str = ""):
-    a = write("arch.yaml", ARCH.replace("DB", "true" if double_buffered else "false"))
-    w = write("w.yaml", f"""
-workload:
-  version: 1
-  name: w
-  parameters: {params}
-  arrays:
-{arrays}
-  kernel: |
-{kernel}
-  hints: {hints}
-  reference: |
-{reference}
-""")
-    m = write("m.yaml", f"""
-mapping:
-  version: 1
-  name: m
-  loops: {loops}
-  placement: {placement}
-{extra}""")
-    return load_design(a, w, m)
+    arch = ARCH.replace("DB", "true" if double_buffered else "false")
+    return kernel_design(write, arch, kernel, arrays, reference, loops, placement, params, extra, hints)
 
 
 def both(d, inputs=None):

@@ -3,7 +3,7 @@ and arrays (distance vectors), unrolled chains, banks of block and cyclic partit
 
 from __future__ import annotations
 
-from llmulator.design import load_design
+from conftest import kernel_design
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
 
 ARCH = """
@@ -24,27 +24,8 @@ architecture:
 
 def design(write, kernel: str, arrays: str, reference: str, loops: str, placement: str, params="{N: 64}",
            extra: str = "", add_latency: int = 4):
-    a = write("arch.yaml", ARCH.replace("ADD", str(add_latency)))
-    w = write("w.yaml", f"""
-workload:
-  version: 1
-  name: w
-  parameters: {params}
-  arrays:
-{arrays}
-  kernel: |
-{kernel}
-  reference: |
-{reference}
-""")
-    m = write("m.yaml", f"""
-mapping:
-  version: 1
-  name: m
-  loops: {loops}
-  placement: {placement}
-{extra}""")
-    return load_design(a, w, m)
+    return kernel_design(write, ARCH.replace("ADD", str(add_latency)), kernel, arrays, reference, loops, placement,
+                         params, extra)
 
 
 def profile(d):
