@@ -49,13 +49,14 @@ class Design:
         if hints is None:
             hints = self.hints
 
-        names = dict(self.sizes)
-        names.update({k: v["value"] for k, v in self.workload.scalars.items()})
-        profile = self.trip_profile(label)
-        if profile is not None:
-            return sum(profile) / len(profile) if profile else 0.0
+        mean = self._profile_means.get(label)
+        if mean is None and self.trip_profile(label) is not None:
+            profile = self.trip_profile(label)
+            mean = self._profile_means[label] = sum(profile) / len(profile) if profile else 0.0
+        if mean is not None:
+            return mean
         try:
-            return self.tree.static_trips(label, names, hints)
+            return self.tree.static_trips(label, self._names, hints)
         except KeyError:
             loop = self.tree.loops[label]
             raise SpecError(Diagnostic(
@@ -72,10 +73,8 @@ class Design:
         """Trips of every entry of a triangular loop (``LoopTree.trip_profile``), memoised per design."""
         cache = self._profiles
         if label not in cache:
-            names = dict(self.sizes)
-            names.update({k: v["value"] for k, v in self.workload.scalars.items()})
             try:
-                cache[label] = self.tree.trip_profile(label, names)
+                cache[label] = self.tree.trip_profile(label, self._names)
             except (ExprError, KeyError, ValueError, TypeError):
                 cache[label] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
         return cache[label]
@@ -85,10 +84,17 @@ class Design:
         return {}
 
     @cached_property
+    def _profile_means(self) -> dict[str, float]:
+        return {}
+
+    @cached_property
+    def _names(self) -> dict[str, float]:
+        """Values of the parameters and scalars, for evaluating loop bounds."""
+        return {**self.sizes, **{k: v["value"] for k, v in self.workload.scalars.items()}}
+
+    @cached_property
     def _index_branches(self) -> dict[int, float]:
-        names = dict(self.sizes)
-        names.update({k: v["value"] for k, v in self.workload.scalars.items()})
-        return self.tree.index_branch_probabilities(names)
+        return self.tree.index_branch_probabilities(self._names)
 
     def branch_probability(self, br) -> tuple[float, str | None]:
         """Taken probability of a branch, and a note when it is a guess: the exact share for a condition

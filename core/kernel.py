@@ -219,7 +219,6 @@ class LoopTree:
             return max(0.0, (hi - lo) / loop.step) if _is_frac(names) else max(0.0, -(-(hi - lo) // loop.step))
         return max(0.0, (lo - hi) / -loop.step)
 
-
     def trip_profile(self, label: str, sizes: dict[str, float], limit: int = 200_000) -> list[int] | None:
         """Trips of every entry of a static loop whose bounds move with outer loop variables (a
         triangular loop), one per distinct combination of the outer variables it depends on, with
@@ -251,7 +250,6 @@ class LoopTree:
                     return None
             envs = grown
         return [len(_values(loop, env)) for env in envs]
-
 
     def index_branch_probabilities(self, sizes: dict[str, float], limit: int = 100_000) -> dict[int, float]:
         """Taken probability of every branch whose condition reads only loop variables and parameters
@@ -297,6 +295,7 @@ class LoopTree:
         visit(self.roots, [dict(sizes)])
         return out
 
+
 def _subtree(node):
     """Every node under a loop or branch (pre-order)."""
     stack = list(node.body) if isinstance(node, Loop) else list(node.then + node.orelse)
@@ -313,7 +312,8 @@ def _values(loop: Loop, names: dict[str, float]) -> range:
     """The values a static loop's variable takes for these outer values (C semantics, integer bounds)."""
     lo = int(_eval_c(loop.lower_text, names))
     hi = int(_eval_c(loop.upper_text, names))
-    return range(lo, hi, loop.step) if loop.step > 0 else range(lo, hi, loop.step)
+    return range(lo, hi, loop.step)
+
 
 def _is_frac(names: dict[str, float]) -> bool:
     return any(isinstance(v, float) and not float(v).is_integer() for v in names.values())

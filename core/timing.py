@@ -199,8 +199,6 @@ class Timing:
         return (fill + ii, float(ii), latency)
 
 
-
-
 def fold_body_schedule(d: Design, band: list[str]) -> sch.Schedule:
     """The innermost body of a band bound to the PE array, scheduled on one PE: its own units, and
     operands arriving over the array's network (no memory ports). Its depth beyond one II is the

@@ -79,23 +79,21 @@ class AnalyticalEstimator:
             else:
                 terms["ideal_cycles"] += compute
             level = model.memory_traffic(d, nest, maps, spatial)
-            transfer = float(level["transfer_cycles"][0])
-            bw = {lv.name: float((level[f"read_bits.{lv.name}"][0] + level[f"write_bits.{lv.name}"][0])
-                                 / 8.0 / lv.bandwidth_bytes_per_cycle) for lv in arch.memory}
-            cyc = float(traffic.nest_time(d, compute, transfer, max(bw.values(), default=0.0)))
+            thr = model.throttle(d, level, np.array([compute]))  # the batch path's rule, with B = 1
+            transfer = float(thr["transfer_cycles"][0])
+            bw = {lv.name: float(thr[f"cycles.{lv.name}"][0]) for lv in arch.memory}
+            cyc = float(thr["cycles"][0])
             terms["compute_cycles"] += compute
             terms["stall_cycles"] += cyc - compute
-            stall = model.explain_stall(d, compute, transfer, bw)
-            for cause, v in stall.items():
+            for cause, v in model.explain_stall(d, compute, transfer, bw).items():
                 breakdown[f"stall_cycles.{node.label}.{cause}"] = v
             breakdown[f"cycles.{node.label}"] = cyc
             breakdown[f"compute_cycles.{node.label}"] = compute
             breakdown[f"transfer_cycles.{node.label}"] = transfer
             for lv in arch.memory:
                 breakdown[f"cycles.{node.label}.{lv.name}"] = bw[lv.name]
-                cap = lv.capacity_bits * lv.instances if lv.capacity_kib is not None else None
-                if cap:
-                    breakdown[f"occupancy.{node.label}.{lv.name}"] = float(level[f"need_bits.{lv.name}"][0]) / cap
+                if f"occupancy.{lv.name}" in thr:
+                    breakdown[f"occupancy.{node.label}.{lv.name}"] = float(thr[f"occupancy.{lv.name}"][0])
             nest_cycles.append(cyc)
             for key, v in nest.ops.items():
                 ops_total[key] = ops_total.get(key, 0.0) + v
