@@ -22,7 +22,13 @@ primitives applied on the pycparser AST) is re-emitted with instrumentation:
   cycles of their own (they are in the schedule);
 * every site counts its executions (for operation and access counts, hence
   energy) and every loop its iterations and invocations (trip counts);
-* each top-level statement's cycles are recorded separately (one per nest).
+* each top-level statement's cycles are recorded separately (one per nest);
+* every subscript of a workload array, and of an array the kernel declares with constant
+  dimensions, is bounds-checked (``__CHK``: one unsigned compare per dimension): an index
+  outside its extent, read or write, ends the run with exit status 5 and a line
+  ``hlsim-oob <check id> <index value> <loop variable values...>`` on stderr, which
+  ``Instrumented.checks`` turns back into the array, the index as written, its kernel line
+  and the enclosing loop variables.
 
 The harness reads the input arrays (raw little-endian files), zeroes the
 outputs, runs the kernel, writes the outputs and the counters.
@@ -37,6 +43,7 @@ from pycparser import c_ast, c_generator
 
 from . import nest
 from .design import Design
+from .expr import ExprError, evaluate
 from .kernel import C_TYPES, Loop, Statement
 from .render import mapped_kernel
 
@@ -64,6 +71,24 @@ class Site:
 
 
 @attrs.define
+class Check:
+    """One bounds-checked subscript: dimension ``dim`` of ``array`` at one place in the kernel."""
+
+    id: int
+    array: str
+    dim: int
+    extent: int
+    index: str  # the subscript, as C text (e.g. ``i + 1000``)
+    access: str  # the whole access (e.g. ``x[i + 1000]``)
+    line: int | None  # the kernel statement's line in the workload file
+    loop_vars: tuple[str, ...]  # the enclosing kernel loop variables in scope, outermost first
+    kind: str = "read"  # read | write | read-modify-write (``+=``, ``++``)
+    shape: tuple[int, ...] = ()  # the array's extents
+    declared: tuple[str, ...] = ()  # ... as declared (``N``): a workload array's shape or a local's dimensions
+    local: bool = False  # an array declared in the kernel, not a workload array
+
+
+@attrs.define
 class Instrumented:
     source: str
     sites: list[Site]
@@ -71,16 +96,71 @@ class Instrumented:
     arrays: list[str]  # kernel parameter order
     nest_loops: list[str | None] = attrs.field(factory=list)  # kernel loop at the top of each nest
     trees: list[list[Site]] = attrs.field(factory=list)  # per nest, its top-level sites (nested by children)
+    checks: list[Check] = attrs.field(factory=list)  # bounds checks, by id (see ``__CHK``)
 
     @property
     def key(self) -> str:
         return hashlib.sha256(self.source.encode()).hexdigest()[:24]
 
 
+class _Checked(c_generator.CGenerator):
+    """C text with every subscript of an array of known shape (the workload's, the kernel's own with
+    constant dimensions) wrapped in ``__CHK``, its bounds check."""
+
+    def __init__(self, em: _Emitter):
+        super().__init__()
+        self.em = em
+        self.writes: dict[int, str] = {}  # id(node) -> how an assignment or ++/-- writes it
+
+    def visit_Assignment(self, n: c_ast.Assignment) -> str:
+        self.writes[id(n.lvalue)] = "write" if n.op == "=" else "read-modify-write"
+        return super().visit_Assignment(n)
+
+    def visit_UnaryOp(self, n: c_ast.UnaryOp) -> str:
+        if n.op in ("p++", "p--", "++", "--"):
+            self.writes[id(n.expr)] = "read-modify-write"
+        return super().visit_UnaryOp(n)
+
+    def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
+        kind = self.writes.pop(id(n), "read")
+        subs = []
+        base = n
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        arr = self.em.shapes.get(base.name) if isinstance(base, c_ast.ID) else None
+        if arr is None:
+            return super().visit_ArrayRef(n)
+        shape = arr[0]
+        subs.reverse()
+        access = _GEN.visit(n)
+        out = base.name
+        for k, sub in enumerate(subs):
+            idx = self.visit(sub)
+            if k < len(shape):
+                c = self.em.check(base.name, k, _GEN.visit(sub), access, kind)
+                vals = "".join(f", (long long)({v})" for v in c.loop_vars)
+                idx = f"__CHK({c.id}, {shape[k]}, ({idx}){vals})"
+            out += f"[{idx}]"
+        return out
+
+
 class _Emitter:
     def __init__(self, design: Design):
         self.d = design
         self.sites: list[Site] = []
+        # bounds checks: the arrays in scope (name -> extents, declared dimensions, local or not): the
+        # workload's, then the kernel's own as declared; the kernel line being emitted; the loop
+        # variables in scope (loops' variables, fused loops' member declarations), outermost first
+        w = design.workload
+        self.shapes: dict[str, tuple[tuple[int, ...], tuple[str, ...], bool] | None] = {
+            n: (w.shape(n, design.sizes), tuple(str(x) for x in a.shape), False) for n, a in w.arrays.items()}
+        self.shadowed: list[tuple[str, tuple | None]] = []  # local array declarations, to undo at block end
+        self.checks: list[Check] = []
+        self.gen = _Checked(self)
+        self.line: int | None = None
+        self.scope: list[str] = []
+        self.kernel_vars = {lp.var for lp in design.tree.loops.values() if lp.var}
         self.by_text: dict[str, Statement] = {}
         for node in design.tree.walk():
             if getattr(node, "kind", "") == "stmt":
@@ -112,6 +192,59 @@ class _Emitter:
         self.into.append(s)
         return s
 
+    def check(self, array: str, dim: int, index: str, access: str, kind: str) -> Check:
+        seen: dict[str, None] = {}
+        for v in self.scope:  # a shadowed name: its innermost declaration
+            seen.pop(v, None)
+            seen[v] = None
+        shape, declared, local = self.shapes[array]
+        c = Check(len(self.checks), array, dim, shape[dim], index, access, self.line, tuple(seen), kind, shape,
+                  declared, local)
+        self.checks.append(c)
+        return c
+
+    def declare(self, n: c_ast.Decl) -> None:
+        """A declaration in the kernel: a fused loop's member variable comes into scope; a local array
+        is checked from here on against its dimensions (if they are constants)."""
+        if n.init is not None and n.name in self.kernel_vars:
+            self.scope.append(n.name)
+        dims = []
+        t = n.type
+        while isinstance(t, c_ast.ArrayDecl):
+            dims.append(t.dim)
+            t = t.type
+        if not dims:
+            return
+        self.shadowed.append((n.name, self.shapes.get(n.name)))
+        try:
+            texts = tuple(_GEN.visit(x) for x in dims)
+            values = tuple(evaluate(x, self.d.sizes) for x in texts)
+            if not all(v == int(v) and v > 0 for v in values):
+                raise ExprError("not a positive integer")
+            self.shapes[n.name] = (tuple(int(v) for v in values), texts, True)
+        except (ValueError, ArithmeticError, TypeError, AttributeError):  # `a[] = {..}`, `a[n]`: not checked
+            self.shapes[n.name] = None
+
+    def mark(self) -> tuple[int, int]:
+        return len(self.scope), len(self.shadowed)
+
+    def restore(self, mark: tuple[int, int]) -> None:
+        """Leave a C block: its declarations go out of scope."""
+        del self.scope[mark[0]:]
+        while len(self.shadowed) > mark[1]:
+            name, prev = self.shadowed.pop()
+            self.shapes[name] = prev
+
+    def text(self, node: c_ast.Node, stmt: Statement | None = None) -> str:
+        """``node`` as checked C, its checks at ``stmt``'s line (default: the line being emitted)."""
+        saved = self.line
+        if stmt is not None:
+            self.line = stmt.line
+        try:
+            return self.gen.visit(node)
+        finally:
+            self.line = saved
+
     def inside(self, sites: list[Site], emit):
         """Run ``emit()`` with new sites going into ``sites``."""
         saved, self.into = self.into, sites
@@ -128,24 +261,29 @@ class _Emitter:
         return self.by_text.get(_GEN.visit(node))
 
     # -- emission ---------------------------------------------------------------------------------
-    def block(self, items: list[c_ast.Node], in_region: bool, ind: str, model: list | None = None) -> str:
+    def block(self, items: list[c_ast.Node], in_region: bool, ind: str, model: list | None = None,
+              keep_scope: bool = False) -> str:
         """Emit a block; append its structure to ``model``: ('stmt', Statement) |
         ('loop', kernel label, is_tile, [model]) | ('branch', Statement, [then], [else])."""
         model = [] if model is None else model
         out: list[str] = []
         run: list[c_ast.Node] = []
+        mark = self.mark()
 
         def flush():
             if not run:
                 return
-            stmts = [s for s in (self.stmt_of(n) for n in run) if s is not None]
+            of = [self.stmt_of(n) for n in run]
+            stmts = [s for s in of if s is not None]
             if stmts:
                 s = self.site("block", in_region, stmts=stmts)
                 add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
                 out.append(f"{ind}{add}__cnt[{s.id}]++;\n")
                 model.extend(("stmt", st) for st in stmts)
-            for n in run:
-                out.append(f"{ind}{_GEN.visit(n)};\n")
+            for n, st in zip(run, of, strict=True):
+                out.append(f"{ind}{self.text(n, st)};\n")
+                if isinstance(n, c_ast.Decl):
+                    self.declare(n)  # in scope for the rest of the block
             run.clear()
 
         for it in items:
@@ -157,6 +295,8 @@ class _Emitter:
             flush()
             out.append(self.stmt(it, in_region, ind, model=model))
         flush()
+        if not keep_scope:
+            self.restore(mark)
         return "".join(out)
 
     def stmt(self, node: c_ast.Node, in_region: bool, ind: str, label: str | None = None,
@@ -174,7 +314,7 @@ class _Emitter:
             add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
             then_m: list = []
             else_m: list = []
-            text = f"{ind}{add}__cnt[{s.id}]++;\n{ind}if ({_GEN.visit(node.cond)})\n"
+            text = f"{ind}{add}__cnt[{s.id}]++;\n{ind}if ({self.text(node.cond, cond)})\n"
             text += self.inside(s.children, lambda: self.stmt(_compound(node.iftrue), in_region, ind, model=then_m))
             if node.iffalse is not None:
                 text += f"{ind}else\n" + self.inside(
@@ -185,7 +325,7 @@ class _Emitter:
             return f"{ind}{_GEN.visit(node)};\n"
         if isinstance(node, c_ast.Pragma):
             return ""
-        return f"{ind}{_GEN.visit(node)};\n"
+        return f"{ind}{self.text(node)};\n"
 
     def _loop_label(self, label: str | None) -> str | None:
         """The kernel loop a (possibly tile) label belongs to."""
@@ -200,6 +340,16 @@ class _Emitter:
 
     def loop(self, node, in_region: bool, ind: str, label: str | None, model: list) -> str:
         kl = self._loop_label(label)
+        saved, mark = self.line, self.mark()
+        if kl is not None:
+            self.line = self.d.tree.loops[kl].line
+        try:
+            return self._loop(node, in_region, ind, label, kl, model)
+        finally:
+            self.line = saved
+            self.restore(mark)
+
+    def _loop(self, node, in_region: bool, ind: str, label: str | None, kl: str | None, model: list) -> str:
         is_tile = kl is not None and label != kl
         lm = self.d.mapping.loop(kl) if kl else None
         region = None
@@ -210,7 +360,6 @@ class _Emitter:
                 region = "pipeline"
             elif lm.unroll and lm.unroll > 1:
                 region = "unroll"
-        head = self._head(node)
         lab = f"{label}: " if label else ""
         inner_ind = ind + "    "
         sub: list = []
@@ -224,6 +373,11 @@ class _Emitter:
         spatial = lm is not None and not is_tile and bool(lm.spatial)
         if region == "array":
             return self.array(node, ind, label, kl, model)
+        head = self._head(node)
+        var = _loop_var(node) if isinstance(node, c_ast.For) and node.init is not None else (
+            kloop.var if kloop is not None else None)
+        if var is not None and var in self.kernel_vars:
+            self.scope.append(var)  # in scope in the body (the head's checks see the outer loops only)
         if region is not None:
             s = self.site("region", False, label=label, loop=kl, region=region, stmts=[test] if test else [])
             self.region_id = s.id
@@ -287,23 +441,25 @@ class _Emitter:
 
     def _head(self, node) -> str:
         if isinstance(node, c_ast.For):
-            init = _GEN.visit(node.init) if node.init is not None else ""
-            cond = _GEN.visit(node.cond) if node.cond is not None else ""
-            nxt = _GEN.visit(node.next) if node.next is not None else ""
+            init = self.text(node.init) if node.init is not None else ""
+            cond = self.text(node.cond) if node.cond is not None else ""
+            nxt = self.text(node.next) if node.next is not None else ""
             return f"for ({init}; {cond}; {nxt})"
-        return f"while ({_GEN.visit(node.cond)})"
+        return f"while ({self.text(node.cond)})"
 
 
 def _unlabel(n: c_ast.Node) -> c_ast.Node:
     return n.stmt if isinstance(n, c_ast.Label) else n
 
 
-def _loop_var(loop: c_ast.For) -> str:
+def _loop_var(loop: c_ast.For) -> str | None:
     """The variable a ``for`` loop counts with (a fused loop's is the flattened index)."""
     init = loop.init
     if isinstance(init, c_ast.DeclList):
         return init.decls[0].name
-    return _GEN.visit(init.lvalue)
+    if isinstance(init, c_ast.Assignment):
+        return _GEN.visit(init.lvalue)
+    return None
 
 
 def _init_text(loop: c_ast.For) -> str:
@@ -374,7 +530,9 @@ def instrument(design: Design) -> Instrumented:
         first = len(em.sites)
         em.into = []
         trees.append(em.into)
-        text = em.block([it], False, "  ", model) if _simple(it) else em.stmt(it, False, "  ", model=model)
+        # (top-level declarations stay in scope for the rest of the kernel)
+        text = em.block([it], False, "  ", model, keep_scope=True) if _simple(it) else em.stmt(it, False, "  ",
+                                                                                                model=model)
         # a PE-array nest pays its pipeline latency (operand fetch to last write-back) once
         drain = "".join(f"  __cyc += __T[{3 * s.id + 2}];\n" for s in em.sites[first:]
                         if s.region == "array")
@@ -422,6 +580,17 @@ def instrument(design: Design) -> Instrumented:
               "  if (__n) { double __g = ceil((double)__n / __T[3 * __s + 2]);",
               "    __cyc += __T[3 * __s] + (__g - 1.0) * __T[3 * __s + 1]; }",
               "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
+              "__attribute__((noreturn, cold, noinline))",
+              "static void __oob(int __c, long long __x, const long long *__v, int __nv) {",
+              "  fprintf(stderr, \"hlsim-oob %d %lld\", __c, __x);",
+              "  for (int __k = 0; __k < __nv; __k++) fprintf(stderr, \" %lld\", __v[__k]);",
+              "  fprintf(stderr, \"\\n\"); fflush(stderr); _Exit(5);", "}",
+              "/* bounds check of one subscript: check id, extent, index, then the loop variables to report */",
+              "#define __CHK(c, n, x, ...) ({ long long __x##c = (long long)(x); \\",
+              "  if (__builtin_expect((unsigned long long)__x##c >= (unsigned long long)(n), 0)) { \\",
+              "    const long long __v##c[] = {0, ##__VA_ARGS__}; \\",
+              "    __oob(c, __x##c, __v##c + 1, (int)(sizeof __v##c / sizeof __v##c[0]) - 1); } \\",
+              "  __x##c; })",
               "static void __fold(int __s, uint64_t __n) {",
               "  if (__n) __cyc += __T[3 * __s] + ((double)__n - 1.0) * __T[3 * __s + 1];",
               "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
@@ -463,7 +632,7 @@ def instrument(design: Design) -> Instrumented:
         "(unsigned long long)__cnt[__s], (unsigned long long)__it[__s], (unsigned long long)__inv[__s]);",
         "  fclose(__cf);", "  return 0;", "}"]
     src += "\n".join(main_lines) + "\n"
-    return Instrumented(src, em.sites, max(1, em.nest), names, nest_loops, trees)
+    return Instrumented(src, em.sites, max(1, em.nest), names, nest_loops, trees, em.checks)
 
 
 def _simple(node) -> bool:
@@ -477,9 +646,12 @@ def instrumented(design: Design) -> Instrumented:
     """``instrument(design)``, memoised on what the instrumented program is made of (kernel,
     declarations, sizes, mapping) — not on the architecture, whose timing constants are computed
     separately — so hardware sweeps and repeated estimates of one design render it once. Keyed by
-    content, not object identity: ids of discarded designs are reused by Python."""
+    content, not object identity: ids of discarded designs are reused by Python; and by where the
+    kernel starts in its file (the bounds checks carry their statements' lines)."""
     w = design.workload
-    key = (w.kernel, repr(w.arrays), repr(w.scalars), tuple(sorted(design.sizes.items())), repr(design.mapping))
+    where = w.source_map.locate(("workload", "kernel")) if w.source_map is not None else None
+    key = (w.kernel, repr(w.arrays), repr(w.scalars), tuple(sorted(design.sizes.items())), repr(design.mapping),
+           where)
     if key not in _MEMO:
         if len(_MEMO) >= 256:
             _MEMO.pop(next(iter(_MEMO)))

@@ -224,7 +224,9 @@ def test_runaway_kernels_end_with_exit_2_and_a_clear_message_within_the_limit(wr
                              "    y: {shape: [N], dtype: int32, role: out}")
         want = "did not finish within 2 s"
     elif case == "segfault":
-        files = _safety_case(write, "    L_i: for (int i = 0; i < N; i++) {\n      y[i * 100000000] = 1;\n    }",
+        # (an out-of-bounds subscript is caught before it can crash: tests/test_hlsim_bounds.py)
+        files = _safety_case(write, "    int t[100000000];\n    L_i: for (int i = 0; i < N; i++) {\n"
+                             "      t[i * 1000000] = i;\n      y[i] = t[(N - 1 - i) * 1000000];\n    }",
                              "    y: {shape: [N], dtype: int32, role: out}")
         want = "SIGSEGV"
     else:

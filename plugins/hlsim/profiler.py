@@ -6,7 +6,11 @@ by content hash) -> schedule every site for this architecture (timing constants)
 static DRAM tile transfers overlapped (double buffering) or not, energy from
 the actual operation and access counts, area from the units the schedules
 allocate, and a functional check of the outputs against the NumPy reference.
-The model is written down term by term in docs/timing-model.md.
+The model is written down term by term in docs/timing-model.md. Every array subscript
+(workload arrays, arrays the kernel declares) is bounds-checked as it runs: an access
+outside the declared shape ends the profile with a SpecError (exit status 2) naming the
+workload file and kernel line, the array, the index as written, its value and extent, and
+the loop iteration.
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ from llmulator import energy as accelergy
 from llmulator import traffic
 from llmulator.area import allocated_area
 from llmulator.design import Design
-from llmulator.errors import UserError
+from llmulator.errors import Diagnostic, SpecError, UserError
 from llmulator.inputs import Inputs, inputs_for, run_reference
 from llmulator.instrument import Instrumented, instrumented
 from llmulator.results import Profile
@@ -73,7 +77,10 @@ class HlsimProfiler:
                     raise UserError(f"hlsim: input '{n}' is {a.dtype}{list(a.shape)}, the workload declares "
                                     f"{want[0]}{list(want[1])}")
                 args[n] = a
-        scalars, outs, sites = runner.run(exe, args, outputs, timing.T, self.time_limit_s, self.mem_limit_mb)
+        try:
+            scalars, outs, sites = runner.run(exe, args, outputs, timing.T, self.time_limit_s, self.mem_limit_mb)
+        except runner.OutOfBounds as e:
+            raise out_of_bounds(d, inst, e, inputs.origin) from None
         check = self._check(d, inputs.arrays, outs)
         prof = self._metrics(d, inst, timing, scalars, sites)
         prof.notes.extend(timing.notes)
@@ -229,6 +236,32 @@ class HlsimProfiler:
                    "area_um2": area, "latency_us": cycles / arch.clock_mhz}
         return Profile(profiler=self.name, version=self.version, metrics=metrics, counters=counters,
                        breakdown=breakdown)
+
+
+def out_of_bounds(d: Design, inst: Instrumented, e: runner.OutOfBounds, inputs: str = "") -> SpecError:
+    """The diagnostic of an out-of-bounds access: file and kernel line, array, index as written, its value
+    and the declared extent, and the enclosing loop variables' values at that moment."""
+    w = d.workload
+    file = w.source_map.file if w.source_map is not None else f"<workload {w.name}>"
+    if not 0 <= e.check < len(inst.checks):  # pragma: no cover - the program and its checks come together
+        return SpecError(Diagnostic(file, None, None, "workload.kernel", str(e)))
+    c = inst.checks[e.check]
+    declared, shape = list(c.declared), [str(x) for x in c.shape]
+    decl = f"[{', '.join(declared)}]" + (f" = [{', '.join(shape)}]" if declared != shape else "")
+    if c.local:
+        decl += " in the kernel"
+    it = ", ".join(f"{v}={x}" for v, x in zip(c.loop_vars, e.loop_values, strict=False))
+    where = f"{c.array}'s dimension {c.dim + 1}" if len(shape) > 1 else c.array
+    what = {"read": "read of", "write": "write to"}.get(c.kind, f"{c.kind} of")
+    at = f" at iteration {it}" if it else ""  # no loop variable in scope (a while loop's condition)
+    msg = (f"out-of-bounds {what} {c.access}{at}: index {c.index} = {e.value} is outside {where} "
+           f"(extent {c.extent}, valid 0..{c.extent - 1}; {c.array} is declared {decl})")
+    hint = ("hlsim checks every array subscript (workload arrays and arrays declared in the kernel; reads "
+            "and writes, each dimension) and stops at the first one out of bounds; fix the index or the "
+            "array's declared shape")
+    if inputs:
+        hint += f" (inputs: {inputs}; design {d.name})"
+    return SpecError(Diagnostic(file, c.line, None, "workload.kernel", msg, hint=hint))
 
 
 def _dtype(w, name):

@@ -5,7 +5,10 @@ Binaries are cached by the hash of their source (and compiler) under
 to a temporary name and renames, so a crash never leaves a broken binary.
 Each run happens in a fresh temporary directory under a wall-time limit, an
 address-space limit and no core dumps; an infinite loop, a crash or an
-allocation beyond the limit ends with a clear UserError, never a hung CLI.
+allocation beyond the limit ends with a clear UserError, never a hung CLI. An
+out-of-bounds subscript (the instrumented program checks every one: ``__CHK`` in
+``llmulator.instrument``) ends the run with :class:`OutOfBounds`, which the profiler
+words with the array, the index and the loop iteration.
 """
 
 from __future__ import annotations
@@ -24,6 +27,16 @@ import numpy as np
 from llmulator.errors import UserError
 
 CFLAGS = ["-O2", "-std=gnu11", "-w", "-fno-strict-aliasing"]
+OOB_EXIT = 5  # the instrumented program's exit status on an out-of-bounds subscript
+
+
+class OutOfBounds(UserError):
+    """The kernel indexed an array outside its declared extent: the check's id
+    (``Instrumented.checks``), the index value and the values of the check's loop variables."""
+
+    def __init__(self, check: int, value: int, loop_values: tuple[int, ...]):
+        self.check, self.value, self.loop_values = check, value, loop_values
+        super().__init__(f"hlsim: out-of-bounds array access (check {check}: index {value})")
 
 
 def cache_dir() -> Path:
@@ -112,11 +125,16 @@ def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dt
         msg = err.decode(errors="replace").strip()
         if rc < 0:
             sig = signal.Signals(-rc).name
-            why = {"SIGSEGV": "a segmentation fault (an out-of-bounds array access, or a stack overflow)",
+            why = {"SIGSEGV": "a segmentation fault (a stack overflow, e.g. a large array declared in "
+                   "the kernel, or an access through a pointer)",
                    "SIGXCPU": "the CPU-time limit", "SIGKILL": "being killed (out of memory or time)",
                    "SIGFPE": "an arithmetic error (integer division by zero)",
                    "SIGABRT": "an abort"}.get(sig, sig)
             raise UserError(f"hlsim: the kernel crashed with {sig}: {why}" + (f"\n{msg}" if msg else ""))
+        if rc == OOB_EXIT:
+            oob = _oob_record(msg)
+            if oob is not None:
+                raise oob
         if rc == 3 or "out of memory" in msg:
             raise UserError(f"hlsim: the kernel ran out of memory (limit {mem_limit_mb} MiB; raise --mem-limit)"
                             + (f"\n{msg}" if msg else ""))
@@ -136,3 +154,16 @@ def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dt
         for name, (dtype, shape) in outputs.items():
             outs[name] = np.fromfile(t / f"{name}.out", dtype=dtype).reshape(shape)
         return scalars, outs, sites
+
+
+def _oob_record(stderr: str) -> OutOfBounds | None:
+    """The ``hlsim-oob CHECK VALUE LOOPVALUES...`` line the program printed, if any."""
+    for line in reversed(stderr.splitlines()):
+        parts = line.split()
+        if parts[:1] == ["hlsim-oob"] and len(parts) >= 3:
+            try:
+                nums = [int(x) for x in parts[1:]]
+            except ValueError:
+                return None
+            return OutOfBounds(nums[0], nums[1], tuple(nums[2:]))
+    return None
