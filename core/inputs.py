@@ -6,7 +6,9 @@ sparsity pattern that fill several index arrays at once); ``variants`` are
 named alternatives that override parts of that description. This module turns
 the description into arrays:
 
-* :func:`generate_inputs` makes one array for every array of the workload;
+* :func:`generate_inputs` makes one array for every array of the workload
+  (declarative descriptions first, in dependency order for ``copy_of``; then the
+  workload's optional Python ``generator`` for inputs that depend on each other);
 * :func:`run_reference` executes the workload's NumPy ``reference`` on them;
 * :func:`save_inputs` / :func:`load_inputs` store and read them as one
   ``<array>.npy`` file per array.
@@ -16,14 +18,23 @@ bit-identical arrays. Each array draws from its own generator, derived from the
 seed and the array's name, so adding or changing the description of one array
 does not change the values of the others.
 
+A variant may also change the workload's scalars and the generator's ``params``
+(:func:`resolve_inputs` returns the effective ones; :func:`inputs_for` hands the
+scalars to the profilers with the arrays).
+
+Python from the workload file -- the reference and the generator -- runs only
+through :func:`llmulator.usercode.run_user_code` (the one place the sandbox of
+issue #16 confines).
+
 Every problem that comes from user input is raised as
 :class:`llmulator.errors.UserError` with a message naming the workload and
-the array.
+the array (or, for a mistake in the description itself that a file position
+can point at, :class:`llmulator.errors.SpecError` with file:line and field).
 """
 
 from __future__ import annotations
 
-import traceback
+import copy
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
@@ -32,8 +43,9 @@ from typing import Any
 import attrs
 import numpy as np
 
-from .errors import UserError
+from .errors import SpecError, UserError
 from .expr import ExprError, evaluate
+from .usercode import run_user_code
 
 NP_DTYPES: dict[str, type[np.generic]] = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -77,18 +89,66 @@ def _structure_outputs(st: Mapping[str, Any]) -> set[str]:
     return {st[k] for k in ("row_ptr", "col_idx") if st.get(k)}
 
 
+def _spec_error(workload, path: tuple, message: str, expected: str = "", hint: str = "") -> Exception:
+    """A SpecError at ``workload.<path>`` (file:line from the workload's source map), or, for a
+    workload built without one, a UserError naming the workload and the field."""
+    smap = getattr(workload, "source_map", None)
+    if smap is not None:
+        return SpecError(smap.diag(("workload",) + tuple(path), message, expected, hint, prefer_key=True))
+    field = ".".join(str(p) for p in path)
+    text = f"workload '{workload.name}': {field}: {message}"
+    if expected:
+        text += f" (expected: {expected})"
+    return UserError(text + (f"; {hint}" if hint else ""))
+
+
+def _scalar_override(workload, variant: str, name: str, value: Any) -> dict[str, Any]:
+    """A scalar of the workload with the value a variant gives it (checked against its dtype)."""
+    path = ("inputs", "variants", variant, "scalars", name)
+    known = workload.scalars or {}
+    if name not in known:
+        raise _spec_error(workload, path, f"variant '{variant}' sets unknown scalar '{name}'",
+                          "one of: " + (", ".join(sorted(known)) or "none (the workload declares no scalars)"),
+                          "declare it under workload.scalars with a dtype and a default value")
+    dtype = known[name]["dtype"]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _spec_error(workload, path, f"scalar '{name}' of variant '{variant}' is {value!r}, not a number",
+                          f"a number of dtype {dtype}")
+    dt = np_dtype(dtype)
+    if dt.kind in "iu":
+        dmin, dmax = _int_bounds(dt)
+        if not np.isfinite(value) or value != int(value) or not dmin <= value <= dmax:
+            raise _spec_error(workload, path, f"scalar '{name}' of variant '{variant}' is {value}, which does "
+                              f"not fit its dtype {dtype}", f"an integer in [{dmin}, {dmax}]")
+    else:
+        with np.errstate(over="ignore"):
+            finite = bool(np.isfinite(value) and np.isfinite(dt.type(value)))
+        if not finite:
+            raise _spec_error(workload, path, f"scalar '{name}' of variant '{variant}' is {value}, which does "
+                              f"not fit its dtype {dtype}", f"a finite {dtype} value")
+    return {**known[name], "value": value}
+
+
 def resolve_inputs(workload, variant: str | None = None) -> dict[str, Any]:
     """The effective input description: the base ``inputs`` with a variant applied.
 
-    Returns ``{"seed", "arrays", "structures", "hints"}``. A variant's array
-    descriptions replace the base ones of the same array; a variant's structure
-    replaces every base structure that fills one of the same arrays (others are
-    kept); a variant's hints override the workload's hints by label.
+    Returns ``{"seed", "arrays", "structures", "hints", "scalars", "params", "generator"}``.
+    A variant's array descriptions replace the base ones of the same array; a variant's
+    structure replaces every base structure that fills one of the same arrays (others are
+    kept); a variant's hints override the workload's hints by label; a variant's
+    ``scalars`` override the values (not the dtypes) of the workload's scalars by name
+    (``"scalars"`` is the whole effective ``{name: {"dtype", "value"}}`` mapping); a
+    variant's ``params`` override the generator parameters ``inputs.params`` by name
+    (a variant may only set parameters the base declares); a variant's ``generator``
+    replaces the base one (``None`` when there is none).
     """
     inp = workload.inputs or {}
     arrays = dict(inp.get("arrays", {}))
     structures = list(inp.get("structures", []))
     hints = {k: dict(v) for k, v in (workload.hints or {}).items()}
+    scalars = {k: dict(v) for k, v in (workload.scalars or {}).items()}
+    params = copy.deepcopy(dict(inp.get("params", {})))
+    generator = inp.get("generator")
     if variant is not None:
         known = inp.get("variants", {})
         if variant not in known:
@@ -103,7 +163,30 @@ def resolve_inputs(workload, variant: str | None = None) -> dict[str, Any]:
             structures.append(st)
         for label, h in v.get("hints", {}).items():
             hints.setdefault(label, {}).update(h)
-    return {"seed": inp.get("seed", 0), "arrays": arrays, "structures": structures, "hints": hints}
+        for name, value in v.get("scalars", {}).items():
+            scalars[name] = _scalar_override(workload, variant, name, value)
+        for name, value in v.get("params", {}).items():
+            if name not in params:
+                raise _spec_error(workload, ("inputs", "variants", variant, "params", name),
+                                  f"variant '{variant}' sets generator parameter '{name}', which "
+                                  "inputs.params does not declare",
+                                  "one of: " + (", ".join(sorted(params)) or "none"),
+                                  f"give its default under inputs.params ({name}: ...)")
+            params[name] = copy.deepcopy(value)
+        generator = v.get("generator", generator)
+    return {"seed": inp.get("seed", 0), "arrays": arrays, "structures": structures, "hints": hints,
+            "scalars": scalars, "params": params, "generator": generator}
+
+
+def effective_workload(workload, variant: str | None):
+    """``workload`` with the scalar values of ``variant`` (the same object when the variant changes
+    none): what compiles into the kernel and what the reference sees for that variant."""
+    if variant is None:
+        return workload
+    scalars = resolve_inputs(workload, variant)["scalars"]
+    if scalars == (workload.scalars or {}):
+        return workload
+    return attrs.evolve(workload, scalars=scalars)
 
 
 def _array_rng(seed: int, name: str) -> np.random.Generator:
@@ -123,11 +206,24 @@ def _check_int_range(wname: str, name: str, dt: np.dtype, lo: float, hi: float, 
                             f"dtype {dt.name} [{dmin}, {dmax}]")
 
 
+def _axis(wname: str, name: str, desc: Mapping[str, Any], shape: tuple[int, ...]) -> int:
+    axis = desc.get("axis", -1)
+    if isinstance(axis, bool) or not isinstance(axis, int) or not -len(shape) <= axis < len(shape):
+        raise UserError(f"workload '{wname}', array '{name}': axis {axis!r} does not exist in an array of "
+                        f"{len(shape)} dimension(s) (use 0..{len(shape) - 1}, or -1 for the last)")
+    return axis % len(shape)
+
+
 def _fill(wname: str, name: str, desc: Mapping[str, Any], shape: tuple[int, ...], dt: np.dtype,
-          rng: np.random.Generator) -> np.ndarray:
+          rng: np.random.Generator, source: np.ndarray | None = None) -> np.ndarray:
     dist = desc.get("distribution")
     size = int(np.prod(shape, dtype=np.int64))
     is_int = dt.kind in "iu"
+    if dist in ("one_hot", "normalized"):
+        for key in ("density", "order"):
+            if key in desc:
+                raise UserError(f"workload '{wname}', array '{name}': '{key}' would break the rows of "
+                                f"distribution '{dist}'; remove it")
     if dist in ("uniform", "randint"):
         if "range" not in desc:
             raise UserError(f"workload '{wname}', array '{name}': distribution '{dist}' needs a range")
@@ -160,10 +256,35 @@ def _fill(wname: str, name: str, desc: Mapping[str, Any], shape: tuple[int, ...]
         vals = np.full(shape, value)
     elif dist == "zeros":
         vals = np.zeros(shape)
-    elif dist in ("arange", "permutation"):
-        _check_int_range(wname, name, dt, 0, max(size - 1, 0), f"{dist} values")
-        seq = np.arange(size, dtype=np.int64) if dist == "arange" else rng.permutation(size)
+    elif dist == "arange":
+        start, step = desc.get("start", 0), desc.get("step", 1)
+        if is_int and (start != int(start) or step != int(step)):
+            raise UserError(f"workload '{wname}', array '{name}': arange start {start} and step {step} "
+                            f"must be integers for dtype {dt.name}")
+        last = start + step * max(size - 1, 0)
+        _check_int_range(wname, name, dt, min(start, last), max(start, last), "arange values")
+        if start == int(start) and step == int(step):
+            seq = int(start) + int(step) * np.arange(size, dtype=np.int64)
+        else:
+            seq = float(start) + float(step) * np.arange(size, dtype=np.float64)
         vals = seq.reshape(shape)
+    elif dist == "permutation":
+        _check_int_range(wname, name, dt, 0, max(size - 1, 0), "permutation values")
+        vals = rng.permutation(size).reshape(shape)
+    elif dist == "one_hot":
+        # one 1 per row along the axis (the last by default), at a uniformly random position
+        ax = _axis(wname, name, desc, shape)
+        hot = rng.integers(0, shape[ax], size=shape[:ax] + shape[ax + 1:])
+        vals = np.zeros(shape, dtype=np.int64)
+        np.put_along_axis(vals, np.expand_dims(hot, ax), 1, axis=ax)
+    elif dist == "normalized":
+        # rows drawn uniformly from the probability simplex (Dirichlet(1, ..., 1)): non-negative, sum 1
+        if dt.kind != "f":
+            raise UserError(f"workload '{wname}', array '{name}': distribution 'normalized' (rows that sum "
+                            f"to 1) needs a floating-point dtype, not {dt.name}")
+        ax = _axis(wname, name, desc, shape)
+        vals = rng.exponential(size=shape)
+        vals /= vals.sum(axis=ax, keepdims=True)
     else:
         raise UserError(f"workload '{wname}', array '{name}': unknown distribution {dist!r}")
     out = np.asarray(vals).astype(dt)
@@ -183,7 +304,30 @@ def _fill(wname: str, name: str, desc: Mapping[str, Any], shape: tuple[int, ...]
                             "'ascending' or 'descending'")
         flat = np.sort(out.reshape(-1), kind="stable")
         out = (flat if order == "ascending" else flat[::-1]).reshape(shape).copy()
+    if source is not None:
+        out = _mutated_copy(wname, name, desc, out, source, dt, rng)
     return out
+
+
+def _mutated_copy(wname: str, name: str, desc: Mapping[str, Any], fresh: np.ndarray, source: np.ndarray,
+                  dt: np.dtype, rng: np.random.Generator) -> np.ndarray:
+    """``copy_of``: the source's elements (C order), each replaced with probability ``mutation_rate``
+    by the element of ``fresh`` (this array's own draw) at the same place."""
+    src_name = desc["copy_of"]
+    if source.size != fresh.size:
+        raise UserError(f"workload '{wname}', array '{name}': copy_of '{src_name}' has {source.size} "
+                        f"elements (shape {source.shape}), but '{name}' has {fresh.size} (shape {fresh.shape})")
+    rate = float(desc.get("mutation_rate", 0.0))
+    if not 0.0 <= rate <= 1.0:
+        raise UserError(f"workload '{wname}', array '{name}': mutation_rate {rate} is not in [0, 1]")
+    src = source.reshape(fresh.shape)
+    if dt.kind in "iu" and src.size:
+        if src.dtype.kind == "f" and not np.array_equal(src, np.round(src)):
+            raise UserError(f"workload '{wname}', array '{name}': copy_of '{src_name}' holds non-integer "
+                            f"values, which dtype {dt.name} cannot hold")
+        _check_int_range(wname, name, dt, int(src.min()), int(src.max()), f"values copied from '{src_name}'")
+    mutate = rng.random(fresh.shape) < rate
+    return np.where(mutate, fresh, src.astype(dt))
 
 
 def _eval_int(wname: str, what: str, expr: Any, sizes: Mapping[str, int]) -> int:
@@ -326,23 +470,36 @@ def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = No
       ``variant`` (see :func:`resolve_inputs`). An input array with no description
       gets uniform random values: floats uniform in [-1, 1), signed integers in
       [-128, 127], unsigned integers in [0, 255] (:func:`default_description`).
+    * Then ``inputs.generator``, if the workload (or the variant) has one, may
+      overwrite any ``in``/``inout`` array (:func:`run_generator`).
     * ``out`` and ``temp`` arrays are zero.
 
     Dtypes come from the spec (``fp32`` -> ``np.float32``, ...), shapes from
     ``workload.shape``. Distributions: ``uniform`` (range [low, high); on an
     integer dtype, integers in [low, high]), ``normal`` (mean, std; rounded and
     clipped on integer dtypes), ``randint`` (range, high inclusive),
-    ``constant`` (value), ``zeros``, ``arange`` (0, 1, ... in C order) and
-    ``permutation`` (a random permutation of 0..size-1). ``density`` then keeps
+    ``constant`` (value), ``zeros``, ``arange`` (``start``, ``start + step``, ...
+    in C order; start 0 and step 1 by default), ``permutation`` (a random
+    permutation of 0..size-1), ``one_hot`` (along ``axis``, the last by default:
+    each row all zeros but a single 1 at a uniformly random position) and
+    ``normalized`` (floating-point dtypes: non-negative rows along ``axis`` that
+    sum to 1, uniform on the probability simplex). ``density`` then keeps
     exactly ``round(density * size)`` randomly chosen elements and zeroes the rest,
-    and ``order`` (``ascending`` / ``descending``) finally sorts the elements (C order).
+    and ``order`` (``ascending`` / ``descending``) finally sorts the elements (C order);
+    neither combines with ``one_hot`` or ``normalized``. ``copy_of: OTHER`` makes the
+    array a copy of the input array OTHER (same number of elements, taken in C order;
+    OTHER is generated first, whatever the order of the arrays, and a cycle of copies
+    is an error), each element replaced with probability ``mutation_rate`` (default 0)
+    by this array's own draw from its distribution at that place.
     Structures: ``csr`` (``row_ptr`` and ``col_idx``) and ``ell`` (a 2-D ``col_idx``
     [rows][width], each row's indices left-justified and padded with -1).
 
     ``seed`` defaults to ``inputs.seed`` (or 0). Each array uses its own
     ``numpy.random.default_rng`` seeded with ``[seed, crc32(name)]`` (a structure
-    uses one seeded with its row_ptr and col_idx names). Parameters missing from
-    ``sizes`` take the workload's default values.
+    uses one seeded with its row_ptr and col_idx names; the generator one seeded
+    with ``[seed, crc32("<generator>")]``), so the values of one array do not
+    depend on the description of another (except through ``copy_of``, or what the
+    generator does). Parameters missing from ``sizes`` take the workload's default values.
     """
     desc = resolve_inputs(workload, variant)
     seed = desc["seed"] if seed is None else seed
@@ -362,6 +519,7 @@ def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = No
             filled_by[n] = "structure"
         fill = _fill_csr if st["kind"] == "csr" else _fill_ell
         fill(workload, st, sizes, _array_rng(seed, label), out)
+    pending = []
     for name, spec in workload.arrays.items():
         shape = workload.shape(name, sizes)
         dt = np_dtype(spec.dtype)
@@ -379,9 +537,170 @@ def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = No
                                 "and takes no input data")
             out[name] = np.zeros(shape, dtype=dt)
             continue
+        pending.append(name)
+    for name in fill_order(workload, desc["arrays"], pending, variant):
+        spec = workload.arrays[name]
         adesc = desc["arrays"].get(name) or default_description(spec.dtype)
-        out[name] = _fill(workload.name, name, adesc, shape, dt, _array_rng(seed, name))
+        src = adesc.get("copy_of")
+        out[name] = _fill(workload.name, name, adesc, workload.shape(name, sizes), np_dtype(spec.dtype),
+                          _array_rng(seed, name), None if src is None else out[src])
+    if desc["generator"]:
+        out.update(run_generator(workload, desc, sizes, seed, out, variant))
     return {name: out[name] for name in workload.arrays}
+
+
+def fill_order(workload, descriptions: Mapping[str, Mapping[str, Any]], names: list[str],
+               variant: str | None = None) -> list[str]:
+    """``names`` (input arrays with declarative descriptions) in an order where every ``copy_of``
+    source comes before its copies (otherwise the given order). A source must be an ``in``/``inout``
+    array of the workload; a cycle of copies is an error naming it."""
+    order: list[str] = []
+    done: set[str] = set()
+    todo = set(names)
+
+    def visit(name: str, chain: list[str]) -> None:
+        if name in done or name not in todo:
+            return
+        if name in chain:
+            cycle = " -> ".join(chain[chain.index(name):] + [name])
+            raise _spec_error(workload, _desc_path(workload, variant, name, "copy_of"),
+                              f"copy_of forms a cycle: {cycle}", "copies that end in an array generated "
+                              "another way", "remove copy_of from one array of the cycle")
+        src = (descriptions.get(name) or {}).get("copy_of")
+        if src is not None:
+            spec = workload.arrays.get(src)
+            if spec is None or spec.role not in ("in", "inout"):
+                msg = (f"array '{name}' is a copy_of unknown array '{src}'" if spec is None else
+                       f"array '{name}' is a copy_of '{src}', whose role is '{spec.role}' (no input data)")
+                raise _spec_error(workload, _desc_path(workload, variant, name, "copy_of"), msg,
+                                  "the name of an in or inout array: " + ", ".join(
+                                      n for n, a in workload.arrays.items() if a.role in ("in", "inout")))
+            visit(src, chain + [name])
+        done.add(name)
+        order.append(name)
+
+    for n in names:
+        visit(n, [])
+    return order
+
+
+def _desc_path(workload, variant: str | None, name: str, key: str) -> tuple:
+    """Field path of ``key`` in the description of array ``name``: the variant's when it describes it."""
+    v = (workload.inputs or {}).get("variants", {}).get(variant or "", {})
+    if variant is not None and name in v.get("arrays", {}):
+        return ("inputs", "variants", variant, "arrays", name, key)
+    return ("inputs", "arrays", name, key)
+
+
+_GENERATOR_NAMES = ("np", "rng", "params")
+
+
+def run_generator(workload, desc: Mapping[str, Any], sizes: Mapping[str, int], seed: int,
+                  arrays: Mapping[str, np.ndarray], variant: str | None = None) -> dict[str, np.ndarray]:
+    """Run the input generator of a resolved description (:func:`resolve_inputs`) and return every
+    ``in``/``inout`` array, checked and cast to its declared dtype.
+
+    The generator is Python, run by :func:`llmulator.usercode.run_user_code` with ``np``, the
+    parameters (``sizes``), the effective scalars (NumPy scalars of their dtype), ``rng`` (a
+    ``numpy.random.Generator`` seeded with ``[seed, crc32("<generator>")]``), ``params`` (the
+    generator parameters: ``inputs.params`` with the variant's applied) and a copy of every
+    ``in``/``inout`` array as the declarative descriptions made it. It changes or reassigns any of
+    those arrays; the others keep their values. Each result must be numeric, have the declared
+    shape, and hold values its dtype can represent (integers for an integer dtype, within its
+    range; no overflow to infinity for a float dtype). The generator runs twice and both runs must
+    give identical arrays: random numbers must come from ``rng``.
+    """
+    wname = workload.name
+    code = desc["generator"]
+    inputs = [n for n, a in workload.arrays.items() if a.role in ("in", "inout")]
+    others = [n for n, a in workload.arrays.items() if a.role not in ("in", "inout")]
+    taken = set(sizes) | set(desc["scalars"]) | set(workload.arrays)
+    for n in _GENERATOR_NAMES:
+        if n in taken:
+            raise UserError(f"workload '{wname}': the input generator needs the name '{n}', which is also "
+                            "a parameter, scalar or array of the workload; rename that")
+    what = "input generator" + (f" (variant '{variant}')" if variant else "")
+
+    def once() -> dict[str, np.ndarray]:
+        ns: dict[str, Any] = {"np": np}
+        ns.update(sizes)
+        ns.update({k: _scalar_value(v) for k, v in desc["scalars"].items()})
+        ns.update({n: np.array(arrays[n], copy=True) for n in inputs})
+        ns["rng"] = _array_rng(seed, "<generator>")
+        ns["params"] = copy.deepcopy(desc["params"])
+        run_user_code("input generator", wname, code, ns)
+        for n in others:
+            if n in ns:
+                raise UserError(f"{what} of workload '{wname}' assigned '{n}', whose role is "
+                                f"'{workload.arrays[n].role}': a generator makes data for in/inout arrays only")
+        return {n: _generated(workload, what, n, ns.get(n), sizes) for n in inputs}
+
+    first, second = once(), once()
+    for n in inputs:
+        if first[n].tobytes() != second[n].tobytes():
+            raise UserError(f"{what} of workload '{wname}' is not deterministic: array '{n}' differs between "
+                            f"two runs with seed {seed}; draw random numbers from `rng` only (not np.random "
+                            "or a generator of your own without a fixed seed)")
+    return first
+
+
+def _generated(workload, what: str, name: str, value: Any, sizes: Mapping[str, int]) -> np.ndarray:
+    """One array a generator left, checked against its declaration and cast to its dtype."""
+    wname = workload.name
+    spec = workload.arrays[name]
+    shape, dt = workload.shape(name, sizes), np_dtype(spec.dtype)
+    try:
+        arr = np.asarray(value)
+    except Exception:  # noqa: BLE001 - any object that is not array-like
+        arr = None
+    if arr is None or arr.dtype.kind not in "biuf":
+        raise UserError(f"{what} of workload '{wname}' left {type(value).__name__} in array '{name}', "
+                        f"expected a numeric array of dtype {spec.dtype} and shape {shape}")
+    if arr.shape != shape:
+        dims = ", ".join(map(str, spec.shape))
+        raise UserError(f"{what} of workload '{wname}' left array '{name}' with shape {arr.shape}, expected "
+                        f"{shape} (the declared shape [{dims}])")
+    if arr.size and dt.kind in "iu":
+        if arr.dtype.kind == "f":
+            bad = ~np.isfinite(arr) | (arr != np.round(arr))
+            if bad.any():
+                i = np.unravel_index(int(np.argmax(bad)), shape)
+                raise UserError(f"{what} of workload '{wname}' left array '{name}' with non-integer value "
+                                f"{arr[i].item()!r} at {list(map(int, i))}, expected integers of dtype {spec.dtype}")
+        lo, hi = arr.min(), arr.max()
+        dmin, dmax = _int_bounds(dt)
+        if lo < dmin or hi > dmax:
+            raise UserError(f"{what} of workload '{wname}' left array '{name}' with values in "
+                            f"[{lo}, {hi}], which do not fit its dtype {spec.dtype} [{dmin}, {dmax}]")
+    if arr.size and dt.kind == "f":
+        with np.errstate(over="ignore"):
+            cast = arr.astype(dt)
+        over = np.isinf(cast) & np.isfinite(arr)
+        if over.any():
+            i = np.unravel_index(int(np.argmax(over)), shape)
+            raise UserError(f"{what} of workload '{wname}' left array '{name}' with value {arr[i].item()!r} at "
+                            f"{list(map(int, i))}, which overflows its dtype {spec.dtype} (largest "
+                            f"{float(np.finfo(dt).max):g})")
+    return arr.astype(dt, copy=True)
+
+
+def check_inputs(workload) -> None:
+    """Check the input description of a workload without generating data: for the base inputs and
+    every variant, the scalar and generator-parameter overrides, the ``copy_of`` sources (known
+    input arrays, no cycle) and that the generator compiles. Raises SpecError / UserError."""
+    inp = workload.inputs or {}
+    for variant in [None, *sorted(inp.get("variants", {}))]:
+        desc = resolve_inputs(workload, variant)
+        names = [n for n, a in workload.arrays.items() if a.role in ("in", "inout")]
+        fill_order(workload, desc["arrays"], names, variant)
+        if desc["generator"]:
+            try:
+                compile(desc["generator"], f"<input generator of workload '{workload.name}'>", "exec")
+            except SyntaxError as e:
+                where = ("inputs", "variants", variant, "generator") if variant and "generator" in \
+                    inp["variants"][variant] else ("inputs", "generator")
+                raise _spec_error(workload, where, f"the input generator has a syntax error at its line "
+                                  f"{e.lineno}: {e.msg}") from None
 
 
 def _full_sizes(workload, sizes: Mapping[str, int]) -> dict[str, int]:
@@ -393,23 +712,25 @@ def _scalar_value(spec: Mapping[str, Any]) -> Any:
     return np_dtype(spec["dtype"]).type(spec["value"])
 
 
-def run_reference(workload, arrays: Mapping[str, np.ndarray], sizes: Mapping[str, int]
-                  ) -> dict[str, np.ndarray]:
+def run_reference(workload, arrays: Mapping[str, np.ndarray], sizes: Mapping[str, int],
+                  variant: str | None = None) -> dict[str, np.ndarray]:
     """Execute the workload's NumPy ``reference`` and return its ``out`` and ``inout`` arrays.
 
-    The code runs with ``np``, the parameters (``sizes``), the scalars (as NumPy
-    scalars of their dtype) and a copy of every array in scope; ``out`` and
-    ``temp`` arrays missing from ``arrays`` start as zeros. The caller's arrays
-    are never modified. Results are cast to the declared dtype.
+    The code runs (through :func:`llmulator.usercode.run_user_code`) with ``np``, the
+    parameters (``sizes``), the scalars (as NumPy scalars of their dtype, with the values
+    ``variant`` gives them) and a copy of every array in scope; ``out`` and ``temp`` arrays
+    missing from ``arrays`` start as zeros. The caller's arrays are never modified. Results
+    are cast to the declared dtype.
     """
     wname = workload.name
     code = workload.reference
     if not code:
         raise UserError(f"workload '{wname}' has no reference")
     sizes = _full_sizes(workload, sizes)
+    scalars = resolve_inputs(workload, variant)["scalars"] if variant is not None else (workload.scalars or {})
     ns: dict[str, Any] = {"np": np, "__name__": f"reference_{wname}"}
     ns.update(sizes)
-    ns.update({k: _scalar_value(v) for k, v in (workload.scalars or {}).items()})
+    ns.update({k: _scalar_value(v) for k, v in scalars.items()})
     for name, spec in workload.arrays.items():
         shape = workload.shape(name, sizes)
         if name in arrays:
@@ -419,21 +740,7 @@ def run_reference(workload, arrays: Mapping[str, np.ndarray], sizes: Mapping[str
         else:
             raise UserError(f"workload '{wname}': no data for input array '{name}' "
                             "(generate_inputs makes data for every array)")
-    fname = f"<reference of workload '{wname}'>"
-    try:
-        compiled = compile(code, fname, "exec")
-    except SyntaxError as e:
-        raise UserError(f"reference of workload '{wname}' has a syntax error at line {e.lineno}: "
-                        f"{e.msg}") from None
-    try:
-        with np.errstate(all="ignore"):
-            exec(compiled, ns)
-    except Exception as e:  # noqa: BLE001 - any failure of user code becomes a UserError
-        line = next((f.lineno for f in reversed(traceback.extract_tb(e.__traceback__))
-                     if f.filename == fname), None)
-        where = f" at line {line}" if line else ""
-        raise UserError(f"reference of workload '{wname}' failed{where}: "
-                        f"{type(e).__name__}: {e}") from None
+    run_user_code("reference", wname, code, ns)
     result: dict[str, np.ndarray] = {}
     for name, spec in workload.arrays.items():
         if spec.role not in ("out", "inout"):
@@ -512,18 +819,28 @@ def load_inputs(directory: str | Path, workload, sizes: Mapping[str, int]) -> di
 
 @attrs.define
 class Inputs:
-    """Concrete input arrays for one design, and where they came from (what profilers receive)."""
+    """Concrete input arrays for one design, and where they came from (what profilers receive).
+
+    ``scalars``: the workload's scalars with the values of the input variant the arrays were made
+    for (``{name: {"dtype", "value"}}``, see :func:`resolve_inputs`); None: the workload's own."""
 
     arrays: dict[str, np.ndarray]
     origin: str
+    scalars: dict[str, dict[str, Any]] | None = None
 
 
 def inputs_for(design, spec: str | None = None, variant: str | None = None) -> Inputs:
-    """Inputs from a CLI-style spec: None (the workload's seed), an integer seed, or a folder of .npy files."""
+    """Inputs from a CLI-style spec: None (the workload's seed), an integer seed, or a folder of .npy files.
+
+    ``variant`` defaults to the design's own (``design.variant``); its scalar values come with the
+    arrays (``Inputs.scalars``), whichever way the arrays are made."""
     w = design.workload
+    if variant is None:
+        variant = getattr(design, "variant", None)
+    scalars = resolve_inputs(w, variant)["scalars"]
     if spec is not None and not str(spec).lstrip("-").isdigit():
-        return Inputs(load_inputs(spec, w, design.sizes), f"directory {spec}")
+        return Inputs(load_inputs(spec, w, design.sizes), f"directory {spec}", scalars)
     seed = int(spec) if spec is not None else None
     arrays = generate_inputs(w, design.sizes, variant=variant, seed=seed)
     used = seed if seed is not None else (w.inputs or {}).get("seed", 0)
-    return Inputs(arrays, f"generated: seed={used}" + (f", variant={variant}" if variant else ""))
+    return Inputs(arrays, f"generated: seed={used}" + (f", variant={variant}" if variant else ""), scalars)

@@ -59,6 +59,7 @@ _TYPE_WORDS = {"object": "mapping", "array": "list", "null": "empty value"}
 _PATTERN_WORDS = {
     "^[A-Za-z_][A-Za-z0-9_]*$": "a name of letters, digits and _ that does not start with a digit",
     "^[A-Za-z_][A-Za-z0-9_.-]*$": "a name of letters, digits, _ . and - that does not start with a digit",
+    "^[A-Za-z0-9_+\\-*/%() .]+$": "an expression of names and numbers with + - * / % and parentheses",
 }
 
 
@@ -121,9 +122,11 @@ def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Dia
         return [smap.diag(at, f"invalid name {name!r}", _describe(err.schema) or "a valid name",
                           "rename the key", prefer_key=True)]
     if v in ("anyOf", "oneOf") and err.context:
-        # report the alternative that got furthest
         best = max(err.context, key=lambda e: len(e.absolute_path))
-        return _error_to_diag(best, smap)
+        if len(best.absolute_path) > len(path):
+            # a mapping or list that matched one alternative up to a field inside: report that field
+            return _error_to_diag(best, smap)
+        return [_alternatives_diag(err, smap)]
     got = err.instance
     got_text = json.dumps(got) if not isinstance(got, (dict, list)) else \
         ("a mapping" if isinstance(got, dict) else "a list")
@@ -155,6 +158,41 @@ def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Dia
     if path and path[-1] == "version":
         hint = "this llmulator reads spec version 1"
     return [smap.diag(path, msg, _describe(err.schema), hint)]
+
+
+_JSON_TYPES = {"number": (int, float), "integer": (int,), "string": (str,), "object": (dict,), "array": (list,),
+               "boolean": (bool,)}
+
+
+def _alternatives_diag(err: jsonschema.ValidationError, smap: SourceMap) -> Diagnostic:
+    """A value that fits none of the alternatives of an anyOf/oneOf: say what each alternative
+    accepts (``a number >= 0, or an expression ...``), not only the first one's type."""
+    path = tuple(err.absolute_path)
+    got = err.instance
+    alts = err.validator_value if isinstance(err.validator_value, list) else []
+    expected = ", or ".join(filter(None, (_describe({k: x for k, x in a.items() if k != "description"})
+                                          for a in alts if isinstance(a, dict))))
+    if isinstance(err.schema, dict) and err.schema.get("description"):
+        expected += f" ({err.schema['description']})"
+
+    def has_type(a: dict[str, Any]) -> bool:
+        t = a.get("type")
+        kinds = _JSON_TYPES.get(t, ()) if isinstance(t, str) else ()
+        return isinstance(got, kinds) and not (isinstance(got, bool) and t != "boolean")
+
+    same_type = [e for e in err.context if isinstance(e.schema, dict) and has_type(e.schema)]
+    got_text = json.dumps(got) if not isinstance(got, (dict, list)) else \
+        ("a mapping" if isinstance(got, dict) else "a list")
+    if same_type:
+        # the value has the right type for an alternative but breaks one of its limits
+        e = same_type[0]
+        msg = {"minimum": f"value {got_text} is too small", "exclusiveMinimum": f"value {got_text} is too small",
+               "maximum": f"value {got_text} is too large", "exclusiveMaximum": f"value {got_text} is too large",
+               "pattern": f"invalid text {got_text}"}.get(e.validator, f"invalid value {got_text}")
+    else:
+        msg = f"wrong type: got {got_text}"
+    hint = "the value is empty: give one, or remove the key" if got is None else ""
+    return smap.diag(path, msg, expected, hint)
 
 
 def validate(kind: str, data: Any, smap: SourceMap) -> None:

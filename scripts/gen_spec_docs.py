@@ -5,7 +5,9 @@ The schemas in core/schemas/ are the single source of truth for the spec
 formats; this script renders them as a reference page: for every field its
 path, type and allowed values or range, default, whether it is required and
 its description, one section per file kind, each with a short complete example
-taken verbatim from the bundled library.
+taken verbatim from the bundled library; then the worked sections written by
+hand in docs/spec-guide/*.md (one construct per file, appended in file-name
+order; tests load and run their examples).
 
     python scripts/gen_spec_docs.py            # (re)write docs/spec-reference.md
     python scripts/gen_spec_docs.py --check    # exit 1 if the file is out of date
@@ -28,6 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "core" / "schemas"
 OUTPUT = ROOT / "docs" / "spec-reference.md"
+# Worked sections written by hand: one '## Title' section per file, appended in file-name order.
+GUIDES = ROOT / "docs" / "spec-guide"
 
 # (kind, library folder, example file) in the order of the page.
 KINDS = [
@@ -231,8 +235,25 @@ def kind_section(kind: str, folder: str, example: str) -> str:
     return "\n".join(out)
 
 
+def guide_sections() -> list[tuple[str, str]]:
+    """(title, text) of each hand-written worked section, in file-name order."""
+    out = []
+    for path in sorted(GUIDES.glob("*.md")) if GUIDES.is_dir() else []:
+        text = path.read_text(encoding="utf-8").strip("\n") + "\n"
+        first = text.splitlines()[0]
+        if not first.startswith("## "):
+            raise ValueError(f"{path}: a worked section starts with a '## Title' line")
+        out.append((first[3:].strip(), text))
+    return out
+
+
+def _anchor(title: str) -> str:
+    return "".join(c for c in title.lower().replace(" ", "-") if c.isalnum() or c in "-_")
+
+
 def render() -> str:
-    """The whole reference page, as text (deterministic: same schemas, same page)."""
+    """The whole reference page, as text (deterministic: same schemas and guides, same page)."""
+    guides = guide_sections()
     head = [
         "# Spec reference",
         "",
@@ -255,10 +276,12 @@ def render() -> str:
         "- Required: the key must be present when its parent is. Default: the value used when the "
         "key is omitted (figures an architecture omits otherwise come from its technology table).",
         "",
-        "Contents: " + ", ".join(f"[{k.capitalize()}](#{k})" for k, _, _ in KINDS) + ".",
+        "Contents: " + ", ".join(f"[{k.capitalize()}](#{k})" for k, _, _ in KINDS) + "."
+        + (" Worked examples: " + ", ".join(f"[{t}](#{_anchor(t)})" for t, _ in guides) + "." if guides else ""),
         "",
     ]
-    return "\n".join(head) + "\n" + "\n".join(kind_section(*k) for k in KINDS)
+    page = "\n".join(head) + "\n" + "\n".join(kind_section(*k) for k in KINDS)
+    return page + "".join("\n" + text for _, text in guides)
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -25,7 +25,7 @@ from llmulator import traffic
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError, UserError
-from llmulator.inputs import Inputs, inputs_for, run_reference
+from llmulator.inputs import Inputs, inputs_for, resolve_inputs, run_reference
 from llmulator.instrument import Instrumented, instrumented
 from llmulator.results import Profile
 from llmulator.timing import Timing
@@ -61,6 +61,7 @@ class HlsimProfiler:
             inputs = inputs_for(d)
         elif isinstance(inputs, dict):
             inputs = Inputs(inputs, "given arrays")
+        d = _with_scalars(d, inputs)
         inst = self.instrumented(d)
         exe, compiled = runner.ensure_binary(inst.source, inst.key)
         timing = Timing(d, inst)
@@ -262,6 +263,15 @@ def out_of_bounds(d: Design, inst: Instrumented, e: runner.OutOfBounds, inputs: 
     if inputs:
         hint += f" (inputs: {inputs}; design {d.name})"
     return SpecError(Diagnostic(file, c.line, None, "workload.kernel", msg, hint=hint))
+
+
+def _with_scalars(d: Design, inputs: Inputs) -> Design:
+    """The design with the scalar values its inputs were made for (an input variant may change them;
+    ``Inputs.scalars``, else the design's variant): they compile into the kernel and reach the reference."""
+    scalars = inputs.scalars if inputs.scalars is not None else resolve_inputs(d.workload, d.variant)["scalars"]
+    if scalars == d.workload.scalars:
+        return d
+    return attrs.evolve(d, workload=attrs.evolve(d.workload, scalars=scalars))
 
 
 def _dtype(w, name):
