@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from . import __version__
@@ -137,6 +139,7 @@ def _console():
 
 
 def cmd_validate(args) -> int:
+    from . import checks
     from .design import Design, check_design
     from .schema import detect_kind, validate
     from .specs import architecture_from_dict, mapping_from_dict, workload_from_dict
@@ -147,6 +150,7 @@ def cmd_validate(args) -> int:
     diags = []
     results = []
     for f in args.files:
+        f = _library_path(f)
         try:
             data, smap = load_yaml(f)
             kind = detect_kind(data)
@@ -158,35 +162,60 @@ def cmd_validate(args) -> int:
                 validate(guess[0] if guess else "architecture", data, smap)
             validate(kind, data, smap)
             loaded[kind] = builders[kind](data[kind], smap)
+            if kind == "workload":
+                from .inputs import check_inputs
+                check_inputs(loaded[kind])  # variants' scalars and generator parameters, copy_of, the generator
             results.append({"file": f, "kind": kind, "ok": True})
         except SpecError as e:
             diags.extend(e.diagnostics)
             results.append({"file": f, "ok": False, "errors": [d.format() for d in e.diagnostics]})
+    warnings = []
     if not diags and len(loaded) == 3:
         d = Design(loaded["architecture"], loaded["workload"], loaded["mapping"],
                    args.preset or loaded["mapping"].preset)
         try:
             check_design(d)
             d.tree  # noqa: B018 - parse the kernel
+            warnings = checks.design_warnings(d)
         except SpecError as e:
             diags.extend(e.diagnostics)
             results.append({"design": d.name, "ok": False, "errors": [x.format() for x in e.diagnostics]})
     elif not diags and "workload" in loaded:
-        from .kernel import analyze
         try:
-            analyze(loaded["workload"])
+            warnings = checks.missing_hints(loaded["workload"])
         except SpecError as e:
             diags.extend(e.diagnostics)
     if diags:
         raise SpecError(diags)
     if args.json:
-        print(json.dumps({"ok": True, "files": results}, indent=2))
+        print(json.dumps({"ok": True, "files": results, "warnings": [w.format() for w in warnings]}, indent=2))
     else:
         for r in results:
             print(f"ok  {r['file']}  ({r['kind']})")
         if len(loaded) == 3:
             print("ok  cross-file checks")
+        for w in warnings:
+            print(w.format(), file=sys.stderr)
     return 0
+
+
+def _library_path(name: str) -> str:
+    """A file path as given, or the one library file (of any kind) with that name (``validate hls-fpga``)."""
+    from . import library
+    p = Path(name)
+    if p.exists() or p.suffix in (".yaml", ".yml") or os.sep in name:
+        return name
+    found = []
+    for kind in ("architecture", "workload", "mapping"):
+        try:
+            found.append(str(library.resolve(kind, name)))
+        except UserError:
+            pass
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise UserError(f"'{name}' names library files of several kinds ({', '.join(found)}); give the path")
+    return name  # load_yaml says the file is not there
 
 
 def cmd_render(args) -> int:
@@ -222,7 +251,7 @@ def cmd_estimate(args) -> int:
     names = args.estimator or ([owner[1]] if owner else plugins.names("estimators"))
     if not names:
         raise UserError("no estimators are registered; see `llmulator plugins`")
-    estimates, skipped = [], {}
+    estimates, skipped, refused = [], {}, {}
     for n in names:
         est = plugins.get("estimators", n)
         why = est.available() if hasattr(est, "available") else None
@@ -231,7 +260,14 @@ def cmd_estimate(args) -> int:
                 raise UserError(f"estimator '{n}' is not available: {why}")
             skipped[n] = why
             continue
-        estimates.extend(est.estimate([d]))
+        try:
+            estimates.extend(est.estimate([d]))
+        except SpecError as e:
+            # this estimator cannot price this design (e.g. a loop without an expected trip count): say
+            # so for it and keep the others' results
+            if len(names) == 1:
+                raise
+            refused[n] = e
     if owner:
         cal, base = owner
         est = plugins.get("estimators", base)
@@ -239,9 +275,13 @@ def cmd_estimate(args) -> int:
         if why:
             raise UserError(f"context '{args.context}' calibrates estimator '{base}', which is not available: {why}")
         estimates.extend(cal.apply(est, args.context).estimate([d]))
+    if refused and not estimates and not owner:
+        raise SpecError([dg for e in refused.values() for dg in e.diagnostics])
     if args.json:
         print(json.dumps({"design": d.to_dict(), "estimates": [e.to_dict() for e in estimates],
-                          "skipped": skipped}, indent=2))
+                          "skipped": skipped,
+                          "refused": {n: [dg.format() for dg in e.diagnostics] for n, e in refused.items()}},
+                         indent=2))
         return 0
     from .report import estimate_table, terms_table
     con = _console()
@@ -253,6 +293,9 @@ def cmd_estimate(args) -> int:
     for e in estimates:
         for note in e.notes:
             con.print(f"[dim]{e.estimator}: {note}[/dim]")
+    for n, e in refused.items():
+        for dg in e.diagnostics:
+            con.print(f"{n}: cannot price this design: " + dg.format(), markup=False, highlight=False)
     if len(skipped) == 1:
         (n, why), = skipped.items()
         con.print(f"[dim]skipped {n}: {why}[/dim]")

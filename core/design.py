@@ -18,7 +18,7 @@ import attrs
 from . import nest
 from .errors import Diagnostic, SpecError
 from .expr import ExprError, evaluate
-from .kernel import Access, Loop, LoopTree, analyze
+from .kernel import BINOP_CLASSES, Access, Loop, LoopTree, analyze
 from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
 from .yamlsrc import SourceMap
 
@@ -89,8 +89,13 @@ class Design:
 
     @cached_property
     def _names(self) -> dict[str, float]:
-        """Values of the parameters and scalars, for evaluating loop bounds."""
-        return {**self.sizes, **{k: v["value"] for k, v in self.workload.scalars.items()}}
+        """Values of the parameters and scalars (the input variant's, when it sets any), for evaluating
+        loop bounds."""
+        scalars = self.workload.scalars
+        if self.variant is not None:
+            from .inputs import resolve_inputs
+            scalars = resolve_inputs(self.workload, self.variant)["scalars"]
+        return {**self.sizes, **{k: v["value"] for k, v in scalars.items()}}
 
     @cached_property
     def _index_branches(self) -> dict[int, float]:
@@ -105,8 +110,9 @@ class Design:
         h = self.hints.get(br.label or "", {})
         if "taken_probability" in h:
             return float(h["taken_probability"]), None
-        return 0.5, (f"branch at line {br.line} (`{br.cond_text}`) has no taken_probability hint; assumed 0.5 "
-                     "(label it and add workload.hints.<label>.taken_probability)")
+        how = (f"add workload.hints.{br.label}.taken_probability" if br.label else
+               "label it (L_name: if (...)) and add workload.hints.L_name.taken_probability")
+        return 0.5, f"branch at line {br.line} (`{br.cond_text}`) has no taken_probability hint; assumed 0.5 ({how})"
 
     @cached_property
     def hints(self) -> dict[str, Any]:
@@ -136,6 +142,14 @@ class Design:
         if "mul" in ops and "add" in ops:
             return st.ops_unfused
         return st.ops
+
+    def used_operator_classes(self) -> set[str]:
+        """Operator classes the kernel's statements run on this architecture (what prompts list: an
+        architecture's other units cost nothing here and only lengthen them)."""
+        used: set[str] = set()
+        for st, _ in self.statements_with_loops():
+            used.update(k for k, v in self.stmt_ops(st).items() if v)
+        return used
 
     def placement(self, array: str) -> str:
         return self.mapping.placement.get(array, self.arch.memory[0].name)
@@ -215,8 +229,8 @@ def load_design(arch: str | Path, workload: str | Path, mapping: str | Path, pre
         raise SpecError(errors)
     a, w, m = loaded
     if variant is not None:
-        from .inputs import resolve_inputs
-        resolve_inputs(w, variant)  # raises UserError naming the known variants
+        from .inputs import effective_workload
+        w = effective_workload(w, variant)  # its scalars; raises UserError naming the known variants
     d = Design(a, w, m, preset if preset is not None else m.preset, variant)
     if check:
         check_design(d)
@@ -251,10 +265,16 @@ def check_design(d: Design) -> None:
                                 _close(label, labels), key=True))
             continue
         loop = tree.loops[label]
+        diags.extend(_check_legal(d, label, loop, lm))
         if lm.tile is not None:
             if loop.data_dependent or loop.is_while:
-                diags.append(_mdiag(m, ("loops", label, "tile"), f"loop {label} has a data-dependent bound "
-                                    "and cannot be tiled", "no tile on this loop"))
+                diags.append(_mdiag(m, ("loops", label, "tile"), f"loop {label} has a trip count only the run "
+                                    f"knows ({loop.dynamic_reason}) and cannot be tiled", "no tile on this loop"))
+            elif not loop.simple:
+                diags.append(_mdiag(m, ("loops", label, "tile"), f"loop {label} is not of the form "
+                                    "`for (v = LO; v < HI; v += CONST)` (its step or condition is another form) "
+                                    "and cannot be tiled", "no tile on this loop",
+                                    "tiling rewrites the loop head; keep it untiled or write it in that form"))
             else:
                 try:
                     bound = d.trips(label)
@@ -285,7 +305,7 @@ def check_design(d: Design) -> None:
                 while top.parent is not None:
                     top = top.parent
                 band = top.band()
-                rect = not nest.is_triangular(d, [lp.label for lp in band])
+                rect = not nest.is_triangular(d, [lp.label for lp in band]) and all(lp.simple for lp in band)
                 if not all(getattr(n, "kind", "") == "stmt" for n in band[-1].body) or loop not in band or not rect:
                     diags.append(_mdiag(m, ("loops", label, "spatial"), f"spatial binding needs a perfect, "
                                         f"rectangular loop nest (nest {top.label} has statements or branches "
@@ -357,7 +377,10 @@ def check_design(d: Design) -> None:
         lvl = d.placement(arr)
         if a.level(lvl).kind == "dram":
             continue
-        bits = d.footprint_elems(arr) * w.arrays[arr].bits
+        try:
+            bits = d.footprint_elems(arr) * w.arrays[arr].bits
+        except SpecError:
+            continue  # a loop without an expected trip count: ``validate`` warns (llmulator.checks)
         by_level.setdefault(lvl, []).append((arr, bits))
     for lvl, items in by_level.items():
         level = a.level(lvl)
@@ -383,14 +406,51 @@ def check_design(d: Design) -> None:
                 continue  # multiplexers are free-standing logic
             alt = " (or mul and add)" if cls == "mac" else ""
             afile = f" in {a.source_map.file}" if a.source_map else ""
+            ops = ", ".join(f"`{o}`" for o, c in BINOP_CLASSES.items() if c == cls)
+            what = f" (C {ops})" if ops else ""
             diags.append(Diagnostic(file, st.line, None, "workload.kernel",
-                                    f"the kernel uses operator class '{cls}' in `{st.text}`, which "
+                                    f"the kernel uses operator class '{cls}'{what} in `{st.text}`, which "
                                     f"architecture '{a.name}' does not provide",
                                     f"an operator '{cls}'{alt} under architecture.compute.operators",
-                                    f"add `{cls}: {{count: 1}}` under compute.operators{afile}, "
-                                    "or use an architecture that has it"))
+                                    f"add `{cls}: {{count: 16, bits: 32, latency_cycles: 1}}` under "
+                                    f"compute.operators{afile} (energy and area come from the "
+                                    f"{a.technology} technology table; see docs/spec-reference.md, "
+                                    "'Operator classes'), or use an architecture that has it"))
     if diags:
         raise SpecError(_dedupe(diags))
+
+
+def _check_legal(d: Design, label: str, loop: Loop, lm) -> list[Diagnostic]:
+    """Pipelining or unrolling a loop is refused (an error) when a loop inside it has a trip count only
+    the run knows: a pipelined loop's inner loops are unrolled completely, and unrolled copies run in
+    lockstep, which an inner loop of unknown length forbids (HLS tools refuse both). An II below the
+    dependence bound is a warning from ``validate`` (``llmulator.checks``): the loop still runs, slower."""
+    out: list[Diagnostic] = []
+    inner = [n for n in _below(loop) if isinstance(n, Loop) and not n.static]
+    if not inner:
+        return out
+    first = inner[0]
+    file = d.workload.source_map.file if d.workload.source_map else "<workload>"
+    why = (f"loop {first.label} (line {first.line} of {file}) inside it has a trip count only the run knows "
+           f"({first.dynamic_reason})")
+    for field, what in (("pipeline_ii", "pipelined"), ("unroll", "unrolled")):
+        if getattr(lm, field, None) and (field != "unroll" or lm.unroll > 1):
+            out.append(_mdiag(d.mapping, ("loops", label, field), f"loop {label} cannot be {what}: {why}",
+                              f"{field} only on loops whose inner loops have static trip counts",
+                              f"put {field} on {first.label} or on a loop inside it instead"))
+    return out
+
+
+def _below(loop: Loop):
+    """Every node inside a loop (branches' sides included)."""
+    stack = list(reversed(loop.body))
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, Loop):
+            stack.extend(reversed(n.body))
+        elif getattr(n, "kind", "") == "branch":
+            stack.extend(reversed(n.then + n.orelse))
 
 
 def _check_fuse(d: Design) -> list[Diagnostic]:
@@ -425,7 +485,7 @@ def _check_fuse(d: Design) -> list[Diagnostic]:
             diags.append(_mdiag(m, at, f"fuse lists {', '.join(known)} out of their nesting order",
                                 "the loops in kernel order, outermost first", f"fuse: [{', '.join(nested)}]"))
         group = [tree.loops[lb] for lb in [label] + known]
-        if any(lp.data_dependent or lp.is_while or lp.depends_on_outer for lp in group):
+        if any(lp.data_dependent or lp.is_while or lp.depends_on_outer or not lp.simple for lp in group):
             diags.append(_mdiag(m, at, f"fused loops need static, rectangular bounds ({label}, {', '.join(known)})",
                                 "loops whose trip counts do not depend on data or on other loops"))
         if not any(m.loop(lb).spatial for lb in band):

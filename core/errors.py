@@ -20,6 +20,7 @@ class Diagnostic:
     message: str
     expected: str = ""
     hint: str = ""
+    severity: str = "error"  # or "warning": the input is accepted, but something cannot be done with it
 
     def format(self) -> str:
         where = self.file or "<input>"
@@ -27,7 +28,7 @@ class Diagnostic:
             where += f":{self.line}"
             if self.col is not None:
                 where += f":{self.col}"
-        text = f"{where}: error: {self.path + ': ' if self.path else ''}{self.message}"
+        text = f"{where}: {self.severity}: {self.path + ': ' if self.path else ''}{self.message}"
         if self.expected:
             text += f"\n    expected: {self.expected}"
         if self.hint:

@@ -1,6 +1,7 @@
 """Safe evaluation of the small integer expressions used in specs ('M + 1', 'NNZ / M').
 
-Only numbers, names of parameters, + - * / // % and parentheses are allowed;
+Only numbers, names of parameters, + - * / // % and parentheses are allowed, and the integer
+operators << >> & | ^ (a kernel's loop bounds such as ``1 << s``; operands are truncated to integers);
 '/' between integers is true division (used for expected trip counts).
 """
 
@@ -13,6 +14,8 @@ from collections.abc import Mapping
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+_INTOPS = {ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitAnd: operator.and_,
+           ast.BitOr: operator.or_, ast.BitXor: operator.xor}
 
 
 class ExprError(ValueError):
@@ -50,10 +53,15 @@ def _eval(node: ast.AST, names: Mapping[str, float], text: str) -> float:
         if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)) and b == 0:
             raise ExprError(f"division by zero in {text!r}")
         return _BINOPS[type(node.op)](a, b)
+    if isinstance(node, ast.BinOp) and type(node.op) in _INTOPS:
+        a, b = int(_eval(node.left, names, text)), int(_eval(node.right, names, text))
+        if isinstance(node.op, (ast.LShift, ast.RShift)) and not 0 <= b < 64:
+            raise ExprError(f"shift by {b} in {text!r}")
+        return _INTOPS[type(node.op)](a, b)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _eval(node.operand, names, text)
         return -v if isinstance(node.op, ast.USub) else v
-    raise ExprError(f"unsupported syntax in {text!r}: only numbers, names, + - * / // % ( )")
+    raise ExprError(f"unsupported syntax in {text!r}: only numbers, names, + - * / // % << >> & | ^ ( )")
 
 
 def as_int(value: float) -> int:

@@ -22,6 +22,7 @@ from typing import Any, Union
 import attrs
 from pycparser import c_ast, c_generator, c_parser
 
+from . import loopforms as lf
 from .errors import Diagnostic, SpecError
 from .expr import ExprError, evaluate
 
@@ -114,6 +115,7 @@ class Branch:
     then: list[Node]
     orelse: list[Node]
     kind: str = "branch"
+    index_text: str | None = None  # the condition over loop variables and parameters (locals substituted)
 
 
 @attrs.define
@@ -131,6 +133,16 @@ class Loop:
     is_while: bool = False
     cond_stmt: Statement | None = None
     kind: str = "loop"
+    step_text: str | None = None  # a step that is an expression (``k += m``), or a geometric factor
+    step_op: str = "+"  # "+" (additive), or "*", "/", "<<", ">>" (``i *= 2``, ``j >>= 1``)
+    cond_op: str = ""  # "!=" for a loop that runs until its variable equals the bound; else by step sign
+    simple: bool = True  # ``for (v = LO; v < HI; v += CONST)``: the form tiling and fusing rewrite
+    dynamic_reason: str | None = None  # why the trip count is not known before the run
+
+    @property
+    def static(self) -> bool:
+        """The trip count follows from parameters and outer loop variables (no hint needed)."""
+        return not (self.data_dependent or self.is_while)
 
     def loops(self) -> list[Loop]:
         return [n for n in self.body if isinstance(n, Loop)]
@@ -213,6 +225,9 @@ class LoopTree:
                     continue
                 hi = _eval_c(anc.upper_text, names)
                 names[anc.var] = (lo + hi - anc.step) / 2.0 if anc.step > 0 else (lo + hi) / 2.0
+        if loop.step_op != "+" or loop.cond_op or loop.step_text is not None:
+            # geometric, symbolic-step or run-until-equal loops: count the values at these outer values
+            return float(len(_values(loop, {k: int(v) for k, v in names.items()})))
         lo = _eval_c(loop.lower_text, names)
         hi = _eval_c(loop.upper_text, names)
         if loop.step > 0:
@@ -282,10 +297,10 @@ class LoopTree:
                 elif isinstance(n, Branch):
                     taken: list[dict[str, float]] = []
                     other: list[dict[str, float]] = []
-                    if not n.data_dependent and envs:
+                    if not n.data_dependent and n.index_text is not None and envs:
                         try:
                             for env in envs:
-                                (taken if _holds(n.cond_text, env) else other).append(env)
+                                (taken if _holds(n.index_text, env) else other).append(env)
                             out[id(n)] = len(taken) / len(envs)
                         except (ExprError, ValueError, TypeError, ZeroDivisionError):
                             taken, other = [], []
@@ -308,11 +323,45 @@ def _subtree(node):
             stack.extend(n.then + n.orelse)
 
 
-def _values(loop: Loop, names: dict[str, float]) -> range:
-    """The values a static loop's variable takes for these outer values (C semantics, integer bounds)."""
+_MAX_VALUES = 10_000_000
+
+
+def _values(loop: Loop, names: dict[str, float]) -> range | list[int]:
+    """The values a static loop's variable takes for these outer values (C semantics, integer bounds):
+    a range for an additive step, the enumerated values for a geometric one or one that runs until its
+    variable equals the bound. A loop that would not end (a zero step, a factor that cannot reach the
+    bound) raises ValueError."""
     lo = int(_eval_c(loop.lower_text, names))
     hi = int(_eval_c(loop.upper_text, names))
-    return range(lo, hi, loop.step)
+    step = loop.step if loop.step_text is None else int(_eval_c(loop.step_text, names))
+    if loop.step_op == "+" and not loop.cond_op:
+        if step == 0:
+            raise ValueError(f"loop {loop.label} steps by 0")
+        return range(lo, hi, step)
+    out: list[int] = []
+    v = lo
+    up = loop.step > 0
+    while (v != hi) if loop.cond_op == "!=" else (v < hi if up else v > hi):
+        out.append(v)
+        if len(out) > _MAX_VALUES:
+            raise ValueError(f"loop {loop.label} does not reach its bound")
+        nv = _step_value(loop.step_op, v, step)
+        if nv == v:
+            raise ValueError(f"loop {loop.label} does not reach its bound (stuck at {v})")
+        v = nv
+    return out
+
+
+def _step_value(op: str, v: int, step: int) -> int:
+    if op == "+":
+        return v + step
+    if op == "*":
+        return v * step
+    if op == "/":
+        return int(v / step) if step else v
+    if op == "<<":
+        return v << step
+    return v >> step
 
 
 def _is_frac(names: dict[str, float]) -> bool:
@@ -320,7 +369,11 @@ def _is_frac(names: dict[str, float]) -> bool:
 
 
 def _eval_c(text: str, names: dict[str, float]) -> float:
-    return float(evaluate(text.replace("(int)", ""), names))
+    """A bound's C text at these values; between integers ``/`` truncates as in C."""
+    text = text.replace("(int)", "")
+    if "/" in text and not _is_frac(names):
+        text = text.replace("/", "//")
+    return float(evaluate(text, names))
 
 
 class _Ctx:
@@ -332,7 +385,14 @@ class _Ctx:
         self.loop_vars: list[str] = []
         self.auto = 0
         self.float_arrays: set[str] = set()
-        self.data_locals: set[str] = set()  # locals whose value derives from array data
+        self.values = lf.Values()  # what each local holds here (program order; see llmulator.loopforms)
+
+    def value(self, node: c_ast.Node | None) -> lf.Static:
+        return lf.value_of(node, self.values, self.loop_vars, self.params | self.scalars, set(self.locals))
+
+    def assign(self, name: str, node: c_ast.Node | None) -> None:
+        """``name = node`` here: the local now holds this value (or data, or something not fixed)."""
+        self.values.assign(name, self.value(node) if node is not None else lf.Static(None, "not initialised"))
 
     def line(self, node: c_ast.Node) -> int:
         return (node.coord.line - 1 + self.line0) if node is not None and node.coord else self.line0
@@ -445,25 +505,31 @@ def _stmt(node: c_ast.Node, ctx: _Ctx, parent: Loop | None, label: str | None = 
         return [_loop(node, ctx, parent, label)]
     if isinstance(node, c_ast.If):
         cond = _expr_stmt(node.cond, ctx, None)
-        dd = _is_data_dependent(node.cond, ctx)
+        held = ctx.value(node.cond)
+        dd = held.data
+        before = ctx.values.copy()
         then = _stmt(node.iftrue, ctx, parent) if node.iftrue else []
+        after_then, ctx.values = ctx.values, before
         orelse = _stmt(node.iffalse, ctx, parent) if node.iffalse else []
-        return [Branch(label, _GEN.visit(node.cond), ctx.line(node), dd, cond, then, orelse)]
+        ctx.values.join(after_then)
+        return [Branch(label, _GEN.visit(node.cond), ctx.line(node), dd, cond, then, orelse, index_text=held.text)]
     if isinstance(node, c_ast.Decl):
         ctype = _GEN.visit(node.type).strip() if node.type is not None else "int"
         ctx.locals[node.name] = ctype.split("[")[0].strip()
         if node.init is None:
+            ctx.assign(node.name, None)
             return []
         st = _expr_stmt(node.init, ctx, node.name)
-        if _is_data_dependent(node.init, ctx):
-            ctx.data_locals.add(node.name)
+        ctx.assign(node.name, node.init)
         return [st]
     if isinstance(node, c_ast.Pragma):
         return []
     if isinstance(node, c_ast.EmptyStatement):
         return []
     if isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall)):
-        return [_expr_stmt(node, ctx, None)]
+        st = _expr_stmt(node, ctx, None)
+        _track(node, ctx)
+        return [st]
     if isinstance(node, (c_ast.Break, c_ast.Continue)):
         return [Statement(_GEN.visit(node), ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
     if isinstance(node, c_ast.Return):
@@ -471,6 +537,20 @@ def _stmt(node: c_ast.Node, ctx: _Ctx, parent: Loop | None, label: str | None = 
                         "use a flag and break out of the loop")
     raise ctx.error(node, f"unsupported statement: {type(node).__name__}",
                     "for/while loops, if, assignments and declarations")
+
+
+def _track(node: c_ast.Node, ctx: _Ctx) -> None:
+    """What an assignment statement (or ``x++``) leaves in its local."""
+    if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and node.lvalue.name in ctx.locals:
+        rhs = node.rvalue if node.op == "=" else lf.compound_value(node.op[:-1], node.lvalue, node.rvalue)
+        ctx.assign(node.lvalue.name, rhs)
+    elif isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "++", "p--", "--") and \
+            isinstance(node.expr, c_ast.ID) and node.expr.name in ctx.locals:
+        op = "+" if "++" in node.op else "-"
+        ctx.assign(node.expr.name, c_ast.BinaryOp(op, node.expr, c_ast.Constant("int", "1")))
+    elif isinstance(node, c_ast.ExprList):
+        for x in node.exprs:
+            _track(x, ctx)
 
 
 def _loop(node, ctx: _Ctx, parent: Loop | None, label: str | None) -> Loop:
@@ -481,56 +561,112 @@ def _loop(node, ctx: _Ctx, parent: Loop | None, label: str | None) -> Loop:
         raise ctx.error(node, f"duplicate loop label '{label}'", "unique labels")
     line = ctx.line(node)
     if isinstance(node, c_ast.For):
-        var, lo = _for_init(node, ctx)
-        upper, step = _for_cond_next(node, var, ctx)
-        dd = (_is_data_dependent(node.init, ctx) if node.init is not None else False) or \
-            _is_data_dependent(node.cond, ctx)
-        names = _names(node.cond) | (_names(node.init) if node.init is not None else set())
-        outer = tuple(v for v in ctx.loop_vars if v in names and v != var)
-        loop = Loop(label, var, lo, upper, step, line, dd, outer, parent=parent)
-        ctx.loop_vars.append(var)
-        ctx.locals.setdefault(var, "int")
+        loop = _for_head(node, ctx, parent, label, line)
+    else:
+        loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True, simple=False,
+                    dynamic_reason="a while loop: its trips are what its condition makes of the run's values")
+    # locals the body (or the increment) assigns change from one iteration to the next: at the loop's
+    # head they hold no fixed expression, and data if any iteration may put data in them
+    changing = lf.assigned_locals(node.stmt) | (lf.assigned_locals(node.next) if isinstance(node, c_ast.For)
+                                                else set())
+    changing = {n for n in changing if n in ctx.locals and n != loop.var}
+    carried = lf.carried_data([node.stmt, getattr(node, "next", None), getattr(node, "cond", None)], ctx.values)
+    for n in changing:
+        ctx.values.static[n] = None
+        ctx.values.changing[n] = label
+        if n in carried:
+            ctx.values.data.add(n)
+    at_head = ctx.values.copy()
+    if isinstance(node, c_ast.For):
+        ctx.loop_vars.append(loop.var)
+        ctx.locals.setdefault(loop.var, "int")
         loop.cond_stmt = _expr_stmt(node.cond, ctx, None) if node.cond is not None else None
     else:
-        loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True)
         loop.cond_stmt = _expr_stmt(node.cond, ctx, None)
     ctx.loops[label] = loop
     loop.body = _stmt(node.stmt, ctx, loop) if node.stmt is not None else []
     if loop.var:
         ctx.loop_vars.pop()
+        ctx.values.static[loop.var] = None  # after the loop: its exit value
+        ctx.values.data.discard(loop.var)
+        for n, held in list(ctx.values.static.items()):  # values written in terms of the ended loop's variable
+            if held is not None and loop.var in lf.ids(held):
+                ctx.values.static[n] = None
+    # after the loop: the body may have run any number of times (zero included)
+    ctx.values.join(at_head)
+    for n in changing:
+        ctx.values.static[n] = None
     return loop
 
 
-def _for_init(node: c_ast.For, ctx: _Ctx) -> tuple[str, str]:
-    init = node.init
-    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
-        d = init.decls[0]
-        return d.name, _py(d.init)
-    if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
-        return init.lvalue.name, _py(init.rvalue)
-    raise ctx.error(node, "unsupported for-loop initialiser", "for (int i = LOW; i < HIGH; i++)")
+def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line: int) -> Loop:
+    """A ``for`` loop's head read as a counted loop where it is one (any affine or geometric step,
+    bounds over parameters, scalars, outer loop variables and locals that hold such expressions here),
+    else as a loop whose trips only the run knows (``dynamic_reason`` says why)."""
+    init = lf.read_init(node.init)
+    if init is None:
+        if node.init is not None:
+            raise ctx.error(node, "unsupported for-loop initialiser", "for (int i = LOW; ...) or for (i = LOW; ...)")
+        raise ctx.error(node, "a for loop without an initialiser", "for (int i = LOW; i < HIGH; i++)",
+                        "write it as a while loop")
+    var, lo_node = init
+    if var in ctx.params or var in ctx.scalars or var in ctx.arrays:
+        raise ctx.error(node, f"the loop variable '{var}' is a parameter, scalar or array",
+                        "a local loop variable")
+    reasons: list[str] = []
 
+    def static_text(n: c_ast.Node | None, what: str) -> str:
+        v = ctx.value(n)
+        if v.node is None:
+            reasons.append(f"its {what} {v.reason}")
+            return "0"
+        return v.text
 
-def _for_cond_next(node: c_ast.For, var: str, ctx: _Ctx) -> tuple[str, int]:
-    step = None
-    nx = node.next
-    if isinstance(nx, c_ast.UnaryOp) and nx.op in ("p++", "++", "p--", "--") and _is_id(nx.expr, var):
-        step = 1 if "++" in nx.op else -1
-    elif isinstance(nx, c_ast.Assignment) and _is_id(nx.lvalue, var):
-        if nx.op in ("+=", "-=") and isinstance(nx.rvalue, c_ast.Constant):
-            step = int(nx.rvalue.value, 0) * (1 if nx.op == "+=" else -1)
-    if step is None or step == 0:
-        raise ctx.error(node, "unsupported for-loop increment", "i++, i--, i += CONST or i -= CONST")
-    c = node.cond
-    if not (isinstance(c, c_ast.BinaryOp) and _is_id(c.left, var) and c.op in ("<", "<=", ">", ">=")):
-        raise ctx.error(node, "unsupported for-loop condition", "i < HIGH, i <= HIGH, i > LOW or i >= LOW",
-                        "put the loop variable on the left")
-    bound = _py(c.right)
-    if c.op == "<=":
-        bound = f"({bound}) + 1"
-    elif c.op == ">=":
-        bound = f"({bound}) - 1"
-    return bound, step
+    lower = static_text(lo_node, "start")
+    cond = lf.read_cond(node.cond, var)
+    nxt = lf.read_next(node.next, var)
+    upper, cond_op, step, step_text, step_op, simple = "0", "", 1, None, "+", False
+    if cond is None:
+        v = ctx.value(node.cond)
+        reasons.append("its condition is not `VAR < BOUND` (nor <=, >, >=, !=)" if v.node is not None
+                       else f"its condition {v.reason}")
+    else:
+        op, bound = cond
+        upper = static_text(bound, "bound")
+        if op == "<=":
+            upper = f"({upper}) + 1"
+        elif op == ">=":
+            upper = f"({upper}) - 1"
+        cond_op = "!=" if op == "!=" else ""
+        simple = op != "!=" and isinstance(node.cond, c_ast.BinaryOp) and _is_id(node.cond.left, var)
+    if nxt is None:
+        reasons.append("its increment is not a step of the loop variable (i++, i += E, i *= C, i >>= C ...)")
+    else:
+        step_op, step_node, others = nxt
+        st = static_text(step_node, "step")
+        try:
+            step = int(evaluate(st, {}))
+            if step_op != "+":
+                step_text = str(step)
+                step = 1 if step_op in ("*", "<<") else -1
+        except ExprError:
+            step_text = st
+            neg = isinstance(step_node, c_ast.UnaryOp) and step_node.op == "-"
+            step = -1 if neg or step_op in ("/", ">>") else 1
+        simple = simple and step_op == "+" and step_text is None and not others
+        if step_op == "+" and step == 0:
+            raise ctx.error(node, f"loop {label} steps by 0", "a non-zero step")
+    if var in lf.assigned_locals(node.stmt):
+        reasons.append(f"its variable '{var}' is also assigned in the body")
+    names = (lf.ids(node.cond) | lf.ids(node.init) | lf.ids(node.next)) - {var}
+    # outer loop variables the head reads, directly or through the locals it reads
+    texts = " ".join(t for t in (lower, upper, step_text or "") if t)
+    used = set(re.findall(r"[A-Za-z_]\w*", texts)) | names
+    outer = tuple(v for v in ctx.loop_vars if v in used and v != var)
+    dynamic = bool(reasons)
+    return Loop(label, var, lower, upper, step, line, dynamic, outer, parent=parent, step_text=step_text,
+                step_op=step_op, cond_op=cond_op, simple=simple and not dynamic,
+                dynamic_reason="; ".join(reasons) if reasons else None)
 
 
 def _is_id(n, name: str) -> bool:
@@ -547,24 +683,6 @@ def _names(n: c_ast.Node | None) -> set[str]:
             out.add(node.name)
     V().visit(n)
     return out
-
-
-def _is_data_dependent(n: c_ast.Node | None, ctx: _Ctx) -> bool:
-    if n is None:
-        return False
-    found = False
-
-    class V(c_ast.NodeVisitor):
-        def visit_ArrayRef(self, node):
-            nonlocal found
-            found = True
-
-        def visit_ID(self, node):
-            nonlocal found
-            if node.name in ctx.data_locals:
-                found = True
-    V().visit(n)
-    return found
 
 
 def _py(n: c_ast.Node) -> str:
@@ -584,6 +702,9 @@ def _affine(n: c_ast.Node, ctx: _Ctx) -> Affine | None:
             return Affine({n.name: 1}, "0")
         if n.name in ctx.params:
             return Affine({}, n.name)
+        held = ctx.values.static.get(n.name) if n.name in ctx.locals else None
+        if held is not None:
+            return _affine(held, ctx)  # a local holding an expression of loop variables and parameters
         return None  # a data-derived local: indirect
     if isinstance(n, c_ast.UnaryOp) and n.op == "-":
         a = _affine(n.expr, ctx)
@@ -818,13 +939,7 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
         visit(n)
     st = Statement(_GEN.visit(n) if decl_name is None else f"{decl_name} = {_GEN.visit(n)}",
                    ctx.line(n), ops, unfused, accesses, dag, written, reads_locals, copies=copied)
-    if written is not None and _stmt_reads_data(st):
-        ctx.data_locals.add(written)
     return st
-
-
-def _stmt_reads_data(st: Statement) -> bool:
-    return any(a.is_read for a in st.accesses)
 
 
 def _base(e: c_ast.ArrayRef) -> str:
@@ -836,7 +951,8 @@ def _base(e: c_ast.ArrayRef) -> str:
 
 _ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Compare,
             ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div,
-            ast.FloorDiv, ast.Mod, ast.Constant, ast.Name, ast.Load)
+            ast.FloorDiv, ast.Mod, ast.Constant, ast.Name, ast.Load, ast.BitAnd, ast.BitOr, ast.BitXor,
+            ast.LShift, ast.RShift, ast.Invert)
 
 
 class _CDivision(ast.NodeTransformer):

@@ -647,8 +647,9 @@ def prompt(design, variant: str | None = None) -> str:
              "capacity": None if lv.capacity_kib is None else _num(lv.capacity_kib),
              "instances": lv.instances, "width": lv.width_bits, "banks": lv.banks, "ports": lv.ports,
              "bandwidth": _num(lv.bandwidth_bytes_per_cycle), "latency": lv.latency_cycles} for lv in a.memory]
+    used = d.used_operator_classes()
     ops = [{"name": o.name, "count": o.count, "latency": o.latency_cycles, "bits": o.bits, "numeric": o.numeric}
-           for o in a.operators.values()]
+           for o in a.operators.values() if o.name in used]
     placement = [f"{n} {d.placement(n)}" for n in w.arrays]
     partition = [f"{n} {p.type}" + (f" {p.factor}" if p.type != "complete" else "") + f" dim {p.dim}"
                  for n, p in m.partition.items()]

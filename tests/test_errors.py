@@ -59,15 +59,18 @@ def _diagnostics(stderr: str) -> list[str]:
 def _check(case: str, c: dict, rc: int, stderr: str) -> None:
     assert "Traceback" not in stderr, stderr
     assert "internal error" not in stderr, stderr
-    assert rc == c["exit"] == 2, f"exit status {rc}, expected 2\n{stderr}"
-    assert "error" in stderr
+    # exit 2 with an error, or (a design the files allow but a static estimator cannot price) exit 0
+    # with a warning at the same place
+    severity = "error" if c["exit"] == 2 else "warning"
+    assert c["exit"] in (0, 2) and rc == c["exit"], f"exit status {rc}, expected {c['exit']}\n{stderr}"
+    assert severity in stderr
     where = f"{_arg(case, c['file'])}:{c['line']}"
     at = [d for d in _diagnostics(stderr) if d.startswith(where + ":")]
     assert at, f"no diagnostic at {where}; got:\n{stderr}"
     good = [d for d in at if all(s in d for s in c["contains"])]
     assert good, f"no diagnostic at {where} contains all of {c['contains']}; got:\n{stderr}"
     d = good[0]
-    assert ": error: " in d.splitlines()[0], d
+    assert f": {severity}: " in d.splitlines()[0], d
     if c.get("hint"):
         assert "\n    hint: " in d, f"no hint in:\n{d}"
     # every diagnostic says what was expected or how to fix it

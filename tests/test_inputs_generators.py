@@ -448,7 +448,9 @@ def test_variant_scalar_reaches_the_reference_and_an_hlsim_profile(write):
         assert p.functional_check == "pass"
         assert p.counters["trips.L_i"] == 50, "the compiled kernel got the variant's K"
         assert p.metrics["cycles"] > base.metrics["cycles"]
-    assert d.workload.scalars["K"]["value"] == 10, "the design itself is left as it was"
+    assert d.workload.scalars["K"]["value"] == 50, "the design carries its variant's scalars (render, bounds)"
+    assert d.trips("L_i") == 50, "static estimators see the variant's K"
+    assert load_design(arch, work, mp).workload.scalars["K"]["value"] == 10, "the base design is left as it was"
 
 
 # --- the schema ------------------------------------------------------------------------------
@@ -533,3 +535,28 @@ def test_spec_reference_has_worked_examples():
     """The sections exist (the examples above are collected from them)."""
     assert len(_doc_examples("Input generators")) >= 3
     assert len(_doc_examples("Variants")) >= 1
+
+
+def test_validate_checks_variant_scalars_and_copy_sources(write, capsys):
+    from llmulator.cli import main
+
+    w = write("w.yaml", """
+        workload:
+          version: 1
+          name: v
+          parameters: {N: 8}
+          scalars:
+            K: {dtype: int32, value: 4}
+          arrays:
+            a: {shape: [N], dtype: int32, role: in}
+            y: {shape: [N], dtype: int32, role: out}
+          kernel: |
+            L_i: for (int i = 0; i < K; i++) {
+              y[i] = a[i];
+            }
+          inputs:
+            variants:
+              big: {scalars: {K: 2.5}}
+    """)
+    assert main(["validate", str(w)]) == 2
+    assert "scalar 'K' of variant 'big' is 2.5" in capsys.readouterr().err

@@ -37,6 +37,14 @@ def segment_sum(v: torch.Tensor, seg: torch.Tensor, n: int) -> torch.Tensor:
     return torch.zeros(n, v.shape[1], dtype=v.dtype).index_add_(0, seg, v)
 
 
+def _standard(t: torch.Tensor, mean: torch.Tensor, std: torch.Tensor) -> torch.Tensor:
+    """Standardised features; a feature that never varied in training (its std clamped at 1e-3, e.g.
+    the figures of an operator class no training architecture had) reads as its training value: the
+    model learned nothing about it, and 1/1e-3 would blow a new value up to a saturated prediction."""
+    z = (t - mean) / std
+    return torch.where(std <= 1e-3, torch.zeros_like(z), z)
+
+
 class _Base(nn.Module):
     """Normalisation buffers and the architecture branch shared by the three models."""
 
@@ -54,7 +62,8 @@ class _Base(nn.Module):
             getattr(self, f"{name}_std").copy_(t.std(0).clamp_min(1e-3) if len(t) > 1 else torch.ones(t.shape[1]))
 
     def inputs(self, batch) -> tuple[torch.Tensor, torch.Tensor]:
-        return (batch["x"] - self.x_mean) / self.x_std, self.arch((batch["g"] - self.g_mean) / self.g_std)
+        return (_standard(batch["x"], self.x_mean, self.x_std),
+                self.arch(_standard(batch["g"], self.g_mean, self.g_std)))
 
     def to_log(self, out: torch.Tensor) -> torch.Tensor:
         """Log-metrics from normalised outputs, kept within 8 training standard deviations (no absurd extrapolation)."""

@@ -109,10 +109,7 @@ def _short_for(mt: re.Match) -> str:
 
 
 def _used_ops(d) -> set[str]:
-    used: set[str] = set()
-    for st, _ in d.statements_with_loops():
-        used.update(k for k, v in d.stmt_ops(st).items() if v)
-    return used
+    return d.used_operator_classes()
 
 
 def _sci(value: float) -> str:

@@ -80,7 +80,7 @@ def sample_mapping(rng: np.random.Generator, name: str, workload: dict[str, Any]
     if pe is not None and len(tops) == 1 and rng.random() < 0.8:
         band = tops[0].band()
         inner_ok = all(getattr(n, "kind", "") == "stmt" for n in band[-1].body)
-        static = [lp for lp in band if not (lp.data_dependent or lp.is_while or lp.depends_on_outer)]
+        static = [lp for lp in band if not (lp.data_dependent or lp.is_while or lp.depends_on_outer) and lp.simple]
         if inner_ok and len(static) >= 2 and len(band) == len(tree.loops):
             idx = rng.permutation(len(static))[:2]
             r, c = static[int(idx[0])], static[int(idx[1])]
@@ -96,7 +96,7 @@ def sample_mapping(rng: np.random.Generator, name: str, workload: dict[str, Any]
             return {"version": 1, "name": name, "workload": workload["name"], "architecture": arch["name"],
                     "loops": loops, "order": order, "placement": placement}
     for lp in tree.loops.values():
-        inner = not lp.loops()
+        inner = not _has_inner_loop(lp)  # anywhere below, branches included: pipelining unrolls them
         static = not (lp.data_dependent or lp.is_while)
         n = int(trips[lp.label]) if static else 0
         entry: dict[str, Any] = {}
@@ -110,7 +110,7 @@ def sample_mapping(rng: np.random.Generator, name: str, workload: dict[str, Any]
             divs = [u for u in (2, 4) if n % u == 0 and u < n]
             if divs:
                 entry["unroll"] = int(choice(rng, divs))
-        if static and not lp.depends_on_outer and lp.perfect_child() is not None and rng.random() < 0.25:
+        if static and lp.simple and not lp.depends_on_outer and lp.perfect_child() is not None and rng.random() < 0.25:
             divs = [t for t in _divisors(n) if t > 1]
             if divs:
                 entry["tile"] = int(choice(rng, divs))
@@ -126,3 +126,16 @@ def sample_mapping(rng: np.random.Generator, name: str, workload: dict[str, Any]
     if partition:
         out["partition"] = partition
     return out
+
+
+def _has_inner_loop(loop) -> bool:
+    """Whether any loop lies inside ``loop`` (under branches too)."""
+    stack = list(loop.body)
+    while stack:
+        n = stack.pop()
+        kind = getattr(n, "kind", "")
+        if kind == "loop":
+            return True
+        if kind == "branch":
+            stack.extend(n.then + n.orelse)
+    return False

@@ -1,0 +1,65 @@
+"""What ``validate`` warns about beyond the spec files' rules: the static facts every estimator needs.
+
+Why: ``validate`` must not accept a design that ``estimate`` then refuses without a word. The spec
+files can be correct while a static estimator still cannot price the design — a loop whose trip
+count only the run knows and that has no expected value — or while the mapping asks for more than
+the hardware can do (an II below a loop-carried dependence). Neither is an error (a profiler
+measures the first; the second runs, slower), so they are warnings with the file and line to fix;
+the estimators raise the same facts as errors of their own, per estimator.
+"""
+
+from __future__ import annotations
+
+from .design import Design, _mdiag
+from .errors import Diagnostic, SpecError
+
+
+def missing_hints(workload, tree=None, hints=None) -> list[Diagnostic]:
+    """Loops whose trip count only the run knows and that have no ``expected_trips`` hint (``hints``:
+    the workload's, or a design's with its input variant applied)."""
+    from .kernel import analyze
+    tree = tree if tree is not None else analyze(workload)
+    hints = workload.hints if hints is None else hints
+    file = workload.source_map.file if workload.source_map else "<workload>"
+    out = []
+    for loop in tree.loops.values():
+        if loop.static or "expected_trips" in hints.get(loop.label, {}):
+            continue
+        out.append(Diagnostic(
+            file, loop.line, None, f"workload.hints.{loop.label}",
+            f"loop {loop.label} has a trip count only the run knows ({loop.dynamic_reason}); static estimators "
+            "that read expected trip counts (analytical, llm) cannot price the design without one, profilers "
+            "measure it",
+            "an expected trip count per entry of the loop (a number or an expression over the parameters)",
+            f"add under workload: `hints: {{{loop.label}: {{expected_trips: <expression>}}}}`",
+            severity="warning"))
+    return out
+
+
+def unachievable_ii(d: Design) -> list[Diagnostic]:
+    """Pipelined loops whose ``pipeline_ii`` the dependences, units or ports do not allow (the loop runs
+    at the larger II the schedule finds; the note says which bound and why)."""
+    from .instrument import instrumented
+    from .timing import Timing
+    try:
+        timing = Timing(d, instrumented(d))
+    except SpecError:
+        return []  # a missing hint: reported by missing_hints
+    out = []
+    for note in timing.notes:
+        label = note.split(":", 1)[0]
+        out.append(_with(_mdiag(d.mapping, ("loops", label, "pipeline_ii"), note.split(": ", 1)[1],
+                                "an II the loop's dependences, operator units and memory ports allow",
+                                "raise pipeline_ii, or remove the dependence (e.g. accumulate into "
+                                "several partial sums)"), "warning"))
+    return out
+
+
+def design_warnings(d: Design) -> list[Diagnostic]:
+    """Every warning ``validate`` prints for a whole design."""
+    return missing_hints(d.workload, d.tree, d.hints) + unachievable_ii(d)
+
+
+def _with(dg: Diagnostic, severity: str) -> Diagnostic:
+    import attrs
+    return attrs.evolve(dg, severity=severity)

@@ -1,0 +1,196 @@
+"""Loop forms a user's code needs, and one static analysis for validate and the estimators.
+
+Whether a loop's trips are known before the run is decided by data flow at the loop (what its bound's
+locals hold there), counted against hand counts; what ``validate`` accepts every static estimator
+prices, or ``validate`` warns and ``estimate`` says per estimator why not; illegal pipelining and
+unrolling are errors at the mapping's line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+from conftest import ROOT, kernel_design
+from llmulator import plugins
+from llmulator.cli import main
+from llmulator.design import check_design, load_design
+from llmulator.errors import SpecError
+from llmulator.library import entries, resolve
+
+ARCH = resolve("architecture", "hls-fpga").read_text()
+ONE = "    x: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}"
+
+
+def design(write, kernel: str, loops: str = "{}", hints: str = "{}", params: str = "{N: 64}"):
+    body = "\n".join("    " + ln for ln in kernel.strip("\n").splitlines())
+    return kernel_design(write, ARCH, body, ONE, "    pass", loops, "{x: BRAM, y: BRAM}", params=params,
+                         hints=hints)
+
+
+@pytest.mark.parametrize("kernel, label, trips", [
+    # a bound local that held data earlier and a static value at the loop
+    ("int h = x[0];\ny[0] = h;\nh = N / 2;\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }", "L_a", 32),
+    # the variable on the right of the comparison
+    ("L_a: for (int k = 0; N > k; k++) { y[k] = 1; }", "L_a", 64),
+    # a comma increment with a second counter, a bare-variable condition, a geometric step
+    ("int lg = 0;\nL_a: for (int s = N >> 1; s; s >>= 1, lg++) { y[lg] = s; }", "L_a", 6),
+    # run until equal, descending by an expression of a parameter
+    ("L_a: for (int k = N; k != 0; k -= N / 8) { y[k - 1] = 1; }", "L_a", 8),
+    # i = i * 2 and i <= bound
+    ("L_a: for (int k = 1; k <= N; k = k * 2) { y[k - 1] = 1; }", "L_a", 7),
+    # a local of a local, evaluated with C integer division
+    ("int q = N / 3;\nint r = q + 1;\nL_a: for (int k = 0; k < r; k += 2) { y[k] = 1; }", "L_a", 11),
+    # a local set the same way on both sides of a branch stays static
+    ("int h = 0;\nif (x[0] > 0) { h = 8; } else { h = 8; }\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }",
+     "L_a", 8),
+])
+def test_static_trips_by_data_flow(write, kernel, label, trips):
+    d = design(write, kernel)
+    loop = d.tree.loops[label]
+    assert loop.static, loop.dynamic_reason
+    assert d.trips(label) == trips
+
+
+@pytest.mark.parametrize("kernel, label, why", [
+    ("int h = x[0];\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }", "L_a", "holds data read from an array"),
+    ("int v = x[0];\nint h = v + 1;\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }", "L_a", "holds data"),
+    ("int h = 1;\nL_o: for (int s = 0; s < 4; s++) {\n  L_a: for (int k = 0; k < h; k++) { y[k] = 1; }\n"
+     "  h = h * 2;\n}", "L_a", "changes from one iteration of loop L_o"),
+    ("int h = 4;\nif (x[0] > 0) { h = 8; }\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }", "L_a",
+     "not a fixed expression"),
+    ("L_a: for (int k = 0; k < N; k++) { y[k] = 1; k += x[k] & 1; }", "L_a", "also assigned in the body"),
+    ("L_a: for (int k = 0; k < N && x[k] != 0; k++) { y[k] = 1; }", "L_a", "reads array 'x'"),
+])
+def test_trips_only_the_run_knows_say_why(write, kernel, label, why):
+    loop = design(write, kernel).tree.loops[label]
+    assert not loop.static
+    assert why in loop.dynamic_reason
+
+
+def test_a_zero_step_is_an_error_at_its_line(write):
+    with pytest.raises(SpecError, match="steps by 0"):
+        design(write, "L_a: for (int k = 0; k < N; k += 0) { y[k] = 1; }").tree  # noqa: B018
+
+
+DYNAMIC = "L_a: for (int i = 0; i < N; i++) {\n  int j = i;\n  L_w: while (j > 0 && x[j] > 0) { y[j] = 1; j--; }\n}"
+
+
+def _files(write, loops: str, hints: str = "{}") -> list[str]:
+    d = design(write, DYNAMIC, loops=loops, hints=hints)
+    return [d.arch.source_map.file, d.workload.source_map.file, d.mapping.source_map.file]
+
+
+def test_validate_warns_about_a_missing_hint_and_estimate_says_which_estimator_cannot_price(write, capsys):
+    files = _files(write, "{}")
+    assert main(["validate", *files]) == 0
+    err = capsys.readouterr().err
+    assert "warning: workload.hints.L_w" in err and "expected_trips" in err
+    assert main(["validate", *files, "--json"]) == 0
+    assert any("L_w" in w for w in json.loads(capsys.readouterr().out)["warnings"])
+    # one estimator that cannot price: exit 2 with the reason
+    assert main(["estimate", *files, "--estimator", "analytical"]) == 2
+    # several: the others' results stay, and the refusal is named per estimator
+    assert main(["estimate", *files, "--estimator", "analytical", "--estimator", "gnn", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [e["estimator"] for e in out["estimates"]] == ["gnn"]
+    assert "L_w" in out["refused"]["analytical"][0]
+    # with the hint: no warning, and the analytical model prices it
+    files = _files(write, "{}", hints="{L_w: {expected_trips: 2}}")
+    assert main(["validate", *files]) == 0
+    assert "warning" not in capsys.readouterr().err
+    assert main(["estimate", *files, "--estimator", "analytical"]) == 0
+
+
+@pytest.mark.parametrize("loops, field", [("{L_a: {pipeline_ii: 1}}", "pipeline_ii"), ("{L_a: {unroll: 2}}", "unroll")])
+def test_pipelining_or_unrolling_around_a_data_dependent_loop_is_an_error(write, loops, field):
+    with pytest.raises(SpecError) as e:
+        design(write, DYNAMIC, loops=loops, hints="{L_w: {expected_trips: 2}}")  # load_design checks it
+    dg = e.value.diagnostics[0]
+    assert dg.path == f"mapping.loops.L_a.{field}" and dg.line is not None
+    assert "L_w" in dg.message and "only the run knows" in dg.message
+    # on the inner loop itself it is fine
+    check_design(design(write, DYNAMIC, loops="{L_w: {pipeline_ii: 1}}", hints="{L_w: {expected_trips: 2}}"))
+
+
+def test_an_ii_below_the_recurrence_is_a_warning_at_the_mapping_line(write, capsys):
+    d = design(write, "int s = 0;\nL_a: for (int i = 0; i < N; i++) { s = s * x[i] + 1; }\ny[0] = s;",
+               loops="{L_a: {pipeline_ii: 1}}")
+    assert main(["validate", d.arch.source_map.file, d.workload.source_map.file, d.mapping.source_map.file]) == 0
+    err = capsys.readouterr().err
+    assert "warning: mapping.loops.L_a.pipeline_ii" in err and "loop-carried dependence" in err
+
+
+def test_tiling_a_geometric_loop_is_refused(write):
+    with pytest.raises(SpecError, match="cannot be tiled"):
+        design(write, "L_a: for (int k = 1; k < N; k <<= 1) { y[k] = 1; }", loops="{L_a: {tile: 2}}")
+
+
+def test_every_bundled_architecture_has_the_integer_and_bitwise_classes():
+    for e in entries("architecture"):
+        ops = yaml.safe_load(open(e["path"]))["architecture"]["compute"]["operators"]
+        assert {"add", "cmp", "logic", "shift", "select"} <= set(ops), e["name"]
+
+
+def test_an_architecture_without_a_class_says_which_to_add_and_how(write):
+    arch = ARCH.replace("      shift: {count: 8, bits: 32, numeric: int, latency_cycles: 1}\n", "")
+    assert arch != ARCH
+    with pytest.raises(SpecError) as e:
+        kernel_design(write, arch, "    L_a: for (int i = 0; i < N; i++) { y[i] = x[i] >> 2; }", ONE, "    pass",
+                      "{}", "{x: BRAM, y: BRAM}")
+    dg = e.value.diagnostics[0]
+    assert "'shift' (C `<<`, `>>`)" in dg.message and "shift: {count:" in dg.hint
+
+
+def test_learned_baselines_ignore_an_operator_class_training_never_varied():
+    """A class no training architecture had (its feature never varied) must not drive a prediction to
+    saturation: the same design on an architecture with and without such figures predicts the same."""
+    from llmulator.design import load_design
+    gnn = plugins.get("estimators", "gnn")
+    if gnn.available():
+        pytest.skip(gnn.available())
+    base = load_design(resolve("architecture", "systolic-16x16"), resolve("workload", "gemm"),
+                       resolve("mapping", "gemm-ws-16x16"))
+    a = gnn.estimate([base])[0].metrics["cycles"]
+    import attrs
+    arch = base.arch
+    ops = dict(arch.operators)
+    ops["shift"] = attrs.evolve(ops["shift"], count=4096, latency_cycles=7)
+    other = attrs.evolve(base, arch=attrs.evolve(arch, operators=ops))
+    b = gnn.estimate([other])[0].metrics["cycles"]
+    assert a == pytest.approx(b, rel=1e-6) and 1 < a < 1e9
+
+
+# --- the worked examples of docs/spec-reference.md (Loop forms, Branch labels and hints) -----------
+
+def _guide_examples(section: str) -> list[str]:
+    text = (ROOT / "docs" / "spec-reference.md").read_text(encoding="utf-8")
+    m = re.search(rf"^## {re.escape(section)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
+    return re.findall(r"```yaml\n(.*?)```", m.group(1), re.S) if m else []
+
+
+GUIDE = [(s, i, y) for s in ("Loop forms", "Branch labels and hints") for i, y in enumerate(_guide_examples(s))]
+
+
+def test_the_guide_sections_have_examples():
+    assert len(_guide_examples("Loop forms")) >= 2 and _guide_examples("Branch labels and hints")
+
+
+@pytest.mark.parametrize("section, i, text", GUIDE, ids=[f"{s}-{i}" for s, i, _ in GUIDE])
+def test_guide_examples_validate_profile_and_estimate(tmp_path, capsys, section, i, text):
+    w = yaml.safe_load(text)["workload"]
+    (tmp_path / "w.yaml").write_text(text)
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump({"mapping": {
+        "version": 1, "name": "plain", "workload": w["name"], "architecture": "hls-fpga",
+        "placement": {a: "BRAM" for a in w["arrays"]}}}))
+    files = ["hls-fpga", str(tmp_path / "w.yaml"), str(tmp_path / "m.yaml")]
+    assert main(["validate", *files]) == 0
+    assert "warning" not in capsys.readouterr().err
+    d = load_design(resolve("architecture", "hls-fpga"), tmp_path / "w.yaml", tmp_path / "m.yaml")
+    prof = plugins.get("profilers", "hlsim").profile(d)
+    assert prof.functional_check.startswith("pass"), prof.functional_check
+    est = plugins.get("estimators", "analytical").estimate([d])[0]
+    if section == "Loop forms":  # static control: the estimate is the measurement
+        assert est.metrics["cycles"] == pytest.approx(prof.metrics["cycles"], rel=0.01)
