@@ -374,8 +374,8 @@ class _Emitter:
         if region == "array":
             return self.array(node, ind, label, kl, model)
         head = self._head(node)
-        var = _loop_var(node) if isinstance(node, c_ast.For) and node.init is not None else (
-            kloop.var if kloop is not None else None)
+        var = kloop.var if kloop is not None else (
+            _loop_var(node) if isinstance(node, c_ast.For) and node.init is not None else None)
         if var is not None and var in self.kernel_vars:
             self.scope.append(var)  # in scope in the body (the head's checks see the outer loops only)
         if region is not None:

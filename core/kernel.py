@@ -36,10 +36,17 @@ _PRELUDE = (
     "typedef float _Float16;\n"
 )
 
-FUNC_CLASSES = {"expf": "exp", "exp": "exp", "sqrtf": "sqrt", "sqrt": "sqrt", "fmaxf": "cmp",
-                "fminf": "cmp", "fmax": "cmp", "fmin": "cmp", "fabsf": "cmp", "fabs": "cmp",
-                "abs": "cmp", "max": "cmp", "min": "cmp", "logf": "exp", "tanhf": "exp",
-                "erff": "exp", "powf": "exp"}
+FUNC_CLASSES = {
+    # transcendental functions: one table-plus-polynomial unit (class exp)
+    **{f + suffix: "exp" for f in ("exp", "exp2", "log", "log2", "log10", "tanh", "erf", "pow", "sin", "cos",
+                                   "tan", "atan", "atan2", "sinh", "cosh", "cbrt") for suffix in ("", "f")},
+    "sqrtf": "sqrt", "sqrt": "sqrt", "hypot": "sqrt", "hypotf": "sqrt",
+    # comparisons and their relatives
+    **{f: "cmp" for f in ("fmaxf", "fminf", "fmax", "fmin", "fabsf", "fabs", "abs", "labs", "max", "min")},
+    # rounding: the adder's normaliser
+    **{f + suffix: "add" for f in ("floor", "ceil", "round", "trunc", "rint") for suffix in ("", "f")},
+    "fmod": "div", "fmodf": "div",
+}
 
 BINOP_CLASSES = {"+": "add", "-": "add", "*": "mul", "/": "div", "%": "div", "<": "cmp", ">": "cmp",
                  "<=": "cmp", ">=": "cmp", "==": "cmp", "!=": "cmp", "&": "logic", "|": "logic",
@@ -519,6 +526,10 @@ def _stmt(node: c_ast.Node, ctx: _Ctx, parent: Loop | None, label: str | None = 
         if node.init is None:
             ctx.assign(node.name, None)
             return []
+        if isinstance(node.init, c_ast.InitList):
+            # a constant table (``const int T[4] = {...}``): a ROM filled when the design is built
+            ctx.assign(node.name, None)
+            return []
         st = _expr_stmt(node.init, ctx, node.name)
         ctx.assign(node.name, node.init)
         return [st]
@@ -561,21 +572,11 @@ def _loop(node, ctx: _Ctx, parent: Loop | None, label: str | None) -> Loop:
         raise ctx.error(node, f"duplicate loop label '{label}'", "unique labels")
     line = ctx.line(node)
     if isinstance(node, c_ast.For):
-        loop = _for_head(node, ctx, parent, label, line)
+        loop, changing = _for_head(node, ctx, parent, label, line)
     else:
+        changing = _enter(node, ctx, label, None)
         loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True, simple=False,
                     dynamic_reason="a while loop: its trips are what its condition makes of the run's values")
-    # locals the body (or the increment) assigns change from one iteration to the next: at the loop's
-    # head they hold no fixed expression, and data if any iteration may put data in them
-    changing = lf.assigned_locals(node.stmt) | (lf.assigned_locals(node.next) if isinstance(node, c_ast.For)
-                                                else set())
-    changing = {n for n in changing if n in ctx.locals and n != loop.var}
-    carried = lf.carried_data([node.stmt, getattr(node, "next", None), getattr(node, "cond", None)], ctx.values)
-    for n in changing:
-        ctx.values.static[n] = None
-        ctx.values.changing[n] = label
-        if n in carried:
-            ctx.values.data.add(n)
     at_head = ctx.values.copy()
     if isinstance(node, c_ast.For):
         ctx.loop_vars.append(loop.var)
@@ -599,20 +600,52 @@ def _loop(node, ctx: _Ctx, parent: Loop | None, label: str | None) -> Loop:
     return loop
 
 
-def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line: int) -> Loop:
+def _enter(node, ctx: _Ctx, label: str, var: str | None) -> set[str]:
+    """At a loop's head: the locals its body (or increment) assigns change from one iteration to the
+    next, so they hold no fixed expression there, and hold data if any iteration may put data in them."""
+    changing = lf.assigned_locals(node.stmt) | lf.assigned_locals(getattr(node, "next", None))
+    changing = {n for n in changing if n in ctx.locals and n != var}
+    carried = lf.carried_data([node.stmt, getattr(node, "next", None), getattr(node, "cond", None)], ctx.values)
+    for n in changing:
+        ctx.values.static[n] = None
+        ctx.values.changing[n] = label
+        if n in carried:
+            ctx.values.data.add(n)
+    return changing
+
+
+def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line: int) -> tuple[Loop, set[str]]:
     """A ``for`` loop's head read as a counted loop where it is one (any affine or geometric step,
     bounds over parameters, scalars, outer loop variables and locals that hold such expressions here),
     else as a loop whose trips only the run knows (``dynamic_reason`` says why)."""
-    init = lf.read_init(node.init)
-    if init is None:
-        if node.init is not None:
-            raise ctx.error(node, "unsupported for-loop initialiser", "for (int i = LOW; ...) or for (i = LOW; ...)")
-        raise ctx.error(node, "a for loop without an initialiser", "for (int i = LOW; i < HIGH; i++)",
-                        "write it as a while loop")
-    var, lo_node = init
-    if var in ctx.params or var in ctx.scalars or var in ctx.arrays:
-        raise ctx.error(node, f"the loop variable '{var}' is a parameter, scalar or array",
-                        "a local loop variable")
+    inits = lf.read_inits(node.init)
+    if inits is None:
+        raise ctx.error(node, "unsupported for-loop initialiser",
+                        "for (int i = LOW; ...), for (i = LOW, j = HIGH; ...) or for (; ...)")
+    for v, _e in inits:
+        if v in ctx.params or v in ctx.scalars or v in ctx.arrays:
+            raise ctx.error(node, f"the for loop sets '{v}', a parameter, scalar or array", "local variables")
+    types = {d.name: _GEN.visit(d.type).strip() for d in node.init.decls} \
+        if isinstance(node.init, c_ast.DeclList) else {}
+    for v, e in inits:  # what the head leaves in its variables before the first test
+        if v in types:
+            ctx.locals[v] = types[v] or "int"
+        elif v not in ctx.locals:
+            raise ctx.error(node, f"unknown name '{v}'", "a declared local variable",
+                            "declare it before the loop, or in the head: for (int i = ...)")
+        ctx.assign(v, e)
+    var = lf.loop_variable(inits, node.cond, node.next)
+    if var is None:  # for (;;) / for (; cond;): a loop without a counter, like a while
+        changing = _enter(node, ctx, label, None)
+        return Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True, simple=False,
+                    dynamic_reason="a for loop without a loop variable: its trips are what its condition makes "
+                                   "of the run's values"), changing
+    if var not in ctx.locals:
+        raise ctx.error(node, f"unknown name '{var}'", "a declared local variable")
+    lo_node = dict(inits).get(var) if var in dict(inits) else c_ast.ID(var)  # for (; ...): its value here
+    lower_value = ctx.value(lo_node)  # before the other head variables are marked as changing
+    changing = _enter(node, ctx, label, var)
+    simple_init = len(inits) == 1 and inits[0][0] == var  # the one form tiling rewrites
     reasons: list[str] = []
 
     def static_text(n: c_ast.Node | None, what: str) -> str:
@@ -622,7 +655,9 @@ def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line:
             return "0"
         return v.text
 
-    lower = static_text(lo_node, "start")
+    if lower_value.node is None:
+        reasons.append(f"its start {lower_value.reason}")
+    lower = lower_value.text if lower_value.node is not None else "0"
     cond = lf.read_cond(node.cond, var)
     nxt = lf.read_next(node.next, var)
     upper, cond_op, step, step_text, step_op, simple = "0", "", 1, None, "+", False
@@ -658,6 +693,9 @@ def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line:
             raise ctx.error(node, f"loop {label} steps by 0", "a non-zero step")
     if var in lf.assigned_locals(node.stmt):
         reasons.append(f"its variable '{var}' is also assigned in the body")
+    brk = lf.own_break(node.stmt)
+    if brk is not None:
+        reasons.append(f"it may end early (the break at line {ctx.line(brk)})")
     names = (lf.ids(node.cond) | lf.ids(node.init) | lf.ids(node.next)) - {var}
     # outer loop variables the head reads, directly or through the locals it reads
     texts = " ".join(t for t in (lower, upper, step_text or "") if t)
@@ -665,8 +703,8 @@ def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line:
     outer = tuple(v for v in ctx.loop_vars if v in used and v != var)
     dynamic = bool(reasons)
     return Loop(label, var, lower, upper, step, line, dynamic, outer, parent=parent, step_text=step_text,
-                step_op=step_op, cond_op=cond_op, simple=simple and not dynamic,
-                dynamic_reason="; ".join(reasons) if reasons else None)
+                step_op=step_op, cond_op=cond_op, simple=simple and simple_init and not dynamic,
+                dynamic_reason="; ".join(reasons) if reasons else None), changing
 
 
 def _is_id(n, name: str) -> bool:

@@ -239,13 +239,42 @@ class Head:
     others: list[c_ast.Node]  # further expressions of a comma increment (``i++, log++``)
 
 
-def read_init(init: c_ast.Node | None) -> tuple[str, c_ast.Node] | None:
-    """``int i = LOW`` or ``i = LOW``: (variable, LOW)."""
-    if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
-        return init.decls[0].name, init.decls[0].init
-    if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
-        return init.lvalue.name, init.rvalue
-    return None
+def read_inits(init: c_ast.Node | None) -> list[tuple[str, c_ast.Node | None]] | None:
+    """The variables a ``for`` head sets: ``int i = LOW``, ``i = LOW``, ``int i = 0, j = N - 1``,
+    ``i = 0, j = N - 1`` (an empty list for ``for (; ...)``); None for any other initialiser."""
+    if init is None:
+        return []
+    if isinstance(init, c_ast.DeclList):
+        return [(d.name, d.init) for d in init.decls]
+    parts = list(init.exprs) if isinstance(init, c_ast.ExprList) else [init]
+    out = []
+    for p in parts:
+        if not (isinstance(p, c_ast.Assignment) and p.op == "=" and isinstance(p.lvalue, c_ast.ID)):
+            return None
+        out.append((p.lvalue.name, p.rvalue))
+    return out
+
+
+def loop_variable(inits: list[tuple[str, c_ast.Node | None]], cond: c_ast.Node | None,
+                  nxt: c_ast.Node | None) -> str | None:
+    """The variable a ``for`` loop counts with: the one its increment steps and its condition compares
+    (``for (i = 0, j = n - 1; i < j; i++, j--)``: i), else the one it steps, else None (``for (;;)``)."""
+    stepped = [v for v in _stepped(nxt)]
+    for v in stepped:
+        if read_cond(cond, v) is not None:
+            return v
+    named = [v for v, _ in inits]
+    return next((v for v in stepped if v in named), stepped[0] if stepped else None)
+
+
+def _stepped(nxt: c_ast.Node | None) -> list[str]:
+    parts = list(nxt.exprs) if isinstance(nxt, c_ast.ExprList) else [nxt] if nxt is not None else []
+    out = []
+    for p in parts:
+        target = p.expr if isinstance(p, c_ast.UnaryOp) else p.lvalue if isinstance(p, c_ast.Assignment) else None
+        if isinstance(target, c_ast.ID) and target.name not in out:
+            out.append(target.name)
+    return out
 
 
 def read_cond(cond: c_ast.Node | None, var: str) -> tuple[str, c_ast.Node] | None:
@@ -326,3 +355,17 @@ def _ids(n: c_ast.Node | None) -> set[str]:
 def ids(n: c_ast.Node | None) -> set[str]:
     """Every identifier an expression names."""
     return _ids(n)
+
+
+def own_break(body: c_ast.Node | None) -> c_ast.Break | None:
+    """A ``break`` that leaves this loop (not one of a loop inside it): the loop may end early, so its
+    trips are not its bounds'."""
+    stack = [body] if body is not None else []
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.Break):
+            return n
+        if isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+            continue
+        stack.extend(child for _, child in n.children())
+    return None

@@ -43,6 +43,10 @@ def design(write, kernel: str, loops: str = "{}", hints: str = "{}", params: str
     ("L_a: for (int k = 1; k <= N; k = k * 2) { y[k - 1] = 1; }", "L_a", 7),
     # a local of a local, evaluated with C integer division
     ("int q = N / 3;\nint r = q + 1;\nL_a: for (int k = 0; k < r; k += 2) { y[k] = 1; }", "L_a", 11),
+    # no initialiser: the value the variable holds at the loop
+    ("int i = 8;\nL_a: for (; i < N; i++) { y[i] = 1; }", "L_a", 56),
+    # a head setting two variables; the counted one is the one stepped and compared
+    ("int j = 0;\nL_a: for (int i = 0, t = 3; i < N; i += 2, t++) { y[i] = t; }", "L_a", 32),
     # a local set the same way on both sides of a branch stays static
     ("int h = 0;\nif (x[0] > 0) { h = 8; } else { h = 8; }\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }",
      "L_a", 8),
@@ -63,11 +67,24 @@ def test_static_trips_by_data_flow(write, kernel, label, trips):
      "not a fixed expression"),
     ("L_a: for (int k = 0; k < N; k++) { y[k] = 1; k += x[k] & 1; }", "L_a", "also assigned in the body"),
     ("L_a: for (int k = 0; k < N && x[k] != 0; k++) { y[k] = 1; }", "L_a", "reads array 'x'"),
+    ("L_a: for (int p = 0, q = N - 1; p < q; p++, q--) { y[p] = x[q]; }", "L_a",
+     "reads local 'q', which changes from one iteration of loop L_a"),
+    ("int r = 0;\nL_a: for (;;) { r++; if (r > 3) break; }", "L_a", "without a loop variable"),
+    ("L_a: for (int k = 0; k < N; k++) { if (x[k] == 0) break; y[k] = 1; }", "L_a", "may end early"),
+    ("L_o: for (int s = 0; s < 4; s++) {\n  L_a: for (int k = 0; k < N; k++) { if (x[k] == s) break; }\n}",
+     "L_a", "may end early (the break at line"),
 ])
 def test_trips_only_the_run_knows_say_why(write, kernel, label, why):
     loop = design(write, kernel).tree.loops[label]
     assert not loop.static
     assert why in loop.dynamic_reason
+
+
+def test_a_break_in_an_inner_loop_leaves_the_outer_loop_static(write):
+    d = design(write, "L_o: for (int s = 0; s < 4; s++) {\n  L_a: for (int k = 0; k < N; k++) { if (x[k] == s) "
+                      "break; }\n}", hints="{L_a: {expected_trips: 8}}")
+    assert d.tree.loops["L_o"].static and not d.tree.loops["L_a"].static
+    assert d.trips("L_o") == 4 and d.trips("L_a") == 8
 
 
 def test_a_zero_step_is_an_error_at_its_line(write):
@@ -194,3 +211,23 @@ def test_guide_examples_validate_profile_and_estimate(tmp_path, capsys, section,
     est = plugins.get("estimators", "analytical").estimate([d])[0]
     if section == "Loop forms":  # static control: the estimate is the measurement
         assert est.metrics["cycles"] == pytest.approx(prof.metrics["cycles"], rel=0.01)
+
+
+def test_math_functions_and_a_constant_table_profile_against_their_reference(write):
+    """sinf/floorf/fmodf run on their classes; a constant table declared in the kernel is a ROM."""
+    arrays = ("    x: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [N], dtype: fp32, role: out}\n"
+              "    z: {shape: [N], dtype: int32, role: out}")
+    kernel = ("    const int T[4] = {3, 1, 4, 1};\n"
+              "    L_a: for (int i = 0; i < N; i++) {\n"
+              "      y[i] = sinf(x[i]) + floorf(x[i]) + fmodf(x[i], 0.5f);\n"
+              "      z[i] = T[i & 3] << 2;\n"
+              "    }")
+    ref = ("    y[:] = np.sin(x) + np.floor(x) + np.fmod(x, np.float32(0.5))\n"
+           "    z[:] = np.array([3, 1, 4, 1])[np.arange(N) & 3] << 2")
+    d = kernel_design(write, ARCH, kernel, arrays, ref, "{}", "{x: BRAM, y: BRAM, z: BRAM}", params="{N: 16}")
+    st = next(n for n in d.tree.walk() if getattr(n, "kind", "") == "stmt" and "sinf" in n.text)
+    assert st.ops["exp"] == 1 and st.ops["add"] == 3 and st.ops["div"] == 1  # floorf + two adds
+    prof = plugins.get("profilers", "hlsim").profile(d)
+    assert prof.functional_check.startswith("pass"), prof.functional_check
+    est = plugins.get("estimators", "analytical").estimate([d])[0]
+    assert est.metrics["cycles"] == pytest.approx(prof.metrics["cycles"], rel=0.01)
