@@ -14,6 +14,8 @@ from collections.abc import Mapping
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod}
+_CMPS = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
+         ast.Eq: operator.eq, ast.NotEq: operator.ne}
 _INTOPS = {ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitAnd: operator.and_,
            ast.BitOr: operator.or_, ast.BitXor: operator.xor}
 
@@ -61,7 +63,22 @@ def _eval(node: ast.AST, names: Mapping[str, float], text: str) -> float:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
         v = _eval(node.operand, names, text)
         return -v if isinstance(node.op, ast.USub) else v
-    raise ExprError(f"unsupported syntax in {text!r}: only numbers, names, + - * / // % << >> & | ^ ( )")
+    # a kernel's bounds may hold min/max and a C conditional (``i + 31 < n ? i + 31 : n``)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max") \
+            and len(node.args) >= 2 and not node.keywords:
+        vals = [_eval(a, names, text) for a in node.args]
+        return min(vals) if node.func.id == "min" else max(vals)
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body if _eval(node.test, names, text) else node.orelse, names, text)
+    if isinstance(node, ast.Compare) and type(node.ops[0]) in _CMPS and len(node.ops) == 1:
+        return int(_CMPS[type(node.ops[0])](_eval(node.left, names, text), _eval(node.comparators[0], names, text)))
+    if isinstance(node, ast.BoolOp):
+        vals = [bool(_eval(v, names, text)) for v in node.values]
+        return int(all(vals) if isinstance(node.op, ast.And) else any(vals))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return int(not _eval(node.operand, names, text))
+    raise ExprError(f"unsupported syntax in {text!r}: only numbers, names, + - * / // % << >> & | ^ ( ), "
+                    "min, max and comparisons")
 
 
 def as_int(value: float) -> int:

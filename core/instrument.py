@@ -170,6 +170,7 @@ class _Emitter:
             elif isinstance(node, Loop) and node.cond_stmt is not None:
                 self.by_text.setdefault(node.cond_stmt.text, node.cond_stmt)
         self.nest = 0
+        self.returns = False  # a `return` in the kernel: its body ends at the label __done
         self.tile_of: dict[str, str] = {}
         self.region_id: int | None = None
         self.spatial_stack: list[str] = []
@@ -323,6 +324,12 @@ class _Emitter:
             return text
         if isinstance(node, (c_ast.Break, c_ast.Continue)):
             return f"{ind}{_GEN.visit(node)};\n"
+        if isinstance(node, c_ast.Return):
+            # the kernel ends here: an open pipelined region counts the iterations it ran, the nest its
+            # cycles, and the later nests do not run
+            self.returns = True
+            flush = f"__region({self.region_id}, __n{self.region_id}); " if self.region_id is not None else ""
+            return f"{ind}{{ {flush}__nest[{self.nest}] += __cyc - __t0; goto __done; }}\n"
         if isinstance(node, c_ast.Pragma):
             return ""
         return f"{ind}{self.text(node)};\n"
@@ -545,6 +552,8 @@ def instrument(design: Design) -> Instrumented:
             top = loop.label
         nest_loops.append(top)
         em.nest += 1
+    if em.returns:
+        body.append("  __done: ;\n")
     w = d.workload
     sizes = d.sizes
     params, temps, names = [], [], []

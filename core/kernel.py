@@ -54,6 +54,20 @@ BINOP_CLASSES = {"+": "add", "-": "add", "*": "mul", "/": "div", "%": "div", "<"
 
 _GEN = c_generator.CGenerator()
 
+_COMMENT = re.compile(r"""//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'""", re.S)
+
+
+def strip_comments(text: str) -> str:
+    """The kernel without its ``//`` and ``/* */`` comments (pycparser reads preprocessed C, which has
+    none), each replaced by spaces and the newlines it spans so that every line keeps its number;
+    comment markers inside string and character literals are left alone."""
+    def blank(m: re.Match) -> str:
+        t = m.group(0)
+        if t[0] in "\"'":
+            return t
+        return "".join("\n" if c == "\n" else " " for c in t)
+    return _COMMENT.sub(blank, text)
+
 
 @attrs.define
 class Affine:
@@ -96,6 +110,7 @@ class OpNode:
     is_float: bool = False
     reads: tuple[str, ...] = ()  # locals this operation takes as operands (registers: no node of their own)
     acc: int = -1  # a mac's accumulated operand, when it is a node (a load); its locals are in ``reads``
+    access: Access | None = None  # a load's or store's element (workload arrays and arrays declared in the kernel)
 
 
 @attrs.define
@@ -456,7 +471,7 @@ def _analyze(workload, file: str | None = None) -> LoopTree:
         dims = "".join("[1]" for _ in a.shape)
         decls.append(f"{C_TYPES[a.dtype]} {a.name}{dims};")
     header = _PRELUDE + " ".join(decls) + "\nvoid __kernel(void) {\n"
-    src = header + workload.kernel + "\n}\n"
+    src = header + strip_comments(workload.kernel) + "\n}\n"
     # the header occupies 3 source lines before the kernel's first line
     ctx.line0 = line0 - 3
     parser = c_parser.CParser()
@@ -544,8 +559,10 @@ def _stmt(node: c_ast.Node, ctx: _Ctx, parent: Loop | None, label: str | None = 
     if isinstance(node, (c_ast.Break, c_ast.Continue)):
         return [Statement(_GEN.visit(node), ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
     if isinstance(node, c_ast.Return):
-        raise ctx.error(node, "return is not allowed in a kernel body", "statements and loops",
-                        "use a flag and break out of the loop")
+        if node.expr is not None:
+            raise ctx.error(node, "the kernel returns nothing: `return` ends it, without a value",
+                            "return;", "write the value to an out array first (out[0] = v; return;)")
+        return [Statement("return", ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
     raise ctx.error(node, f"unsupported statement: {type(node).__name__}",
                     "for/while loops, if, assignments and declarations")
 
@@ -693,9 +710,10 @@ def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line:
             raise ctx.error(node, f"loop {label} steps by 0", "a non-zero step")
     if var in lf.assigned_locals(node.stmt):
         reasons.append(f"its variable '{var}' is also assigned in the body")
-    brk = lf.own_break(node.stmt)
+    brk = lf.early_exit(node.stmt)
     if brk is not None:
-        reasons.append(f"it may end early (the break at line {ctx.line(brk)})")
+        what = "break" if isinstance(brk, c_ast.Break) else "return"
+        reasons.append(f"it may end early (the {what} at line {ctx.line(brk)})")
     names = (lf.ids(node.cond) | lf.ids(node.init) | lf.ids(node.next)) - {var}
     # outer loop variables the head reads, directly or through the locals it reads
     texts = " ".join(t for t in (lower, upper, step_text or "") if t)
@@ -809,16 +827,16 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
         local_refs.append(name)
         return -2 - (len(local_refs) - 1)
 
-    def add(op: str, deps: list[int], array: str | None = None, fl: bool = False) -> int:
+    def add(op: str, deps: list[int], array: str | None = None, fl: bool = False, access: Access | None = None) -> int:
         reads = tuple(dict.fromkeys(local_refs[-2 - d] for d in deps if d <= -2))
-        dag.append(OpNode(op, [d for d in deps if d >= 0], array, fl, reads))
+        dag.append(OpNode(op, [d for d in deps if d >= 0], array, fl, reads, access=access))
         return len(dag) - 1
 
     def pick(a: int, b: int) -> int:
         """What an address computation depends on: a node if any, else a local."""
         return max(a, b) if max(a, b) >= 0 else min(a, b)
 
-    def access(e: c_ast.ArrayRef, write: bool, read: bool) -> tuple[str, list[int]]:
+    def access(e: c_ast.ArrayRef, write: bool, read: bool) -> tuple[str, list[int], Access]:
         idx_nodes = []
         cur = e
         while isinstance(cur, c_ast.ArrayRef):
@@ -838,10 +856,11 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
             deps = [visit(i) for i in idx_nodes]
         finally:
             addr_mode.pop()
-        if name in ctx.arrays:
-            accesses.append(Access(name, tuple(_GEN.visit(i) for i in idx_nodes),
-                                   tuple(_affine(i, ctx) for i in idx_nodes), write, read))
-        return name, deps
+        acc = Access(name, tuple(_GEN.visit(i) for i in idx_nodes), tuple(_affine(i, ctx) for i in idx_nodes),
+                     write, read)
+        if name in ctx.arrays:  # the workload's arrays: what traffic and footprints count
+            accesses.append(acc)
+        return name, deps, acc
 
     def visit(e: c_ast.Node) -> int:
         if isinstance(e, c_ast.Constant):
@@ -856,8 +875,8 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
                                 "declare locals before use; parameters go under workload.parameters")
             return -1
         if isinstance(e, c_ast.ArrayRef):
-            name, deps = access(e, False, True)
-            return add("load", deps, name)
+            name, deps, acc = access(e, False, True)
+            return add("load", deps, name, access=acc)
         if isinstance(e, c_ast.BinaryOp):
             a, b = visit(e.left), visit(e.right)
             cls = BINOP_CLASSES.get(e.op)
@@ -875,8 +894,8 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
                 unfused["add"] += 1
                 r = add("add", [target])
                 if isinstance(e.expr, c_ast.ArrayRef):
-                    name, deps = access(e.expr, True, False)
-                    add("store", [r] + deps, name)
+                    name, deps, acc = access(e.expr, True, False)
+                    add("store", [r] + deps, name, access=acc)
                 return r
             if e.op == "sizeof":
                 return -1
@@ -944,8 +963,8 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
 
     def visit_lhs_read(lv: c_ast.Node) -> int:
         if isinstance(lv, c_ast.ArrayRef):
-            name, deps = access(lv, False, True)
-            return add("load", deps, name)
+            name, deps, acc = access(lv, False, True)
+            return add("load", deps, name, access=acc)
         if isinstance(lv, c_ast.ID):
             return local(lv.name)
         return -1
@@ -953,8 +972,8 @@ def _expr_stmt(n: c_ast.Node, ctx: _Ctx, decl_name: str | None) -> Statement:
     def store(lv: c_ast.Node, r: int) -> int:
         nonlocal written, copied
         if isinstance(lv, c_ast.ArrayRef):
-            name, deps = access(lv, True, False)
-            return add("store", [r] + deps, name)
+            name, deps, acc = access(lv, True, False)
+            return add("store", [r] + deps, name, access=acc)
         if isinstance(lv, c_ast.ID):
             if lv.name in ctx.arrays or lv.name in ctx.params:
                 raise ctx.error(node_for_error, f"cannot assign to '{lv.name}'", "a local or an array element")
@@ -990,7 +1009,7 @@ def _base(e: c_ast.ArrayRef) -> str:
 _ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Compare,
             ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div,
             ast.FloorDiv, ast.Mod, ast.Constant, ast.Name, ast.Load, ast.BitAnd, ast.BitOr, ast.BitXor,
-            ast.LShift, ast.RShift, ast.Invert)
+            ast.LShift, ast.RShift, ast.Invert, ast.IfExp, ast.Call)
 
 
 class _CDivision(ast.NodeTransformer):
@@ -1011,10 +1030,13 @@ def _condition(cond: str):
     except SyntaxError:
         raise ExprError(f"cannot read condition {cond!r}") from None
     bad = next((n for n in ast.walk(tree) if not isinstance(n, _ALLOWED) or
-                (isinstance(n, ast.Constant) and not isinstance(n.value, (int, float)))), None)
+                (isinstance(n, ast.Constant) and not isinstance(n.value, (int, float))) or
+                (isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("min", "max")
+                                                  and not n.keywords))), None)
     if bad is not None:
         raise ExprError(f"condition {cond!r} reads more than loop variables and parameters")
-    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)})
+    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - calls)
     code = compile(ast.fix_missing_locations(_CDivision().visit(tree)), "<condition>", "eval")
     return code, names
 
@@ -1025,4 +1047,7 @@ def _holds(cond: str, names: dict[str, float]) -> bool:
     missing = [n for n in needed if n not in names]
     if missing:
         raise ExprError(f"condition {cond!r} reads {', '.join(missing)}, not a loop variable or parameter")
-    return bool(eval(code, {"__builtins__": {}}, {n: names[n] for n in needed}))  # noqa: S307 - whitelisted AST
+    return bool(eval(code, _SAFE, {n: names[n] for n in needed}))  # noqa: S307 - whitelisted AST
+
+
+_SAFE = {"__builtins__": {}, "min": min, "max": max}

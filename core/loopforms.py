@@ -29,10 +29,24 @@ BOUND_FUNCS = {"min", "max"}
 
 
 class _TextGen(c_generator.CGenerator):
-    """C text for ``llmulator.expr``: casts dropped (bounds are evaluated as numbers)."""
+    """An expression's text for ``llmulator.expr`` and the condition evaluator: casts dropped (bounds are
+    evaluated as numbers), and C's ``c ? a : b``, ``&&``, ``||``, ``!`` written as Python reads them."""
 
     def visit_Cast(self, n):
         return "(" + self.visit(n.expr) + ")"
+
+    def visit_TernaryOp(self, n):
+        return f"(({self.visit(n.iftrue)}) if ({self.visit(n.cond)}) else ({self.visit(n.iffalse)}))"
+
+    def visit_BinaryOp(self, n):
+        if n.op in ("&&", "||"):
+            return f"(({self.visit(n.left)}) {'and' if n.op == '&&' else 'or'} ({self.visit(n.right)}))"
+        return super().visit_BinaryOp(n)
+
+    def visit_UnaryOp(self, n):
+        if n.op == "!":
+            return f"(not ({self.visit(n.expr)}))"
+        return super().visit_UnaryOp(n)
 
 
 _TEXT = _TextGen()
@@ -139,6 +153,8 @@ def value_of(node: c_ast.Node | None, values: Values, loop_vars: list[str], know
             return c_ast.UnaryOp(n.op, sub(n.expr))
         if isinstance(n, c_ast.Cast):
             return c_ast.Cast(n.to_type, sub(n.expr))
+        if isinstance(n, c_ast.TernaryOp):
+            return c_ast.TernaryOp(sub(n.cond), sub(n.iftrue), sub(n.iffalse))
         if isinstance(n, c_ast.Constant):
             if n.type not in ("int", "unsigned int", "long int", "unsigned long int", "long long int",
                               "unsigned long long int", "double", "float"):
@@ -357,15 +373,14 @@ def ids(n: c_ast.Node | None) -> set[str]:
     return _ids(n)
 
 
-def own_break(body: c_ast.Node | None) -> c_ast.Break | None:
-    """A ``break`` that leaves this loop (not one of a loop inside it): the loop may end early, so its
-    trips are not its bounds'."""
-    stack = [body] if body is not None else []
+def early_exit(body: c_ast.Node | None) -> c_ast.Node | None:
+    """A ``break`` that leaves this loop (not one of a loop inside it) or a ``return`` anywhere in it: the
+    loop may end early, so its trips are not its bounds'."""
+    stack = [(body, False)] if body is not None else []
     while stack:
-        n = stack.pop()
-        if isinstance(n, c_ast.Break):
+        n, nested = stack.pop()
+        if isinstance(n, c_ast.Return) or (isinstance(n, c_ast.Break) and not nested):
             return n
-        if isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile)):
-            continue
-        stack.extend(child for _, child in n.children())
+        inner = nested or isinstance(n, (c_ast.For, c_ast.While, c_ast.DoWhile)) and n is not body
+        stack.extend((child, inner) for _, child in reversed(n.children()))
     return None

@@ -42,7 +42,7 @@ from pycparser import c_ast, c_generator, c_parser
 from . import nest
 from .expr import ExprError, evaluate
 from .inputs import default_description, resolve_inputs
-from .kernel import C_TYPES
+from .kernel import C_TYPES, strip_comments
 
 _ENV = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
@@ -164,7 +164,7 @@ def _parse_kernel(w) -> c_ast.Compound:
     decls = [f"int {p};" for p in w.parameters]
     decls += [f"{C_TYPES[v['dtype']]} {s};" for s, v in w.scalars.items()]
     decls += [f"{C_TYPES[a.dtype]} {a.name}{'[1]' * len(a.shape)};" for a in w.arrays.values()]
-    src = _PRELUDE + " ".join(decls) + "\nvoid __kernel(void) {\n" + w.kernel + "\n}\n"
+    src = _PRELUDE + " ".join(decls) + "\nvoid __kernel(void) {\n" + strip_comments(w.kernel) + "\n}\n"
     return pickle.loads(_parsed_body(src))  # the rewriter edits its AST: each design gets a fresh copy
 
 

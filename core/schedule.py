@@ -155,20 +155,19 @@ class GraphBuilder:
     def add_statement(self, st: Statement) -> None:
         d = self.d
         unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
-        accesses = iter(st.accesses)  # in the same order as the statement's load and store nodes
         idx: dict[int, int] = {}
         ordered = not self.port_free  # PE-array operands flow through PE registers, not memory
         for j, n in enumerate(st.dag):
             deps = [idx[k] for k in n.deps] + self._local_deps(n.reads)
             if n.op == "load":
-                acc = next(accesses, None)
+                acc = n.access
                 key = self._key(acc)
                 if ordered:
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
                 i = self._append(Node("load", level_latency(d, n.array), deps, self._resource(n.array, key)))
                 self.loads[n.array].append((key, i, _text(acc)))
             elif n.op == "store":
-                acc = next(accesses, None)
+                acc = n.access
                 key = self._key(acc)
                 if ordered:
                     deps += [node for k, node, _ in self.loads[n.array] if self._may_alias(k, key)]

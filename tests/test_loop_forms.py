@@ -231,3 +231,61 @@ def test_math_functions_and_a_constant_table_profile_against_their_reference(wri
     assert prof.functional_check.startswith("pass"), prof.functional_check
     est = plugins.get("estimators", "analytical").estimate([d])[0]
     assert est.metrics["cycles"] == pytest.approx(prof.metrics["cycles"], rel=0.01)
+
+
+@pytest.mark.parametrize("loops", ["{}", "{L_a: {pipeline_ii: 1}}"])
+def test_an_early_return_ends_the_kernel_and_hlsim_counts_what_ran(write, loops):
+    """``return;`` leaves the kernel: the loop around it has trips only the run knows (6 here: the key 5
+    sits at index 5 of 0, 1, 2, ...), a pipelined region counts the iterations it ran, and what follows
+    the nest does not run. With the hint, the static estimate matches the run."""
+    arrays = ONE + "\n    z: {shape: [1], dtype: int32, role: out}"
+    kernel = ("    L_a: for (int i = 0; i < N; i++) {\n      y[i] = x[i] + 1;\n"
+              "      L_hit: if (x[i] == 5) {\n        z[0] = i;\n        return;\n      }\n    }\n"
+              "    L_b: for (int i = 0; i < N; i++) {\n      y[i] = 0;\n    }")
+    ref = "    y[:6] = x[:6] + 1\n    z[0] = 5"
+    w_extra = "{L_a: {expected_trips: 6}, L_hit: {taken_probability: 0.1667}}"
+    d = kernel_design(write, ARCH, kernel, arrays, ref, loops, "{x: BRAM, y: BRAM, z: BRAM}", hints=w_extra)
+    d.workload.inputs["arrays"] = {"x": {"distribution": "arange"}}
+    assert "return at line" in d.tree.loops["L_a"].dynamic_reason
+    prof = plugins.get("profilers", "hlsim").profile(d)
+    assert prof.functional_check.startswith("pass"), prof.functional_check
+    assert prof.counters["trips.L_a"] == 6 and prof.counters.get("trips.L_b", 0) == 0
+    est = plugins.get("estimators", "analytical").estimate([d])[0]
+    assert est.metrics["cycles"] < 2 * prof.metrics["cycles"]
+
+
+def test_return_with_a_value_says_where_the_value_goes(write):
+    with pytest.raises(SpecError, match="returns nothing"):
+        design(write, "L_a: for (int i = 0; i < N; i++) { if (x[i] > 0) return i; }").tree  # noqa: B018
+
+
+def test_a_read_of_a_table_declared_in_the_kernel_is_no_loop_carried_dependence(write, capsys):
+    """``y[i] = T[y[i] & 3]``: the table's load is its own access (not the next workload access in
+    line), so the schedule sees no store-to-load chain and the loop pipelines at II 1."""
+    d = design(write, "const int T[4] = {3, 1, 4, 1};\nL_a: for (int i = 0; i < N; i++) { y[i] = T[y[i] & 3]; }",
+               loops="{L_a: {pipeline_ii: 1}}")
+    files = [d.arch.source_map.file, d.workload.source_map.file, d.mapping.source_map.file]
+    assert main(["validate", *files]) == 0
+    assert "warning" not in capsys.readouterr().err
+    loads = [n for n in next(n for n in d.tree.walk() if getattr(n, "kind", "") == "stmt").dag if n.op == "load"]
+    assert [(n.array, n.access.index_text) for n in loads] == [("y", ("i",)), ("T", ("y[i] & 3",))]
+
+
+def test_tiled_and_unrolled_loops_over_local_bounds_and_expression_steps(tmp_path):
+    """The render path too: a loop bounded by a local, tiled and pipelined; a strided loop whose step
+    is an expression of the outer variable, pipelined and unrolled; a triangular loop over a local,
+    tiled. hlsim runs the rendered nest on real data and the static estimate equals it."""
+    outside = ROOT / "tests" / "outside"
+    (tmp_path / "m.yaml").write_text(yaml.safe_dump({"mapping": {
+        "version": 1, "name": "reuse-tiled", "workload": "bound-reuse", "architecture": "hls-fpga",
+        "loops": {"L_half": {"tile": 5, "pipeline_ii": 1}, "L_in": {"pipeline_ii": 1, "unroll": 2},
+                  "L_u": {"tile": 4}},
+        "placement": {"x": "BRAM", "y": "BRAM"}}}))
+    d = load_design(resolve("architecture", "hls-fpga"), outside / "reuse.yaml", tmp_path / "m.yaml")
+    from llmulator import render
+    text = render.hls_c(d)
+    assert "L_half_tile" in text and "L_u_tile" in text
+    prof = plugins.get("profilers", "hlsim").profile(d)
+    assert prof.functional_check.startswith("pass"), prof.functional_check
+    est = plugins.get("estimators", "analytical").estimate([d])[0]
+    assert est.metrics["cycles"] == pytest.approx(prof.metrics["cycles"], rel=0.01)

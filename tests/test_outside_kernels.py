@@ -16,8 +16,11 @@ from llmulator.library import resolve
 
 HERE = Path(__file__).resolve().parent / "outside"
 KERNELS = sorted(p.stem for p in HERE.glob("*.yaml") if not p.stem.endswith("-map"))
-#: control flow that no input changes: the static estimate must be the measurement
-STATIC = {"fft", "bitonic", "crc32", "nw", "mdknn", "mlp", "reuse"}
+
+
+def _static(d) -> bool:
+    """No loop or branch depends on the data: the static estimate must be the measurement."""
+    return all(getattr(n, "static", True) and not getattr(n, "data_dependent", False) for n in d.tree.walk())
 
 
 def _design(name: str):
@@ -26,14 +29,17 @@ def _design(name: str):
 
 def test_the_corpus_is_what_the_readme_lists():
     readme = (HERE / "README.md").read_text()
-    assert KERNELS and all(f"{k}.yaml" in readme for k in KERNELS)
+    assert len(KERNELS) >= 20 and all(f"{k}.yaml" in readme for k in KERNELS)
+    assert sum(_static(_design(k)) for k in KERNELS) >= 10  # the exact-agreement check is not vacuous
 
 
 @pytest.mark.parametrize("name", KERNELS)
-def test_validate_accepts_it_without_warnings(name, capsys):
+def test_validate_accepts_it_and_every_static_estimator_can_price_it(name, capsys):
+    """No missing-hint warning (a warning that a pipeline_ii is below a dependence bound is about the
+    mapping, and several of these mappings ask for II 1 where the textbook code has a recurrence)."""
     assert main(["validate", "hls-fpga", str(HERE / f"{name}.yaml"), str(HERE / f"{name}-map.yaml")]) == 0
     err = capsys.readouterr().err
-    assert "warning" not in err, err
+    assert "warning: workload" not in err, err
 
 
 @pytest.mark.parametrize("name", KERNELS)
@@ -45,8 +51,8 @@ def test_profile_matches_the_reference_and_static_estimates_match_the_profile(na
     est = plugins.get("estimators", "analytical").estimate([d])[0]
     measured, estimated = prof.metrics["cycles"], est.metrics["cycles"]
     assert measured > 0 and estimated > 0
-    if name in STATIC:
-        assert estimated == pytest.approx(measured, rel=0.01), (estimated, measured)
+    # hints stand in for the data where the control depends on it
+    assert estimated == pytest.approx(measured, rel=0.01 if _static(d) else 0.15), (estimated, measured)
 
 
 def test_geometric_and_expression_steps_count_their_trips():

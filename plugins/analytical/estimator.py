@@ -24,7 +24,8 @@ from llmulator.timing import Timing, expected_cycles
 
 from . import model
 
-VERSION = "0.2"
+# 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
+VERSION = "0.3"
 
 
 class AnalyticalEstimator:

@@ -28,7 +28,7 @@ import copy
 from typing import Any
 
 import numpy as np
-from llmulator.kernel import C_TYPES
+from llmulator.kernel import C_TYPES, strip_comments
 from llmulator.yamlsrc import SourceMap
 from pycparser import c_ast, c_generator, c_parser
 
@@ -46,7 +46,7 @@ def _parse(w: dict[str, Any]) -> tuple[c_ast.FileAST, c_ast.Compound]:
     decls += [f"{C_TYPES[v['dtype']]} {k};" for k, v in w.get("scalars", {}).items()]
     decls += [f"{C_TYPES[a['dtype']].replace('_Float16', 'float')} {k}" + "[1]" * len(a["shape"]) + ";"
               for k, a in w["arrays"].items()]
-    src = _PRELUDE + " ".join(decls) + "\nvoid __k(void) {\n" + w["kernel"] + "\n}\n"
+    src = _PRELUDE + " ".join(decls) + "\nvoid __k(void) {\n" + strip_comments(w["kernel"]) + "\n}\n"
     ast = c_parser.CParser().parse(src)
     return ast, ast.ext[-1].body
 
