@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="start with:  llmulator list   then   llmulator estimate systolic-16x16 gemm gemm-ws-16x16")
     p.add_argument("--version", action="version", version=f"llmulator {__version__}")
+    p.add_argument("--trust-workload", action="store_true",
+                   help="run workload code (kernels, references, input generators) even where the sandbox "
+                        "(bubblewrap + seccomp) is unavailable; only for files you trust (docs/security.md)")
     sub = p.add_subparsers(dest="verb", metavar="VERB")
 
     v = sub.add_parser("validate", help="check spec files (schemas, and cross-file checks for a full design)",
@@ -312,6 +315,8 @@ def cmd_profile(args) -> int:
     why = prof.available() if hasattr(prof, "available") else None
     if why:
         raise UserError(f"profiler '{args.profiler}' is not available: {why}")
+    from .sandbox import Limits
+    Limits(wall_s=args.time_limit, mem_bytes=args.mem_limit).check()  # no value turns a limit off
     for attr, value in (("time_limit_s", args.time_limit), ("mem_limit_mb", args.mem_limit)):
         if hasattr(prof, attr):
             setattr(prof, attr, value)
@@ -408,6 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
+        if args.trust_workload:
+            from .sandbox import TRUST_ENV
+            os.environ[TRUST_ENV] = "1"  # worker processes inherit it
         if not getattr(args, "func", None):
             parser.print_help()
             return 0

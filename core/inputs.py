@@ -628,7 +628,7 @@ def run_generator(workload, desc: Mapping[str, Any], sizes: Mapping[str, int], s
         ns.update({n: np.array(arrays[n], copy=True) for n in inputs})
         ns["rng"] = _array_rng(seed, "<generator>")
         ns["params"] = copy.deepcopy(desc["params"])
-        run_user_code("input generator", wname, code, ns)
+        run_user_code("input generator", wname, code, ns, want=list(workload.arrays))
         for n in others:
             if n in ns:
                 raise UserError(f"{what} of workload '{wname}' assigned '{n}', whose role is "
@@ -740,7 +740,8 @@ def run_reference(workload, arrays: Mapping[str, np.ndarray], sizes: Mapping[str
         else:
             raise UserError(f"workload '{wname}': no data for input array '{name}' "
                             "(generate_inputs makes data for every array)")
-    run_user_code("reference", wname, code, ns)
+    run_user_code("reference", wname, code, ns,
+                  want=[n for n, a in workload.arrays.items() if a.role in ("out", "inout")], memo=True)
     result: dict[str, np.ndarray] = {}
     for name, spec in workload.arrays.items():
         if spec.role not in ("out", "inout"):

@@ -493,10 +493,69 @@ def _analyze(workload, file: str | None = None) -> LoopTree:
                                    "HLS-C statements with labelled loops", hint)) from None
     func = ast.ext[-1]
     body = func.body.block_items or []
+    _check_subset(func.body, ctx)
     roots = _block(body, ctx, None)
     if not ctx.loops:
         raise ctx.error(None, "the kernel has no loops", "at least one labelled loop (L_i: for (...))")
     return LoopTree(roots=roots, loops=ctx.loops, locals=ctx.locals, source=workload.kernel)
+
+
+def _check_subset(body: c_ast.Node, ctx: _Ctx) -> None:
+    """The C a kernel may hold, checked on the whole body before anything compiles it: arrays,
+    scalars, locals and the allow-listed functions (``FUNC_CLASSES``); no function declarations or
+    calls outside that list (so no ``system``, however declared), no pointers, address-of,
+    dereference or pointer casts (nothing reaches memory outside the declared arrays), no ``extern``
+    (nothing reaches the simulator's own variables), no names starting with ``__`` (reserved for the
+    implementation and the simulator's instrumentation). The operating-system sandbox
+    (``llmulator.sandbox``) confines whatever runs anyway; this check says early and precisely what
+    is refused."""
+
+    def refuse(node, what: str, hint: str = "") -> None:
+        raise ctx.error(node, f"{what} is not allowed in a kernel", "arrays, scalars, locals and the math "
+                        "functions listed under 'Operator classes' in docs/spec-reference.md", hint)
+
+    class V(c_ast.NodeVisitor):
+        def visit_Decl(self, n):
+            if "extern" in (n.storage or []):
+                refuse(n, f"the extern declaration of '{n.name}'")
+            if n.name and n.name.startswith("__"):
+                refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+            self.generic_visit(n)
+
+        def visit_FuncDecl(self, n):
+            refuse(n, "a function declaration", "call the math functions directly; they need no prototype")
+
+        def visit_FuncDef(self, n):
+            refuse(n, "a function definition")
+
+        def visit_PtrDecl(self, n):
+            refuse(n, "a pointer", "index the arrays instead (buf[i], not *p++)")
+
+        def visit_UnaryOp(self, n):
+            if n.op in ("&", "*"):
+                refuse(n, f"the {'address-of' if n.op == '&' else 'dereference'} operator '{n.op}'",
+                       "index the arrays instead")
+            self.generic_visit(n)
+
+        def visit_StructRef(self, n):
+            refuse(n, "a struct or pointer member access (. or ->)", "use one array per field")
+
+        def visit_ID(self, n):
+            if n.name.startswith("__"):
+                refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+
+        def visit_FuncCall(self, n):
+            name = n.name.name if isinstance(n.name, c_ast.ID) else None
+            if name not in FUNC_CLASSES:
+                refuse(n, f"a call to '{name or _GEN.visit(n.name)}'",
+                       "write it with operators (e.g. x > 0 ? x : 0) or a listed function")
+            if n.args is not None:
+                self.visit(n.args)
+
+        def visit_Goto(self, n):
+            refuse(n, "goto")
+
+    V().visit(body)
 
 
 def _is_block_scalar(path: str, line: int) -> bool:

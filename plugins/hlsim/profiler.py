@@ -111,7 +111,8 @@ class HlsimProfiler:
             if not ok:
                 diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
                 idx = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
-                bad.append(f"{name}{list(idx)}: got {got[idx]!r}, reference {want[idx]!r}")
+                where = "".join(f"[{int(i)}]" for i in idx)
+                bad.append(f"{name}{where}: got {_plain(got[idx])}, reference {_plain(want[idx])}")
         return "pass" if not bad else "fail: " + "; ".join(bad)
 
     def _metrics(self, d: Design, inst: Instrumented, timing: Timing, scalars: dict[str, float],
@@ -278,3 +279,9 @@ def _with_scalars(d: Design, inputs: Inputs) -> Design:
 def _dtype(w, name):
     from llmulator.inputs import np_dtype
     return np_dtype(w.arrays[name].dtype)
+
+
+def _plain(v) -> str:
+    """A value as a person writes it (``-38``, ``0.125``), not as NumPy reprs it (``np.int32(-38)``)."""
+    v = v.item() if hasattr(v, "item") else v
+    return f"{v:.6g}" if isinstance(v, float) else str(v)

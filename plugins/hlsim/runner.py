@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import resource
 import shutil
 import signal
 import subprocess
@@ -24,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from llmulator import sandbox
 from llmulator.errors import UserError
 
 CFLAGS = ["-O2", "-std=gnu11", "-w", "-fno-strict-aliasing"]
@@ -86,43 +86,33 @@ def ensure_binary(source: str, key: str, timeout_s: float = 120.0) -> tuple[Path
     return exe, True
 
 
-def _limits(mem_bytes: int, cpu_s: int):
-    def apply():
-        resource.setrlimit(resource.RLIMIT_AS, (mem_bytes, mem_bytes))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 1))
-        os.setsid()
-    return apply
-
-
 def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dtype, tuple[int, ...]]],
-        timing: np.ndarray, time_limit_s: float = 60.0, mem_limit_mb: int = 2048
+        timing: np.ndarray, time_limit_s: float = 60.0, mem_limit_mb: int = 2048, trust: bool = False
         ) -> tuple[dict[str, float], dict[str, np.ndarray], list[tuple[int, int, int, int]]]:
-    """Run once on the input arrays; ``outputs`` gives dtype and shape of each array to read back.
+    """Run once on the input arrays, confined (``llmulator.sandbox``: the binary sees only a copy of
+    itself and its run folder); ``outputs`` gives dtype and shape of each array to read back.
 
     Returns (cycles and per-nest cycles, output arrays, per-site (id, count, iterations, invocations)).
     """
+    out_bytes = sum(int(np.dtype(dt).itemsize * int(np.prod(shape, dtype=np.int64))) for dt, shape in outputs.values())
+    limits = sandbox.Limits(wall_s=time_limit_s, cpu_s=time_limit_s + 1, mem_bytes=int(mem_limit_mb) << 20,
+                            file_bytes=out_bytes + (64 << 20)).check()
     with tempfile.TemporaryDirectory(prefix="llmulator-hlsim-") as tmp:
         t = Path(tmp)
         for name, a in arrays.items():
             np.ascontiguousarray(a).tofile(t / f"{name}.bin")
         np.asarray(timing, dtype="<f8").tofile(t / "timing.bin")
-        cmd = [str(exe), str(t), str(t / "timing.bin"), str(t / "counters.txt")]
-        try:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=t,
-                                    preexec_fn=_limits(mem_limit_mb << 20, int(time_limit_s) + 1))
-            try:
-                _out, err = proc.communicate(timeout=time_limit_s)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.communicate()
-                raise UserError(f"hlsim: the kernel did not finish within {time_limit_s:g} s (an infinite loop? "
-                                "a data-dependent bound that never ends?); raise --time-limit if it is just "
-                                "slow") from None
-        except OSError as e:
-            raise UserError(f"hlsim: cannot run the simulation binary: {e}") from None
-        rc = proc.returncode
-        msg = err.decode(errors="replace").strip()
+        shutil.copy2(exe, t / "sim")  # the run sees this copy, never the cache
+        cmd = [str(t / "sim"), str(t), str(t / "timing.bin"), str(t / "counters.txt")]
+        r = sandbox.run(cmd, t, limits, trust=trust, what="the compiled kernel")
+        if r.timed_out:
+            raise UserError(f"hlsim: the kernel did not finish within {time_limit_s:g} s (an infinite loop? "
+                            "a data-dependent bound that never ends?); raise --time-limit if it is just "
+                            "slow")
+        msg = r.stderr.strip()
+        rc = r.returncode
+        if rc > 128 and rc - 128 in signal.valid_signals():  # bubblewrap reports a signal as 128 + its number
+            rc = -(rc - 128)
         if rc < 0:
             sig = signal.Signals(-rc).name
             why = {"SIGSEGV": "a segmentation fault (a stack overflow, e.g. a large array declared in "
@@ -140,20 +130,39 @@ def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dt
                             + (f"\n{msg}" if msg else ""))
         if rc != 0:
             raise UserError(f"hlsim: the simulation failed (exit {rc}): {msg}")
-        scalars: dict[str, float] = {}
-        sites = []
-        for line in (t / "counters.txt").read_text().splitlines():
-            parts = line.split()
-            if parts[0] == "cycles":
-                scalars["cycles"] = float(parts[1])
-            elif parts[0] == "nest":
-                scalars[f"nest.{parts[1]}"] = float(parts[2])
-            elif parts[0] == "site":
-                sites.append(tuple(int(x) for x in parts[1:5]))
-        outs = {}
-        for name, (dtype, shape) in outputs.items():
-            outs[name] = np.fromfile(t / f"{name}.out", dtype=dtype).reshape(shape)
+        try:
+            scalars, sites = _counters(t / "counters.txt")
+            outs = {}
+            for name, (dtype, shape) in outputs.items():
+                outs[name] = np.fromfile(t / f"{name}.out", dtype=dtype).reshape(shape)
+        except (OSError, ValueError, IndexError) as e:
+            raise UserError(f"hlsim: the run left counters or outputs that cannot be read ({e}); the kernel "
+                            "wrote over the simulator's own state") from None
         return scalars, outs, sites
+
+
+def _counters(path: Path) -> tuple[dict[str, float], list[tuple[int, int, int, int]]]:
+    """The counters file the run wrote: written by code the workload controls, so every number is
+    checked (finite, not negative) before it is believed."""
+    import math
+    scalars: dict[str, float] = {}
+    sites = []
+    for line in path.read_text().splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        if parts[0] == "cycles":
+            scalars["cycles"] = float(parts[1])
+        elif parts[0] == "nest":
+            scalars[f"nest.{int(parts[1])}"] = float(parts[2])
+        elif parts[0] == "site":
+            sites.append(tuple(int(x) for x in parts[1:5]))
+    if "cycles" not in scalars:
+        raise ValueError("no cycle count")
+    bad = [k for k, v in scalars.items() if not math.isfinite(v) or v < 0]
+    if bad or any(x < 0 for s in sites for x in s):
+        raise ValueError(f"negative or non-finite counts ({', '.join(bad) or 'site counters'})")
+    return scalars, sites
 
 
 def _oob_record(stderr: str) -> OutOfBounds | None:

@@ -1,0 +1,238 @@
+"""Run workload code confined by the operating system.
+
+A workload file carries code: a C kernel (compiled and run by hlsim) and Python (the NumPy
+``reference`` and the input ``generator``). Workload files are shared like papers' artefacts, so
+that code is untrusted. It runs here, in a child process, behind layers that do not depend on what
+the code is called or how it spells a call:
+
+1. **bubblewrap** (Linux namespaces; Debian package ``bubblewrap``): new user, PID, network, IPC,
+   UTS and cgroup namespaces — no network at all (only a loopback that reaches nothing outside), no
+   view of the host's processes, and when the child's PID namespace ends every process in it ends
+   too, so nothing outlives the run. A private filesystem: the system's ``/usr``, ``/lib*`` and
+   ``/bin`` (and, for Python, its installation and the virtual environment) read-only, an empty
+   ``/tmp``, a fresh ``/proc`` and ``/dev``, and one read-write folder, the run's own; the rest of
+   the host (home, the repository, ``/etc``, the cache of other designs) does not exist inside. All
+   capabilities dropped; the environment cleared.
+2. **seccomp** (libseccomp through ``pyseccomp``): no new processes (``fork``, ``vfork``, ``clone``
+   without ``CLONE_THREAD``, ``clone3``), no sockets, and none of ``ptrace``, ``mount``,
+   ``unshare``, ``setns``, ``bpf``, ``perf_event_open``, ``keyctl``: those calls fail with an error.
+3. **resource limits**: CPU time, address space, size of any file written (so output is bounded),
+   open files, no core dumps; and a wall-time limit after which the whole process group is killed.
+
+``available()`` says whether layers 1 and 2 work on this machine. When they do not, ``run`` refuses
+with exit status 2 and says why, unless the user passed ``--trust-workload`` (``trust=True``), in
+which case the code runs with layer 3 only and one notice on stderr. docs/security.md has the threat
+model.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import attrs
+
+from .errors import UserError
+
+#: ``--trust-workload`` or this variable set to 1: run workload code without the sandbox
+TRUST_ENV = "LLMULATOR_TRUST_WORKLOAD"
+
+
+@attrs.frozen
+class Limits:
+    """What one run of workload code may use; every limit is finite and positive (``check``)."""
+
+    wall_s: float = 60.0
+    cpu_s: float = 60.0
+    mem_bytes: int = 2048 << 20
+    file_bytes: int = 1 << 30  # the largest file it may write (outputs, stdout, stderr)
+
+    def check(self) -> Limits:
+        import math
+        for name in ("wall_s", "cpu_s", "mem_bytes", "file_bytes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
+                raise UserError(f"limit {name} must be a positive, finite number (got {v!r}); "
+                                "no value turns a limit off")
+        return self
+
+
+@attrs.frozen
+class Result:
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+
+class Refused(UserError):
+    """The sandbox is not available and the user did not say to trust the workload."""
+
+
+def trusted(flag: bool = False) -> bool:
+    return flag or os.environ.get(TRUST_ENV, "") == "1"
+
+
+@functools.cache
+def available() -> str | None:
+    """None when bubblewrap and seccomp both work here; else why not (one line)."""
+    if sys.platform != "linux":
+        return f"the sandbox needs Linux namespaces and seccomp; this is {sys.platform}"
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        return "bubblewrap is not installed (apt-get install bubblewrap)"
+    try:
+        _filter_file()
+    except Exception as e:  # noqa: BLE001 - any failure to build the filter means no seccomp layer
+        return f"seccomp is not usable ({type(e).__name__}: {e}); pip install pyseccomp and libseccomp2"
+    try:
+        r = subprocess.run([bwrap, *_namespaces(), *_system_binds(()), "--", "/bin/true"],
+                           capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"bubblewrap does not run here ({e})"
+    if r.returncode != 0:
+        return f"bubblewrap cannot create namespaces here: {r.stderr.strip()[:200]}"
+    return None
+
+
+def _namespaces() -> list[str]:
+    return ["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+
+
+def _system_binds(extra_ro: tuple[str, ...]) -> list[str]:
+    out = []
+    for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
+        if os.path.exists(p):
+            out += ["--ro-bind", p, p]
+    for p in extra_ro:
+        out += ["--ro-bind", p, p]
+    return out + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+
+
+@functools.cache
+def _filter_file() -> str:
+    """The seccomp program (BPF), built once per process and kept in a private temporary file."""
+    import pyseccomp as sc
+
+    f = sc.SyscallFilter(sc.ALLOW)
+    deny = sc.ERRNO(errno.EPERM)
+    for call in ("fork", "vfork", "ptrace", "mount", "umount2", "unshare", "setns", "bpf", "perf_event_open",
+                 "keyctl", "add_key", "request_key", "pivot_root", "chroot", "kexec_load", "init_module",
+                 "finit_module", "process_vm_readv", "process_vm_writev"):
+        f.add_rule(deny, call)
+    f.add_rule(sc.ERRNO(errno.EACCES), "socket")
+    f.add_rule(sc.ERRNO(errno.EACCES), "socketpair")
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # libc falls back to clone, checked below
+    clone_thread = 0x00010000
+    f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, clone_thread, 0))  # a thread may start, a process not
+    fd, path = tempfile.mkstemp(prefix="llmulator-seccomp-", suffix=".bpf")
+    with os.fdopen(fd, "wb") as fh:
+        f.export_bpf(fh)
+    return path
+
+
+def _rlimits(limits: Limits):
+    def apply():
+        mem = int(limits.mem_bytes)
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        cpu = max(1, int(limits.cpu_s + 0.999))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits.file_bytes), int(limits.file_bytes)))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        os.setsid()
+    return apply
+
+
+def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, ...] = (),
+        env: dict[str, str] | None = None, trust: bool = False, what: str = "workload code") -> Result:
+    """Run ``argv`` confined, with ``workdir`` its only writable (and, beside the system and
+    ``ro_paths``, only readable) folder; stdout and stderr go to files there (bounded by
+    ``limits.file_bytes``). Raises :class:`Refused` when the sandbox is unavailable and not trusted."""
+    limits.check()
+    workdir = Path(workdir).resolve()
+    why = available()
+    base_env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1",
+                "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
+    if why is None:
+        bpf = os.open(_filter_file(), os.O_RDONLY)
+        full = [shutil.which("bwrap"), *_namespaces(), *_system_binds(tuple(p for p in ro_paths if os.path.exists(p))),
+                "--bind", str(workdir), str(workdir), "--chdir", str(workdir), "--clearenv"]
+        for k, v in base_env.items():
+            full += ["--setenv", k, v]
+        full += ["--seccomp", str(bpf), "--", *argv]
+        fds: tuple[int, ...] = (bpf,)
+        run_env = None
+    elif trusted(trust):
+        _notice_unconfined(why)
+        full, fds, bpf, run_env = list(argv), (), None, base_env
+    else:
+        raise Refused(f"refusing to run {what} unconfined: {why}. Workload files are code; pass "
+                      f"--trust-workload (or set {TRUST_ENV}=1) only for files you trust")
+    out_path, err_path = workdir / ".stdout", workdir / ".stderr"
+    try:
+        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+            try:
+                proc = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=workdir,
+                                        env=run_env, pass_fds=fds, preexec_fn=_rlimits(limits))
+            except OSError as e:
+                raise UserError(f"cannot start {what}: {e}") from None
+            timed_out = False
+            try:
+                proc.wait(timeout=limits.wall_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(proc)
+            except BaseException:
+                _kill_group(proc)  # Ctrl-C: nothing of the workload outlives the command
+                raise
+    finally:
+        if bpf is not None:
+            os.close(bpf)
+    return Result(proc.returncode, _tail(out_path), _tail(err_path), timed_out)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+def _tail(path: Path, limit: int = 64 << 10) -> str:
+    """The last ``limit`` bytes of a file the child wrote (it may have written up to its file limit)."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            size = f.tell()
+            f.seek(max(0, size - limit))
+            return f.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+_noticed = False
+
+
+def _notice_unconfined(why: str) -> None:
+    global _noticed
+    if not _noticed:
+        _noticed = True
+        print(f"notice: running workload code WITHOUT the sandbox (--trust-workload): {why}", file=sys.stderr)
+
+
+def python_paths() -> tuple[str, ...]:
+    """What a Python child needs to read: this interpreter's installation and its environment."""
+    paths = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.base_prefix, sys.prefix}
+    exe = os.path.realpath(sys.executable)
+    paths.add(os.path.dirname(os.path.dirname(exe)))
+    return tuple(sorted(p for p in paths if p and p != "/"))

@@ -1,0 +1,217 @@
+"""Workload code is confined by the operating system (llmulator.sandbox), and the C a kernel may hold
+is checked before anything compiles it. Each hostile case must fail with a message naming what was
+refused, and leave nothing behind: the tests look at the filesystem, a listening socket and the
+process table, not only at the exit status."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from conftest import kernel_design
+from llmulator import sandbox, usercode
+from llmulator.cli import main
+from llmulator.errors import UserError
+
+needs_sandbox = pytest.mark.skipif(sandbox.available() is not None,
+                                   reason=f"sandbox unavailable: {sandbox.available()}")
+
+HOSTILE_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+int main(int argc, char **argv) {
+  FILE *f = fopen(argv[1], "r");                       /* a secret outside the run folder */
+  char buf[64] = {0};
+  if (f) { fgets(buf, sizeof buf, f); printf("read:%s\n", buf); }
+  FILE *g = fopen(argv[2], "w");                       /* a file outside the run folder */
+  if (g) { fputs("pwned", g); fclose(g); printf("wrote\n"); }
+  int s = socket(AF_INET, SOCK_STREAM, 0);             /* a connection to the host */
+  struct sockaddr_in a = {0}; a.sin_family = AF_INET; a.sin_port = htons(atoi(argv[3]));
+  a.sin_addr.s_addr = htonl(0x7f000001);
+  if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0) printf("connected\n");
+  if (fork() == 0) { setsid(); sleep(30); _exit(0); }  /* a daemon that outlives the run */
+  if (system("touch marker-from-system") == 0) printf("system\n");
+  FILE *h = fopen("inside.txt", "w");                  /* its own folder: allowed */
+  if (h) { fputs("ok", h); fclose(h); printf("own folder\n"); }
+  return 0;
+}
+"""
+
+
+@needs_sandbox
+def test_a_compiled_program_reaches_nothing_outside_its_folder(tmp_path):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET")
+    outside = tmp_path / "pwned.txt"
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(0.2)
+    port = srv.getsockname()[1]
+    run = tmp_path / "run"
+    run.mkdir()
+    (tmp_path / "h.c").write_text(HOSTILE_C)
+    subprocess.run(["gcc", "-o", str(run / "h"), str(tmp_path / "h.c")], check=True)
+    r = sandbox.run([str(run / "h"), str(secret), str(outside), str(port)], run, sandbox.Limits(wall_s=20))
+    assert r.returncode == 0 and "own folder" in r.stdout, (r.stdout, r.stderr)
+    assert "TOP-SECRET" not in r.stdout and "read:" not in r.stdout
+    assert not outside.exists()  # (a write under /tmp lands in the run's private, discarded tmpfs)
+    assert "connected" not in r.stdout
+    with pytest.raises(socket.timeout):
+        srv.accept()
+    srv.close()
+    assert "system" not in r.stdout and not list(tmp_path.rglob("marker-from-system"))
+    assert (run / "inside.txt").read_text() == "ok"
+    time.sleep(0.2)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(run / "h") not in ps, "a process of the run outlived it"
+
+
+@needs_sandbox
+def test_the_wall_time_limit_kills_the_whole_group(tmp_path):
+    t0 = time.monotonic()
+    r = sandbox.run(["/bin/sh", "-c", "while :; do :; done"], tmp_path, sandbox.Limits(wall_s=1.0, cpu_s=30))
+    assert r.timed_out and time.monotonic() - t0 < 10
+
+
+@pytest.mark.parametrize("bad", [-1, 0, float("nan"), float("inf")])
+def test_no_limit_value_turns_a_limit_off(bad):
+    with pytest.raises(UserError, match="positive, finite"):
+        sandbox.Limits(mem_bytes=bad).check()
+
+
+def test_without_the_sandbox_workload_code_is_refused_unless_trusted(tmp_path, monkeypatch):
+    monkeypatch.setattr(sandbox, "available", lambda: "bubblewrap is not installed (test)")
+    monkeypatch.delenv(sandbox.TRUST_ENV, raising=False)
+    with pytest.raises(sandbox.Refused, match="bubblewrap is not installed.*--trust-workload"):
+        usercode.run_user_code("reference", "w", "y = 1", {}, want=["y"])
+    monkeypatch.setenv(sandbox.TRUST_ENV, "1")
+    ns = usercode.run_user_code("reference", "w", "y = np.arange(3)", {}, want=["y"])
+    assert ns["y"].tolist() == [0, 1, 2]
+
+
+# --- Python from a workload file: the reference and the input generator ---------------------------
+
+def _ref(code: str, **ns):
+    return usercode.run_user_code("reference", "w", textwrap.dedent(code), ns, want=["y"])
+
+
+@needs_sandbox
+@pytest.mark.parametrize("code, refused", [
+    ("import os\nos.system('touch {marker}')\ny = np.zeros(3)", None),
+    ("y = np.zeros(3)\nopen('{marker}', 'w').write('x')", "PermissionError|FileNotFoundError|OSError"),
+    ("y = np.frombuffer(open('/etc/passwd', 'rb').read(), np.uint8)", "FileNotFoundError|PermissionError"),
+    ("import socket\ns = socket.create_connection(('127.0.0.1', {port}), timeout=1)\ny = np.zeros(3)",
+     "PermissionError|OSError"),
+    ("import os\nif os.fork() == 0:\n    import time; time.sleep(60)\ny = np.zeros(3)", "PermissionError|OSError"),
+    ("import subprocess\nsubprocess.Popen(['sleep', '60'])\ny = np.zeros(3)", "PermissionError|OSError"),
+    ("import sys\ny = np.zeros(3)\nsys.exit(0)", "SystemExit"),
+    ("y = np.zeros(3)\nraise SystemExit(0)", "SystemExit"),
+])
+def test_hostile_reference_code_is_confined(tmp_path, code, refused):
+    marker = tmp_path / "marker"
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    srv.settimeout(0.2)
+    code = code.format(marker=marker, port=srv.getsockname()[1])
+    if refused is None:
+        _ref(code)  # os.system cannot start a shell (no new processes): it returns an error status
+    else:
+        with pytest.raises(UserError, match=refused):
+            _ref(code)
+    assert not marker.exists()
+    with pytest.raises(socket.timeout):
+        srv.accept()
+    srv.close()
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert "sleep 60" not in ps
+
+
+@needs_sandbox
+def test_a_reference_that_never_ends_is_stopped(monkeypatch):
+    monkeypatch.setattr(usercode, "LIMITS", sandbox.Limits(wall_s=1.5, cpu_s=30))
+    t0 = time.monotonic()
+    with pytest.raises(UserError, match="did not finish within 1.5 s"):
+        _ref("while True:\n    pass")
+    assert time.monotonic() - t0 < 10
+
+
+def test_patching_numpy_in_the_reference_cannot_make_a_wrong_kernel_pass(write):
+    """The reference's NumPy is the child's own: replacing np.array_equal or np.allclose there changes
+    nothing in the comparison, which this process makes."""
+    from llmulator.library import resolve
+    d = kernel_design(write, resolve("architecture", "hls-fpga").read_text(),
+                      "    L_i: for (int i = 0; i < N; i++) {\n      y[i] = x[i] + 1;\n    }",
+                      "    x: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}",
+                      "    np.array_equal = lambda *a, **k: True\n    np.allclose = lambda *a, **k: True\n"
+                      "    y[:] = x + 2",
+                      "{}", "{x: BRAM, y: BRAM}")
+    from llmulator import plugins
+    prof = plugins.get("profilers", "hlsim").profile(d)
+    assert prof.functional_check.startswith("fail"), prof.functional_check
+
+
+def test_reference_results_come_back_as_plain_values():
+    ns = _ref("y = [1, 2, 3]\nz = 5")
+    assert isinstance(ns["y"], np.ndarray) and ns["y"].tolist() == [1, 2, 3]
+    assert "z" not in ns  # only the names asked for come back
+    ns = _ref("y = 'not an array'")
+    assert type(ns["y"]).__name__ == "str"
+
+
+def test_a_failing_reference_names_its_line():
+    with pytest.raises(UserError, match=r"reference of workload 'w' failed at line 2: ZeroDivisionError"):
+        _ref("a = 1\nb = a / 0\ny = np.zeros(2)")
+
+
+# --- the C a kernel may hold ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("kernel, refused", [
+    ("int system(const char *);\n    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }", "a function declaration"),
+    ("L_i: for (int i = 0; i < N; i++) { y[i] = system(\"id\"); }", "a call to 'system'"),
+    ("extern double __cyc;\n    __cyc = -1e12;\n    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }",
+     "extern declaration"),
+    ("double __cyc = 0;\n    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }", "reserved"),
+    ("int *p = y;\n    L_i: for (int i = 0; i < N; i++) { p[i] = x[i]; }", "a pointer"),
+    ("L_i: for (int i = 0; i < N; i++) { *(y + i) = x[i]; }", "dereference"),
+    ("L_i: for (int i = 0; i < N; i++) { y[i] = (int)(long)&x[i]; }", "address-of"),
+    ("L_i: for (int i = 0; i < N; i++) { y[i] = ((int *)x)[i]; }", "a pointer"),
+    ("L_i: for (int i = 0; i < N; i++) { __asm__(\"nop\"); y[i] = x[i]; }", "a call to '__asm__'"),
+])
+def test_the_kernel_subset_refuses_escapes_at_their_line(tmp_path, capsys, kernel, refused):
+    import yaml
+    w = tmp_path / "w.yaml"
+    w.write_text(yaml.safe_dump({"workload": {
+        "version": 1, "name": "w", "parameters": {"N": 8},
+        "arrays": {"x": {"shape": ["N"], "dtype": "int32", "role": "in"},
+                   "y": {"shape": ["N"], "dtype": "int32", "role": "out"}},
+        "kernel": kernel.replace("\n    ", "\n") + "\n", "reference": "y[:] = x\n"}}))
+    assert main(["validate", str(w)]) == 2
+    err = capsys.readouterr().err
+    assert refused in err and "not allowed in a kernel" in err and "w.yaml:" in err, err
+    assert "Traceback" not in err
+
+
+def test_profile_refuses_a_negative_memory_limit(capsys):
+    rc = main(["profile", "systolic-16x16", "gemm", "gemm-ws-16x16", "--mem-limit", "-1"])
+    assert rc == 2 and "positive, finite" in capsys.readouterr().err
+
+
+def test_a_mismatch_shows_plain_values_and_indices(write):
+    from llmulator import plugins
+    from llmulator.library import resolve
+    d = kernel_design(write, resolve("architecture", "hls-fpga").read_text(),
+                      "    L_i: for (int i = 0; i < N; i++) {\n      y[i] = x[i] - 1;\n    }",
+                      "    x: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}",
+                      "    y[:] = x", "{}", "{x: BRAM, y: BRAM}")
+    check = plugins.get("profilers", "hlsim").profile(d).functional_check
+    assert check.startswith("fail: y[0]: got ") and "np." not in check, check

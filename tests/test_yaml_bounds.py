@@ -1,0 +1,56 @@
+"""Every value YAML can produce is accepted with a meaning or refused at its line, and loading is
+bounded: an alias bomb, a recursive alias, deep nesting and an oversized file end with exit 2 at
+once, never a traceback, a hang or gigabytes of memory."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from llmulator import yamlsrc
+from llmulator.cli import main
+
+BOMB = "\n".join(
+    [f"{chr(97 + i)}: &{chr(97 + i)} [" + ", ".join([f"*{chr(96 + i)}"] * 9) + "]" if i else
+     'a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]' for i in range(9)]) + "\n"
+
+
+def _validate(tmp_path, capsys, text: str) -> tuple[int, str]:
+    f = tmp_path / "x.yaml"
+    f.write_text(text)
+    rc = main(["validate", str(f)])
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "internal error" not in err, err
+    return rc, err
+
+
+def test_an_alias_bomb_is_refused_at_once(tmp_path, capsys):
+    t0 = time.monotonic()
+    rc, err = _validate(tmp_path, capsys, BOMB)
+    assert rc == 2 and "expands to more than" in err and "x.yaml:1:" in err
+    assert time.monotonic() - t0 < 2.0
+
+
+@pytest.mark.parametrize("text, said", [
+    ("a: &a [1, *a]\n", "expands to more than"),
+    ("architecture:\n  version: 1\n  clock_mhz: .nan\n", "x.yaml:3:14: error: architecture.clock_mhz: nan is not"),
+    ("architecture:\n  version: 1\n  clock_mhz: -.inf\n", "-inf is not a finite number"),
+    ("architecture:\n  version: 1\n  name: 2024-01-01\n", "as a date"),
+    ("architecture:\n  version: 1\n  name: !!binary aGVsbG8=\n", "!!binary"),
+    ("architecture:\n  version: 1\n  clock_mhz: 123456789012345678901234567890\n", "too large"),
+    ("x: " + "[" * 200 + "]" * 200 + "\n", "nested"),
+])
+def test_values_no_spec_field_can_mean_are_refused_at_their_line(tmp_path, capsys, text, said):
+    rc, err = _validate(tmp_path, capsys, text)
+    assert rc == 2 and said in err, err
+
+
+def test_an_oversized_file_is_refused_before_it_is_read(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(yamlsrc, "MAX_FILE_BYTES", 1000)
+    rc, err = _validate(tmp_path, capsys, "a: " + "x" * 2000 + "\n")
+    assert rc == 2 and "at most" in err
+
+
+def test_merge_keys_and_plain_aliases_still_mean_what_yaml_says(tmp_path):
+    data, _ = yamlsrc.load_yaml(tmp_path / "m.yaml", "base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\nc: *b\n")
+    assert data["c"] == {"x": 1, "y": 2}
