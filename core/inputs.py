@@ -506,6 +506,7 @@ def generate_inputs(workload, sizes: Mapping[str, int], variant: str | None = No
     if int(seed) < 0:
         raise UserError(f"seed must be >= 0, got {seed}")
     sizes = _full_sizes(workload, sizes)
+    check_memory(workload, sizes)
     out: dict[str, np.ndarray] = {}
     filled_by: dict[str, str] = {}
     for st in desc["structures"]:
@@ -701,6 +702,36 @@ def check_inputs(workload) -> None:
                     inp["variants"][variant] else ("inputs", "generator")
                 raise _spec_error(workload, where, f"the input generator has a syntax error at its line "
                                   f"{e.lineno}: {e.msg}") from None
+
+
+def available_memory() -> int:
+    """Bytes this machine can still give (``MemAvailable``), or a large number where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 1 << 60
+
+
+def check_memory(workload, sizes: Mapping[str, int]) -> None:
+    """Refuse, before anything is allocated, arrays that cannot fit in memory: a UserError naming the
+    largest array, its shape and size, instead of a MemoryError (or the machine swapping) later."""
+    need, largest = 0, ("", (), 0)
+    for name, spec in workload.arrays.items():
+        shape = workload.shape(name, sizes)
+        n = int(np.prod(shape, dtype=object)) * np_dtype(spec.dtype).itemsize
+        need += n
+        if n > largest[2]:
+            largest = (name, shape, n)
+    have = available_memory()
+    if need > have // 2:
+        name, shape, n = largest
+        raise UserError(f"workload '{workload.name}': its arrays need {need / 2**30:.1f} GiB at these sizes "
+                        f"(largest: '{name}' {list(shape)} = {n / 2**30:.1f} GiB), more than half of the "
+                        f"{have / 2**30:.1f} GiB this machine has free; use a smaller preset or smaller parameters")
 
 
 def _full_sizes(workload, sizes: Mapping[str, int]) -> dict[str, int]:

@@ -236,3 +236,19 @@ def python_paths() -> tuple[str, ...]:
     exe = os.path.realpath(sys.executable)
     paths.add(os.path.dirname(os.path.dirname(exe)))
     return tuple(sorted(p for p in paths if p and p != "/"))
+
+
+def die_with_parent() -> None:
+    """A pool worker's initializer (``ProcessPoolExecutor(initializer=...)``): the kernel kills this
+    process when the one that started it dies (Linux ``PR_SET_PDEATHSIG``), so a killed ``synth`` or
+    ``dse --verify`` leaves no worker behind. Elsewhere it does nothing."""
+    if sys.platform != "linux":
+        return
+    import ctypes
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() == 1:  # the parent died before the call: nobody would kill us
+        os._exit(1)

@@ -93,20 +93,23 @@ def _describe(subschema: dict[str, Any]) -> str:
     return " ".join(parts)
 
 
+MAX_UNKNOWN_KEYS = 5
+
+
 def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Diagnostic]:
     path = tuple(err.absolute_path)
     v = err.validator
     if v == "additionalProperties" and isinstance(err.instance, dict):
         allowed = list(err.schema.get("properties", {}))
         out = []
-        for key in err.instance:
-            if key in allowed:
-                continue
-            if err.schema.get("patternProperties"):
-                continue
+        unknown = [k for k in err.instance if k not in allowed] if not err.schema.get("patternProperties") else []
+        for key in unknown[:MAX_UNKNOWN_KEYS]:
             out.append(smap.diag(path + (key,), f"unknown key '{key}'",
                                  "one of: " + ", ".join(sorted(allowed)) if allowed else "",
                                  _key_hint(key, allowed), prefer_key=True))
+        if len(unknown) > MAX_UNKNOWN_KEYS:  # the first few say what is wrong; the rest is noise
+            out.append(smap.diag(path, f"... and {len(unknown) - MAX_UNKNOWN_KEYS:,} more unknown keys here",
+                                 "one of: " + ", ".join(sorted(allowed)) if allowed else ""))
         if out:
             return out
     if v == "required":

@@ -5,6 +5,7 @@ process table, not only at the exit status."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import textwrap
@@ -215,3 +216,69 @@ def test_a_mismatch_shows_plain_values_and_indices(write):
                       "    y[:] = x", "{}", "{x: BRAM, y: BRAM}")
     check = plugins.get("profilers", "hlsim").profile(d).functional_check
     assert check.startswith("fail: y[0]: got ") and "np." not in check, check
+
+
+# --- the compiled-kernel cache -----------------------------------------------------------------------
+
+def _gemm():
+    from llmulator.design import load_design
+    from llmulator.library import resolve
+    return load_design(resolve("architecture", "systolic-16x16"), resolve("workload", "gemm"),
+                       resolve("mapping", "gemm-ws-16x16"), preset="small")
+
+
+def test_a_replaced_cached_binary_is_rebuilt_never_run(tmp_path, monkeypatch, capsys):
+    from llmulator import plugins
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    prof = plugins.get("profilers", "hlsim")
+    base = prof.profile(_gemm()).metrics["cycles"]
+    (entry,) = [p.parent for p in (tmp_path / "cache").rglob("sim")]
+    marker = tmp_path / "planted-ran"
+    (entry / "sim").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    again = prof.profile(_gemm())
+    assert again.metrics["cycles"] == base and not marker.exists()
+    assert "did not match its record; rebuilding" in capsys.readouterr().err
+    (entry / "entry.json").write_text("{not json")  # a damaged record: rebuilt as well
+    assert prof.profile(_gemm()).metrics["cycles"] == base
+
+
+def test_concurrent_profiles_on_a_cold_cache_all_succeed(tmp_path):
+    """Several processes profile one design at once on an empty cache: one builds, the others wait
+    for the entry under its lock (before, two of 78 such runs failed to link)."""
+    import sys
+    env = {**os.environ, "LLMULATOR_CACHE": str(tmp_path / "cache")}
+    cmd = [sys.executable, "-c", "from llmulator.cli import main; import sys; "
+           "sys.exit(main(['profile', 'systolic-16x16', 'gemm', 'gemm-ws-16x16', '--preset', 'small', '--json']))"]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-500:] for o in outs]
+    assert len(list((tmp_path / "cache").rglob("sim"))) == 1
+
+
+def test_pool_workers_die_with_a_killed_parent(tmp_path):
+    """The initializer synth and dse --verify give their workers: SIGKILL the parent and the worker,
+    mid-task, is gone too (before, synth's workers stayed alive and deadlocked)."""
+    import signal
+    import sys
+    script = tmp_path / "parent.py"
+    script.write_text(textwrap.dedent(f"""
+        import time
+        from concurrent.futures import ProcessPoolExecutor
+        from llmulator.sandbox import die_with_parent
+        def task(_):
+            open({str(tmp_path / 'worker-started')!r}, 'w').close()
+            time.sleep(120)
+        with ProcessPoolExecutor(1, initializer=die_with_parent) as ex:
+            ex.submit(task, 0).result()
+    """))
+    parent = subprocess.Popen([sys.executable, str(script)])
+    for _ in range(200):
+        if (tmp_path / "worker-started").exists():
+            break
+        time.sleep(0.05)
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait()
+    time.sleep(0.5)
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(script) not in ps and "multiprocessing" not in ps, ps

@@ -54,3 +54,34 @@ def test_an_oversized_file_is_refused_before_it_is_read(tmp_path, capsys, monkey
 def test_merge_keys_and_plain_aliases_still_mean_what_yaml_says(tmp_path):
     data, _ = yamlsrc.load_yaml(tmp_path / "m.yaml", "base: &b {x: 1, y: 2}\nother:\n  <<: *b\n  y: 3\nc: *b\n")
     assert data["c"] == {"x": 1, "y": 2}
+
+
+def test_arrays_too_large_for_memory_are_refused_by_name_before_allocation(tmp_path, capsys):
+    w = tmp_path / "w.yaml"
+    w.write_text("""workload:
+  version: 1
+  name: huge
+  parameters: {N: 4000000}
+  arrays:
+    x: {shape: [N, N], dtype: fp64, role: in}
+    y: {shape: [N], dtype: fp64, role: out}
+  kernel: |
+    L_i: for (int i = 0; i < N; i++) {
+      y[i] = x[i][i];
+    }
+  reference: |
+    y[:] = np.diag(x)
+""")
+    m = tmp_path / "m.yaml"
+    m.write_text("mapping:\n  version: 1\n  name: m\n  placement: {x: DRAM, y: DRAM}\n")
+    t0 = time.monotonic()
+    rc = main(["profile", "hls-fpga", str(w), str(m)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "'x' [4000000, 4000000]" in err and "GiB" in err and "Traceback" not in err, err
+    assert time.monotonic() - t0 < 30
+
+
+def test_unknown_keys_are_reported_a_few_at_a_time(tmp_path, capsys):
+    text = "architecture:\n  version: 1\n" + "".join(f"  k{i}: 1\n" for i in range(5000))
+    rc, err = _validate(tmp_path, capsys, text)
+    assert rc == 2 and err.count("unknown key") == 5 and "and 4,995 more unknown keys" in err

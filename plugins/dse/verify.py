@@ -75,7 +75,9 @@ def _map(tasks: list[dict[str, Any]], workers: int, scheduler: str | None) -> It
             yield i, profile_task(t)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    with ProcessPoolExecutor(max_workers=workers) as ex:
+
+    from llmulator.sandbox import die_with_parent
+    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent) as ex:
         futures = {ex.submit(profile_task, t): i for i, t in enumerate(tasks)}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()

@@ -13,12 +13,15 @@ words with the array, the index and the loop iteration.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
+import json
 import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -42,7 +45,11 @@ class OutOfBounds(UserError):
 def cache_dir() -> Path:
     root = Path(os.environ.get("LLMULATOR_CACHE", Path.home() / ".cache" / "llmulator"))
     d = root / "hlsim"
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"hlsim: cannot create the kernel cache {d} ({e.strerror}); set LLMULATOR_CACHE to a "
+                        "writable folder") from None
     return d
 
 
@@ -57,16 +64,66 @@ def compiler() -> tuple[str, str]:
 
 
 def ensure_binary(source: str, key: str, timeout_s: float = 120.0) -> tuple[Path, bool]:
-    """The compiled binary for ``source`` (cached); returns (path, compiled_now)."""
+    """The compiled binary for ``source`` (cached); returns (path, compiled_now).
+
+    An entry is a folder named by the hash of the source, compiler and flags, holding ``kernel.c``,
+    ``sim`` and ``entry.json`` (the SHA-256 of both, written last and atomically). It is used only
+    when both files still hash to what the entry recorded; anything else (a damaged, truncated or
+    replaced binary, a half-written entry) is rebuilt with a one-line notice and never executed. One
+    process builds an entry at a time (an exclusive lock on the entry's ``.lock``), so concurrent
+    runs on a cold cache wait for one build instead of racing on its files.
+    """
     cc, ver = compiler()
     full = hashlib.sha256((source + "\0" + ver + "\0" + " ".join(CFLAGS)).encode()).hexdigest()[:24]
     d = cache_dir() / full
     exe = d / "sim"
-    if exe.is_file():
-        return exe, False
-    d.mkdir(parents=True, exist_ok=True)
-    src = d / "kernel.c"
-    src.write_text(source)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        lock = open(d / ".lock", "a+")
+    except OSError as e:
+        raise UserError(f"hlsim: cannot use the kernel cache {d.parent} ({e}); set LLMULATOR_CACHE to a "
+                        "writable folder") from None
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        state = _entry_state(d, source)
+        if state == "ok":
+            return exe, False
+        if state == "damaged":
+            print(f"notice: hlsim: the cached kernel {d.name} did not match its record; rebuilding it",
+                  file=sys.stderr)
+        return _build(d, source, cc, timeout_s), True
+
+
+def _sha(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _entry_state(d: Path, source: str) -> str:
+    """'ok' (verified), 'missing' (never built) or 'damaged' (anything else)."""
+    rec = d / "entry.json"
+    if not rec.exists():
+        return "missing"  # never finished (or built before entries were recorded): built afresh
+    try:
+        meta = json.loads(rec.read_text())
+        src_ok = (d / "kernel.c").read_text() == source and _sha(d / "kernel.c") == meta["source_sha256"]
+        if src_ok and _sha(d / "sim") == meta["binary_sha256"]:
+            return "ok"
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    return "damaged"
+
+
+def _build(d: Path, source: str, cc: str, timeout_s: float) -> Path:
+    """Compile into the (locked) entry folder: every file written under a temporary name, then renamed;
+    the record last."""
+    exe, src = d / "sim", d / "kernel.c"
+    for p in (d / "entry.json", exe):
+        p.unlink(missing_ok=True)
+    _atomic_write(src, source.encode())
     fd, tmp = tempfile.mkstemp(prefix=".sim.", dir=d)
     os.close(fd)
     try:
@@ -83,7 +140,20 @@ def ensure_binary(source: str, key: str, timeout_s: float = 120.0) -> tuple[Path
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return exe, True
+    record = {"source_sha256": _sha(src), "binary_sha256": _sha(exe), "compiler": compiler()[1]}
+    _atomic_write(d / "entry.json", json.dumps(record).encode())
+    return exe
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dtype, tuple[int, ...]]],

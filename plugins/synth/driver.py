@@ -197,7 +197,9 @@ def _map(todo: list[ShardTask], workers: int, scheduler: str | None) -> Iterable
             yield t, make_shard(t)
         return
     from concurrent.futures import ProcessPoolExecutor, as_completed
-    with ProcessPoolExecutor(max_workers=workers) as ex:
+
+    from llmulator.sandbox import die_with_parent
+    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent) as ex:
         futures = {ex.submit(make_shard, t): t for t in todo}
         for fut in as_completed(futures):
             yield futures[fut], fut.result()
