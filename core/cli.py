@@ -227,7 +227,12 @@ def cmd_render(args) -> int:
     text = render.hls_c(d) if args.hls else render.prompt(d)
     if args.output:
         from .fileio import atomic_write_text
-        atomic_write_text(args.output, text)
+        if Path(args.output).is_dir():
+            raise UserError(f"-o {args.output} is a folder; give a file name (e.g. {Path(args.output) / 'kernel.c'})")
+        try:
+            atomic_write_text(args.output, text)
+        except OSError as e:
+            raise UserError(f"cannot write {args.output}: {e.strerror or e}") from None
     else:
         sys.stdout.write(text)
     return 0

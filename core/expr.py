@@ -30,7 +30,10 @@ def evaluate(expr: int | float | str, names: Mapping[str, float]) -> float:
         raise ExprError("expected a number or an expression, got a boolean")
     if isinstance(expr, (int, float)):
         return expr
-    return _eval(_parse(str(expr)), names, str(expr))
+    try:
+        return _eval(_parse(str(expr)), names, str(expr))
+    except (RecursionError, MemoryError):
+        raise ExprError(f"expression {str(expr)[:60]!r}... is nested too deeply") from None
 
 
 @functools.lru_cache(maxsize=4096)
@@ -39,7 +42,10 @@ def _parse(text: str) -> ast.AST:
     try:
         return ast.parse(text, mode="eval").body
     except SyntaxError:
-        raise ExprError(f"cannot parse expression {text!r}") from None
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        raise ExprError(f"cannot parse expression {shown!r}") from None
+    except (RecursionError, MemoryError):
+        raise ExprError(f"expression {text[:60]!r}... is nested too deeply") from None
 
 
 def _eval(node: ast.AST, names: Mapping[str, float], text: str) -> float:

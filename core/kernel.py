@@ -429,6 +429,16 @@ _CACHE_SIZE = 512
 
 
 def analyze(workload, file: str | None = None) -> LoopTree:
+    try:
+        return _analyze_cached(workload, file)
+    except RecursionError:
+        smap = workload.source_map
+        raise SpecError(Diagnostic(file or (smap.file if smap else "<kernel>"), None, None, "workload.kernel",
+                                   "the kernel nests expressions or statements too deeply",
+                                   "at most a few hundred levels")) from None
+
+
+def _analyze_cached(workload, file: str | None = None) -> LoopTree:
     """Parse ``workload.kernel`` into a LoopTree; SpecError (with YAML line) on bad C.
 
     Results are memoised on everything the analysis reads (kernel text, declarations, file and

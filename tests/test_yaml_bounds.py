@@ -85,3 +85,49 @@ def test_unknown_keys_are_reported_a_few_at_a_time(tmp_path, capsys):
     text = "architecture:\n  version: 1\n" + "".join(f"  k{i}: 1\n" for i in range(5000))
     rc, err = _validate(tmp_path, capsys, text)
     assert rc == 2 and err.count("unknown key '") == 5 and "and 4,995 more unknown keys" in err
+
+
+def test_fuzzed_library_files_never_end_in_an_internal_error():
+    """120 mutated library designs (fixed seed): validate, then the analytical estimate, each ends in
+    exit 0 or 2 with a diagnostic — never exit 1. A longer run: benchmarks/fuzz_specs.py."""
+    import sys
+
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from fuzz_specs import run_case
+    bad = [r for c in range(120) if (r := run_case(c, 0)) is not None]
+    assert not bad, "\n\n".join(bad)
+
+
+def test_deep_nesting_in_a_kernel_or_a_shape_is_a_diagnostic(tmp_path, capsys):
+    import yaml
+    k = "L_i: for (int i = 0; i < N; i++) { y[i] = " + "(" * 3000 + "x[i]" + ")" * 3000 + "; }\n"
+    arrays = {"x": {"shape": ["N"], "dtype": "int32", "role": "in"},
+              "y": {"shape": ["N"], "dtype": "int32", "role": "out"}}
+    rc, err = _validate(tmp_path, capsys, yaml.safe_dump({"workload": {
+        "version": 1, "name": "w", "parameters": {"N": 8}, "arrays": arrays, "kernel": k}}))
+    assert rc == 2 and "nests expressions or statements too deeply" in err
+    arrays["x"]["shape"] = ["+".join(["N"] * 50000)]
+    rc, err = _validate(tmp_path, capsys, yaml.safe_dump({"workload": {
+        "version": 1, "name": "w", "parameters": {"N": 8}, "arrays": arrays,
+        "kernel": "L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }\n"}}))
+    assert rc == 2 and "nested too deeply" in err
+
+
+def test_a_damaged_calibration_context_does_not_hide_the_others(tmp_path, monkeypatch, capsys):
+    import json
+    monkeypatch.setenv("LLMULATOR_HOME", str(tmp_path))
+    for name, meta in (("good", {"calibrator": "scale", "estimator": "analytical"}), ("bad", [1, 2, 3]),
+                       ("worse", "{not json")):
+        d = tmp_path / "contexts" / name
+        d.mkdir(parents=True)
+        (d / "context.json").write_text(meta if isinstance(meta, str) else json.dumps(meta))
+    from llmulator_plugins.calibrate import store
+    assert list(store.list_contexts()) == ["good"]
+    err = capsys.readouterr().err
+    assert "skipping calibration context 'bad'" in err and "skipping calibration context 'worse'" in err
+
+
+def test_render_to_a_folder_says_so(tmp_path, capsys):
+    assert main(["render", "systolic-16x16", "gemm", "gemm-ws-16x16", "--hls", "-o", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err

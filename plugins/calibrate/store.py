@@ -22,6 +22,7 @@ import os
 import random
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -60,9 +61,12 @@ def read_context(name: str) -> dict[str, Any] | None:
     if not f.is_file():
         return None
     try:
-        return json.loads(f.read_text())
-    except json.JSONDecodeError as e:
+        meta = json.loads(f.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise UserError(f"context '{name}' is damaged: {f}: {e}") from None
+    if not isinstance(meta, dict) or not isinstance(meta.get("calibrator", ""), str):
+        raise UserError(f"context '{name}' is damaged: {f} does not hold a context's metadata (a JSON object)")
+    return meta
 
 
 def write_context(name: str, meta: dict[str, Any]) -> None:
@@ -76,10 +80,13 @@ def list_contexts() -> dict[str, dict[str, Any]]:
     if root.is_dir():
         for d in sorted(root.iterdir()):
             if d.is_dir() and NAME_RE.match(d.name) and (d / CONTEXT_FILE).is_file():
-                meta = read_context(d.name)
-                if meta is not None:
-                    meta["buffer_entries"] = len(ReplayBuffer(d / BUFFER_FILE).entries)
-                    out[d.name] = meta
+                try:  # one damaged context must not hide (or break) the others
+                    meta = read_context(d.name)
+                    if meta is not None:
+                        meta["buffer_entries"] = len(ReplayBuffer(d / BUFFER_FILE).entries)
+                        out[d.name] = meta
+                except (UserError, OSError, ValueError, TypeError, KeyError) as e:
+                    print(f"notice: skipping calibration context '{d.name}': {e}", file=sys.stderr)
     return out
 
 
