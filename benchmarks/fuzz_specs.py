@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import io
 import random
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -99,6 +100,15 @@ def designs() -> list[tuple[Path, Path, Path]]:
     return out
 
 
+def describe(case: int, seed: int) -> str:
+    """What case ``case`` mutates (to reproduce one)."""
+    rng = random.Random(seed * 1_000_003 + case)
+    files = list(rng.choice(designs()))
+    k = rng.randrange(3)
+    _text, what = mutate(files[k].read_text(), rng)
+    return f"{files[k].name}: {what}"
+
+
 def run_case(case: int, seed: int) -> str | None:
     """None when the case ends in exit 0 or 2 without a traceback; else a report."""
     from llmulator.cli import main
@@ -124,15 +134,43 @@ def run_case(case: int, seed: int) -> str | None:
     return None
 
 
+class _TooLong(Exception):
+    pass
+
+
+def _too_long(*_):
+    raise _TooLong
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--case-limit", type=float, default=60.0, help="seconds before a case counts as a hang")
     args = ap.parse_args(argv)
-    bad = [r for c in range(args.cases) if (r := run_case(c, args.seed)) is not None]
+    import time
+    bad, slow = [], []
+    for c in range(args.cases):
+        t0 = time.perf_counter()
+        signal.signal(signal.SIGALRM, _too_long)
+        signal.alarm(int(args.case_limit))
+        try:
+            r = run_case(c, args.seed)
+        except _TooLong:
+            r = f"case {c} ({describe(c, args.seed)}): still running after {args.case_limit:g} s"
+        finally:
+            signal.alarm(0)
+        dt = time.perf_counter() - t0
+        if r is not None:
+            bad.append(r)
+        if dt > 5.0:
+            slow.append(f"case {c}: {dt:.1f} s")
+            print(f"slow: case {c}: {dt:.1f} s", flush=True)
     for r in bad:
         print(r, "\n")
-    print(f"{args.cases} cases, {len(bad)} ended in an internal error")
+    if slow:
+        print(f"{len(slow)} cases took over 5 s: " + ", ".join(slow))
+    print(f"{args.cases} cases, {len(bad)} ended in an internal error or ran past --case-limit")
     return 1 if bad else 0
 
 

@@ -426,7 +426,7 @@ def _check_legal(d: Design, label: str, loop: Loop, lm) -> list[Diagnostic]:
     lockstep, which an inner loop of unknown length forbids (HLS tools refuse both). An II below the
     dependence bound is a warning from ``validate`` (``llmulator.checks``): the loop still runs, slower."""
     out: list[Diagnostic] = []
-    inner = [n for n in _below(loop) if isinstance(n, Loop) and not n.static]
+    inner = [n for n in loop.descendants() if isinstance(n, Loop) and not n.static]
     if not inner:
         return out
     first = inner[0]
@@ -439,18 +439,6 @@ def _check_legal(d: Design, label: str, loop: Loop, lm) -> list[Diagnostic]:
                               f"{field} only on loops whose inner loops have static trip counts",
                               f"put {field} on {first.label} or on a loop inside it instead"))
     return out
-
-
-def _below(loop: Loop):
-    """Every node inside a loop (branches' sides included)."""
-    stack = list(reversed(loop.body))
-    while stack:
-        n = stack.pop()
-        yield n
-        if isinstance(n, Loop):
-            stack.extend(reversed(n.body))
-        elif getattr(n, "kind", "") == "branch":
-            stack.extend(reversed(n.then + n.orelse))
 
 
 def _check_fuse(d: Design) -> list[Diagnostic]:

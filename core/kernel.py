@@ -186,6 +186,10 @@ class Loop:
             cur = c
         return out
 
+    def descendants(self):
+        """Every node inside this loop, in program order (branches' sides included)."""
+        return _subtree(self)
+
     def ancestors(self) -> list[Loop]:
         out, cur = [], self.parent
         while cur is not None:
@@ -334,15 +338,15 @@ class LoopTree:
 
 
 def _subtree(node):
-    """Every node under a loop or branch (pre-order)."""
-    stack = list(node.body) if isinstance(node, Loop) else list(node.then + node.orelse)
+    """Every node under a loop or branch, in program order (pre-order)."""
+    stack = list(reversed(node.body if isinstance(node, Loop) else node.then + node.orelse))
     while stack:
         n = stack.pop()
         yield n
         if isinstance(n, Loop):
-            stack.extend(n.body)
+            stack.extend(reversed(n.body))
         elif isinstance(n, Branch):
-            stack.extend(n.then + n.orelse)
+            stack.extend(reversed(n.then + n.orelse))
 
 
 _MAX_VALUES = 10_000_000
@@ -759,7 +763,7 @@ def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line:
         elif op == ">=":
             upper = f"({upper}) - 1"
         cond_op = "!=" if op == "!=" else ""
-        simple = op != "!=" and isinstance(node.cond, c_ast.BinaryOp) and _is_id(node.cond.left, var)
+        simple = op != "!=" and isinstance(node.cond, c_ast.BinaryOp) and lf.is_id(node.cond.left, var)
     if nxt is None:
         reasons.append("its increment is not a step of the loop variable (i++, i += E, i *= C, i >>= C ...)")
     else:
@@ -792,22 +796,6 @@ def _for_head(node: c_ast.For, ctx: _Ctx, parent: Loop | None, label: str, line:
     return Loop(label, var, lower, upper, step, line, dynamic, outer, parent=parent, step_text=step_text,
                 step_op=step_op, cond_op=cond_op, simple=simple and simple_init and not dynamic,
                 dynamic_reason="; ".join(reasons) if reasons else None), changing
-
-
-def _is_id(n, name: str) -> bool:
-    return isinstance(n, c_ast.ID) and n.name == name
-
-
-def _names(n: c_ast.Node | None) -> set[str]:
-    out: set[str] = set()
-    if n is None:
-        return out
-
-    class V(c_ast.NodeVisitor):
-        def visit_ID(self, node):
-            out.add(node.name)
-    V().visit(n)
-    return out
 
 
 def _py(n: c_ast.Node) -> str:

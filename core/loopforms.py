@@ -352,8 +352,12 @@ def _one_step(p: c_ast.Node | None, var: str) -> tuple[str, c_ast.Node] | None:
     return None
 
 
-def _is(n, name: str) -> bool:
+def is_id(n, name: str) -> bool:
+    """Whether ``n`` is the identifier ``name``."""
     return isinstance(n, c_ast.ID) and n.name == name
+
+
+_is = is_id
 
 
 def _ids(n: c_ast.Node | None) -> set[str]:

@@ -172,6 +172,8 @@ def _unusable(value: Any) -> tuple[str, str, str] | None:
         return ("a !!binary value, which no spec field takes", "a number or a string", "")
     if isinstance(value, float) and not math.isfinite(value):
         return (f"{value} is not a finite number", "a finite number", "")
+    if isinstance(value, float) and abs(value) > 1e30:
+        return (f"{value:g} is beyond any quantity a spec holds", "a number of at most 1e30 in magnitude", "")
     if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**63 - 1:
         return (f"the integer {value} is too large (more than 64 bits)", "an integer below 2**63", "")
     return None

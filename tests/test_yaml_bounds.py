@@ -38,6 +38,7 @@ def test_an_alias_bomb_is_refused_at_once(tmp_path, capsys):
     ("architecture:\n  version: 1\n  name: 2024-01-01\n", "as a date"),
     ("architecture:\n  version: 1\n  name: !!binary aGVsbG8=\n", "!!binary"),
     ("architecture:\n  version: 1\n  clock_mhz: 123456789012345678901234567890\n", "too large"),
+    ("architecture:\n  version: 1\n  clock_mhz: 1.0e+308\n", "beyond any quantity"),  # found by fuzzing: hung
     ("x: " + "[" * 200 + "]" * 200 + "\n", "nested"),
 ])
 def test_values_no_spec_field_can_mean_are_refused_at_their_line(tmp_path, capsys, text, said):
@@ -131,3 +132,26 @@ def test_a_damaged_calibration_context_does_not_hide_the_others(tmp_path, monkey
 def test_render_to_a_folder_says_so(tmp_path, capsys):
     assert main(["render", "systolic-16x16", "gemm", "gemm-ws-16x16", "--hls", "-o", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
+
+
+def test_a_write_that_fails_is_a_message_and_leaves_the_old_file(tmp_path, monkeypatch):
+    """A full disk (or a read-only folder) while writing a result: a UserError naming the file, no
+    temporary file left, the previous content intact."""
+    import errno
+
+    from llmulator.errors import UserError
+    from llmulator.fileio import atomic_write_text
+    f = tmp_path / "out.json"
+    f.write_text("old")
+    real = open
+
+    def full_disk_fdopen(fd, mode="r", *a, **k):
+        h = real(fd, mode, *a, **k)
+        def write(_data):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        h.write = write
+        return h
+    monkeypatch.setattr("os.fdopen", full_disk_fdopen)
+    with pytest.raises(UserError, match="cannot write .*out.json: No space left on device"):
+        atomic_write_text(f, "new")
+    assert f.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.json"]

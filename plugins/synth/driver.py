@@ -108,10 +108,15 @@ def write_shard(path: Path, records: list[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
     table = pa.Table.from_pylist(records)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    pq.write_table(table, tmp)
-    os.replace(tmp, path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table, tmp)
+        os.replace(tmp, path)
+    except OSError as e:  # a full disk, a read-only folder: the shards written so far stay; resume later
+        tmp.unlink(missing_ok=True)
+        raise UserError(f"cannot write {path}: {e.strerror or e}; the {path.parent.parent} dataset keeps "
+                        "its finished shards; free space and run the same command again to resume") from None
 
 
 def shard_complete(path: Path, task: ShardTask) -> bool:

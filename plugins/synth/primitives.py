@@ -130,12 +130,4 @@ def sample_mapping(rng: np.random.Generator, name: str, workload: dict[str, Any]
 
 def _has_inner_loop(loop) -> bool:
     """Whether any loop lies inside ``loop`` (under branches too)."""
-    stack = list(loop.body)
-    while stack:
-        n = stack.pop()
-        kind = getattr(n, "kind", "")
-        if kind == "loop":
-            return True
-        if kind == "branch":
-            stack.extend(n.then + n.orelse)
-    return False
+    return any(getattr(n, "kind", "") == "loop" for n in loop.descendants())
