@@ -189,6 +189,8 @@ def cmd_validate(args) -> int:
         except SpecError as e:
             diags.extend(e.diagnostics)
     if diags:
+        if args.json:  # a machine reading stdout gets the verdict too, not only stderr
+            print(json.dumps({"ok": False, "files": results, "errors": [x.format() for x in diags]}, indent=2))
         raise SpecError(diags)
     if args.json:
         print(json.dumps({"ok": True, "files": results, "warnings": [w.format() for w in warnings]}, indent=2))
@@ -275,7 +277,16 @@ def cmd_estimate(args) -> int:
             # so for it and keep the others' results
             if len(names) == 1:
                 raise
-            refused[n] = e
+            refused[n] = [dg.format() for dg in e.diagnostics]
+        except UserError as e:
+            if len(names) == 1:
+                raise
+            refused[n] = [str(e)]
+        except Exception as e:  # noqa: BLE001 - a broken plugin must not take the others' results down
+            if len(names) == 1:
+                raise
+            refused[n] = [f"the estimator failed: {type(e).__name__}: {e} (a bug in the plugin that registers "
+                          f"'{n}'; `llmulator estimate ... --estimator {n}` shows where)"]
     if owner:
         cal, base = owner
         est = plugins.get("estimators", base)
@@ -284,11 +295,12 @@ def cmd_estimate(args) -> int:
             raise UserError(f"context '{args.context}' calibrates estimator '{base}', which is not available: {why}")
         estimates.extend(cal.apply(est, args.context).estimate([d]))
     if refused and not estimates and not owner:
-        raise SpecError([dg for e in refused.values() for dg in e.diagnostics])
+        raise UserError("no estimator could price this design:\n" + "\n".join(
+            f"{n}: {m}" for n, msgs in refused.items() for m in msgs))
     if args.json:
         print(json.dumps({"design": d.to_dict(), "estimates": [e.to_dict() for e in estimates],
                           "skipped": skipped,
-                          "refused": {n: [dg.format() for dg in e.diagnostics] for n, e in refused.items()}},
+                          "refused": refused},
                          indent=2))
         return 0
     from .report import estimate_table, terms_table
@@ -301,9 +313,9 @@ def cmd_estimate(args) -> int:
     for e in estimates:
         for note in e.notes:
             con.print(f"[dim]{e.estimator}: {note}[/dim]")
-    for n, e in refused.items():
-        for dg in e.diagnostics:
-            con.print(f"{n}: cannot price this design: " + dg.format(), markup=False, highlight=False)
+    for n, msgs in refused.items():
+        for m in msgs:
+            con.print(f"{n}: cannot price this design: " + m, markup=False, highlight=False)
     if len(skipped) == 1:
         (n, why), = skipped.items()
         con.print(f"[dim]skipped {n}: {why}[/dim]")

@@ -289,3 +289,32 @@ def test_tiled_and_unrolled_loops_over_local_bounds_and_expression_steps(tmp_pat
     assert prof.functional_check.startswith("pass"), prof.functional_check
     est = plugins.get("estimators", "analytical").estimate([d])[0]
     assert est.metrics["cycles"] == pytest.approx(prof.metrics["cycles"], rel=0.01)
+
+
+def test_a_broken_estimator_does_not_take_the_others_results_down(capsys, monkeypatch):
+    """A third-party estimator that raises: estimate still prints every other estimator's numbers and
+    names the broken one; alone, it is the internal error it is."""
+    from llmulator import plugins as plug
+
+    class Broken:
+        name = "broken"
+
+        def estimate(self, designs):
+            raise RuntimeError("kaboom")
+
+    real = plug.get
+    monkeypatch.setattr(plug, "get", lambda kind, name: Broken() if name == "broken" else real(kind, name))
+    args = ["estimate", "systolic-16x16", "gemm", "gemm-ws-16x16", "--estimator", "analytical",
+            "--estimator", "broken", "--json"]
+    assert main(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert [e["estimator"] for e in out["estimates"]] == ["analytical"]
+    assert "RuntimeError: kaboom" in out["refused"]["broken"][0]
+
+
+def test_validate_json_reports_a_failure_on_stdout(tmp_path, capsys):
+    bad = tmp_path / "a.yaml"
+    bad.write_text("architecture:\n  version: 1\n  name: x\n")
+    assert main(["validate", str(bad), "--json"]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and any("missing required key" in e for e in out["errors"])
