@@ -10,6 +10,8 @@ the estimators raise the same facts as errors of their own, per estimator.
 
 from __future__ import annotations
 
+import attrs
+
 from .design import Design, _mdiag
 from .errors import Diagnostic, SpecError
 
@@ -48,18 +50,13 @@ def unachievable_ii(d: Design) -> list[Diagnostic]:
     out = []
     for note in timing.notes:
         label = note.split(":", 1)[0]
-        out.append(_with(_mdiag(d.mapping, ("loops", label, "pipeline_ii"), note.split(": ", 1)[1],
+        out.append(attrs.evolve(_mdiag(d.mapping, ("loops", label, "pipeline_ii"), note.split(": ", 1)[1],
                                 "an II the loop's dependences, operator units and memory ports allow",
                                 "raise pipeline_ii, or remove the dependence (e.g. accumulate into "
-                                "several partial sums)"), "warning"))
+                                "several partial sums)"), severity="warning"))
     return out
 
 
 def design_warnings(d: Design) -> list[Diagnostic]:
     """Every warning ``validate`` prints for a whole design."""
     return missing_hints(d.workload, d.tree, d.hints) + unachievable_ii(d)
-
-
-def _with(dg: Diagnostic, severity: str) -> Diagnostic:
-    import attrs
-    return attrs.evolve(dg, severity=severity)

@@ -299,9 +299,9 @@ def read_cond(cond: c_ast.Node | None, var: str) -> tuple[str, c_ast.Node] | Non
         return "!=", c_ast.Constant("int", "0")
     if not (isinstance(cond, c_ast.BinaryOp) and cond.op in _FLIP):
         return None
-    if _is(cond.left, var) and var not in _ids(cond.right):
+    if is_id(cond.left, var) and var not in _ids(cond.right):
         return cond.op, cond.right
-    if _is(cond.right, var) and var not in _ids(cond.left):
+    if is_id(cond.right, var) and var not in _ids(cond.left):
         return _FLIP[cond.op], cond.left
     return None
 
@@ -326,9 +326,9 @@ def read_next(nxt: c_ast.Node | None, var: str) -> tuple[str, c_ast.Node, list[c
 
 def _one_step(p: c_ast.Node | None, var: str) -> tuple[str, c_ast.Node] | None:
     one = c_ast.Constant("int", "1")
-    if isinstance(p, c_ast.UnaryOp) and p.op in ("p++", "++", "p--", "--") and _is(p.expr, var):
+    if isinstance(p, c_ast.UnaryOp) and p.op in ("p++", "++", "p--", "--") and is_id(p.expr, var):
         return ("+", one) if "++" in p.op else ("+", c_ast.UnaryOp("-", one))
-    if not (isinstance(p, c_ast.Assignment) and _is(p.lvalue, var)):
+    if not (isinstance(p, c_ast.Assignment) and is_id(p.lvalue, var)):
         return None
     rhs = p.rvalue
     if var in _ids(rhs) and p.op != "=":
@@ -340,7 +340,7 @@ def _one_step(p: c_ast.Node | None, var: str) -> tuple[str, c_ast.Node] | None:
     if p.op[:-1] in GEOMETRIC:
         return p.op[:-1], rhs
     if p.op == "=" and isinstance(rhs, c_ast.BinaryOp):
-        left_is, right_is = _is(rhs.left, var), _is(rhs.right, var)
+        left_is, right_is = is_id(rhs.left, var), is_id(rhs.right, var)
         other = rhs.right if left_is else rhs.left
         if (left_is or right_is) and var not in _ids(other):
             if rhs.op == "+":
@@ -356,8 +356,6 @@ def is_id(n, name: str) -> bool:
     """Whether ``n`` is the identifier ``name``."""
     return isinstance(n, c_ast.ID) and n.name == name
 
-
-_is = is_id
 
 
 def _ids(n: c_ast.Node | None) -> set[str]:

@@ -136,6 +136,9 @@ def _filter_file() -> str:
     fd, path = tempfile.mkstemp(prefix="llmulator-seccomp-", suffix=".bpf")
     with os.fdopen(fd, "wb") as fh:
         f.export_bpf(fh)
+    import atexit
+    owner = os.getpid()  # a forked worker that inherits the path must not remove its parent's file
+    atexit.register(lambda: os.getpid() == owner and os.path.exists(path) and os.unlink(path))
     return path
 
 
