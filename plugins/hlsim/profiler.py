@@ -40,9 +40,12 @@ class HlsimProfiler:
     name = "hlsim"
     version = VERSION
 
-    def __init__(self, time_limit_s: float = 60.0, mem_limit_mb: int = 2048):
+    def __init__(self, time_limit_s: float = 60.0, mem_limit_mb: int = 2048, check_outputs: bool = True):
         self.time_limit_s = time_limit_s
         self.mem_limit_mb = mem_limit_mb
+        #: compare the outputs with the workload's reference (the synth driver checks one sample per
+        #: program+mapping group: the compiled kernel is the same for the group's other samples)
+        self.check_outputs = check_outputs
 
     def available(self) -> str | None:
         try:
@@ -83,7 +86,8 @@ class HlsimProfiler:
             scalars, outs, sites = runner.run(exe, args, outputs, timing.T, self.time_limit_s, self.mem_limit_mb)
         except runner.OutOfBounds as e:
             raise out_of_bounds(d, inst, e, inputs.origin) from None
-        check = self._check(d, inputs.arrays, outs)
+        check = (self._check(d, inputs.arrays, outs) if self.check_outputs
+                 else "not-run: checked on another sample of the same compiled kernel")
         prof = self._metrics(d, inst, timing, scalars, sites)
         prof.notes.extend(timing.notes)
         prof.functional_check = check

@@ -1,18 +1,10 @@
-"""Held-out splits and the dataset card (docs/dataset.md), generated from the shards.
+"""The dataset card (docs/dataset.md), generated from the shards.
 
-Splits hold out whole groups, so every accuracy figure is a generalisation
-figure: ``test_app`` — every sample of an application (a library kernel or a
-stage-1 program) whose name hashes into the held-out 15 %; ``test_hw`` — every
-sample on a hardware configuration that hashes into the held-out 10 %;
-``test_input`` — every sample drawn from an input distribution (workload:variant)
-that hashes into the held-out 15 %; ``val`` — 5 % of the rest by sample id;
-``train`` — the remainder. The rules are a pure function of the record, so any
-tool (training, bench) recomputes the same split.
+The split rules live in :mod:`.splits` (re-exported here: ``split_of``, ``SPLITS``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import time
 from collections import Counter
@@ -22,24 +14,9 @@ from typing import Any
 import numpy as np
 from llmulator.fileio import atomic_write_text
 
-SPLITS = ("train", "val", "test_app", "test_hw", "test_input")
-HELD_OUT = {"app": 15, "hw": 10, "input_dist": 15}
+from .splits import HELD_OUT, SPLITS, family_of, split_of
 
-
-def _bucket(text: str) -> int:
-    return int(hashlib.sha1(text.encode()).hexdigest(), 16) % 100
-
-
-def split_of(rec: dict[str, Any]) -> str:
-    if _bucket("app:" + rec["app"].split(".mut")[0]) < HELD_OUT["app"]:
-        return "test_app"
-    if _bucket("hw:" + rec["hw"]) < HELD_OUT["hw"]:
-        return "test_hw"
-    if _bucket("input:" + rec["input_dist"]) < HELD_OUT["input_dist"]:
-        return "test_input"
-    if _bucket("id:" + rec["sample_id"]) < 5:
-        return "val"
-    return "train"
+__all__ = ["SPLITS", "HELD_OUT", "split_of", "family_of", "read_records", "write_card"]
 
 
 def read_records(out: str | Path) -> list[dict[str, Any]]:

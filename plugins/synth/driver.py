@@ -80,6 +80,7 @@ def _one(gen, profiler, seed: int, stage: int, i: int) -> dict[str, Any]:
             rng = np.random.default_rng([seed, stage, i, ga, attempt])
             try:
                 spec = gen.sample(group_rng, rng)
+                profiler.check_outputs = i % GROUP == 0  # one reference check per compiled kernel
                 rec = label(spec, profiler)
             except Rejected as e:
                 reasons.append(str(e)[:200])
@@ -101,7 +102,8 @@ def plan(stages: list[int], n: int, seed: int, shard_size: int) -> list[ShardTas
     for s, ns in zip(stages, per, strict=True):
         for k in range(math.ceil(ns / shard_size)):
             tasks.append(ShardTask(s, k, k * shard_size, min((k + 1) * shard_size, ns), seed))
-    return tasks
+    # stages interleaved: a run stopped part-way leaves a dataset with every stage in proportion
+    return sorted(tasks, key=lambda t: (t.shard, t.stage))
 
 
 def write_shard(path: Path, records: list[dict[str, Any]]) -> None:

@@ -24,6 +24,9 @@ from llmulator.schema import validate
 from llmulator.specs import architecture_from_dict, mapping_from_dict, workload_from_dict
 from llmulator.yamlsrc import SourceMap
 
+from .splits import family_of
+
+_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
 
 
@@ -41,14 +44,15 @@ class SampleSpec:
     preset: str | None = None
     variant: str | None = None
     input_seed: int = 0
-    app: str = ""  # application family (held-out-application split)
+    app: str = ""  # application (held-out-application split)
     hw: str = ""  # hardware configuration id (held-out-hardware split)
     input_dist: str = "base"  # input distribution id (held-out-input split)
+    family: str = ""  # application family (leave-one-family-out); library kernels: splits.LIBRARY_FAMILIES
     mutations: list[str] = attrs.field(factory=list)
 
 
 def _yaml(kind: str, body: dict[str, Any]) -> str:
-    return yaml.safe_dump({kind: body}, sort_keys=False, width=100)
+    return yaml.dump({kind: body}, Dumper=_DUMPER, sort_keys=False, width=100)
 
 
 def build_design(spec: SampleSpec) -> Design:
@@ -89,7 +93,8 @@ def label(spec: SampleSpec, profiler) -> dict[str, Any]:
     facts.update({k: v for k, v in p.breakdown.items() if k.startswith(("ii.", "depth.", "cycles."))})
     rec: dict[str, Any] = {
         "stage": spec.stage, "generator": spec.generator, "app": spec.app, "hw": spec.hw,
-        "input_dist": spec.input_dist, "variant": spec.variant or "", "input_seed": spec.input_seed,
+        "input_dist": spec.input_dist, "family": spec.family or family_of({"app": spec.app}),
+        "variant": spec.variant or "", "input_seed": spec.input_seed,
         "preset": spec.preset or "", "mutations": ",".join(spec.mutations),
         "architecture_yaml": _yaml("architecture", spec.arch), "workload_yaml": _yaml("workload", spec.workload),
         "mapping_yaml": _yaml("mapping", spec.mapping), "prompt": prompt(d, spec.variant),
