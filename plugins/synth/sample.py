@@ -12,6 +12,7 @@ depth, traffic per level, units) as reasoning targets.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import attrs
@@ -26,6 +27,7 @@ from llmulator.yamlsrc import SourceMap
 
 from .splits import family_of
 
+_LOCAL_ARRAY = re.compile(r"\b(?:float|double|int|char|short|long|u?int(?:8|16|32|64)_t)\s+\w+\s*\[")
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
 
@@ -124,7 +126,13 @@ def structure_stats(d: Design) -> dict[str, Any]:
             else:
                 affine += 1
     m = d.mapping
+    loops = list(tree.loops.values())
     return {
+        "while_loops": sum(1 for lp in loops if lp.is_while),
+        "geometric_loops": sum(1 for lp in loops if lp.step_op != "+"),
+        "strided_loops": sum(1 for lp in loops if lp.step_op == "+" and (lp.step_text or abs(lp.step) > 1)),
+        "triangular_loops": sum(1 for lp in loops if lp.depends_on_outer),
+        "local_arrays": len(_LOCAL_ARRAY.findall(d.workload.kernel)),
         "loop_depth": max((depth(lp) for lp in tree.top_loops()), default=0),
         "n_loops": len(tree.loops),
         "data_dependent_loops": sum(1 for lp in tree.loops.values() if lp.data_dependent or lp.is_while),
