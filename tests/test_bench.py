@@ -15,6 +15,7 @@ from llmulator_plugins.bench import metrics
 from llmulator_plugins.bench.data import designs_of
 from llmulator_plugins.synth import driver
 from llmulator_plugins.synth.card import read_records, split_of
+from llmulator_plugins.synth.splits import family_of
 
 # -- statistics on hand-computed numbers ------------------------------------------------------------
 
@@ -175,6 +176,29 @@ def test_failures_are_counted_unavailable_skipped_and_model_env_set(dataset, tmp
     assert "### Is the confidence informative?" in text and f"| flaky-test | {split} | cycles |" in text
 
 
+def test_leave_one_family_out_and_several_seeds(dataset, tmp_path):
+    rows = read_records(dataset)
+    fam = Counter(family_of(r) for r in rows).most_common(1)[0][0]
+    count = Counter(split_of(r, fam) for r in rows)
+    assert count["test_family"] == sum(family_of(r) == fam for r in rows) > 0
+    out = tmp_path / "r.md"
+    assert main(["bench", "--data", str(dataset), "--estimators", "analytical", "--holdout-family", fam,
+                 "--per-split", "0", "--seeds", "0,1", "--single", "1", "--out", str(out), "--no-figures",
+                 "--no-progress"]) == 0
+    text = out.read_text()
+    assert f"--holdout-family {fam} --per-split 0 --seeds 0,1" in text
+    # test_family is reported by default with --holdout-family; every split holds the rows split_of gives it
+    coverage = text.split("### Coverage")[1].split("###")[0]
+    for s in ("test_app", "test_hw", "test_input", "test_family"):
+        lines = [line for line in coverage.splitlines() if line.startswith(f"| analytical | {s} | {count[s]} |")]
+        assert len(lines) == 1, s
+    assert "### Beyond MAPE" in text and "| analytical | test_family | cycles |" in text
+    seeds = [line.split("|")[1:-1] for line in text.split("### Over seeds 0, 1")[1].splitlines()
+             if line.startswith("| analytical | test_family | cycles |")]
+    # every row drawn by both seeds: the same MAPE twice, spread 0
+    assert len(seeds) == 1 and seeds[0][3].strip() == "2" and seeds[0][5].strip() == "0.0"
+
+
 @pytest.mark.parametrize("extra, message", [
     (["--data", "/nonexistent/dataset"], "no such folder"),
     (["--estimators", "nope"], "unknown estimator nope"),
@@ -183,6 +207,9 @@ def test_failures_are_counted_unavailable_skipped_and_model_env_set(dataset, tmp
     (["--model", "analytical=/nonexistent/ckpt"], "no such file or folder"),
     (["--split", "test_app,test_nowhere"], "unknown split test_nowhere"),
     (["--per-split", "-1"], "take a number >= 0"),
+    (["--split", "test_family"], "needs --holdout-family"),
+    (["--holdout-family", "nope"], "no row of the dataset belongs to that family"),
+    (["--seeds", "0,x"], "expected comma-separated integers"),
 ])
 def test_bad_input_exits_2_with_a_message(dataset, tmp_path, capsys, extra, message):
     args = ["bench", "--data", str(dataset), "--out", str(tmp_path / "r.md"), "--no-figures", "--no-progress"]

@@ -8,6 +8,7 @@ import json
 EPILOG = """example:
   llmulator train {name} --data data/synth-v1 --out models/{name}-v1
   llmulator train {name} --data data/synth-v1 --out models/{name}-v1 --resume
+  llmulator train {name} --data data/synth-v1 --out models/{name}-no-stencil --holdout-family stencil
 Use the result with: LLMULATOR_{env}_MODEL=models/{name}-v1 llmulator estimate ...
 (ship it: copy model.safetensors and config.json to plugins/baselines/default_model/{name}/)"""
 
@@ -32,6 +33,9 @@ def add_command(subparsers) -> None:
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
         p.add_argument("--resume", action="store_true", help="continue from the state in --out")
+        p.add_argument("--holdout-family", metavar="FAMILY",
+                       help="leave-one-family-out: train without this application family (its rows form split "
+                            "test_family, evaluated at the end; bench it with `llmulator bench --holdout-family`)")
         p.add_argument("--no-progress", action="store_true")
         p.set_defaults(func=run, baseline=name)
 
@@ -40,7 +44,7 @@ def run(args) -> int:
     from .train import train
     state = train(args.baseline, args.data, args.out, epochs=args.epochs, batch=args.batch, lr=args.lr,
                   weight_decay=args.weight_decay, seed=args.seed, threads=args.threads, resume=args.resume,
-                  progress=not args.no_progress)
+                  progress=not args.no_progress, holdout_family=args.holdout_family)
     print(json.dumps({"epochs": state["epoch"], "seconds": round(state["seconds"], 1), "best": state["best"],
                       "held_out": state.get("final", {})}, indent=2))
     return 0

@@ -2,9 +2,12 @@
 
 A packed set stores the per-design vector sets back to back (``x`` with
 offsets ``x_off``), local edges likewise (``e``/``e_off``), the architecture
-vectors ``g``, the log-metric targets ``y`` and the split of every row. It is
-written as one ``.npz`` (no pickles) keyed by the featuriser version and the
-sample ids, so a second training run or a resumed one skips featurisation.
+vectors ``g``, the log-metric targets ``y``, the sample ids and the position
+of every packed design among the dataset's rows (``row``). It is written as one
+``.npz`` (no pickles) keyed by the featuriser version and the sample ids, so a
+second training run or a resumed one skips featurisation. The split of every
+row is not cached: :func:`load_or_featurise` recomputes it from the rows with
+the current split rules and the run's ``holdout_family`` every time.
 """
 
 from __future__ import annotations
@@ -19,13 +22,13 @@ import numpy as np
 from llmulator.design import Design
 from llmulator.errors import SpecError, UserError
 from llmulator.fileio import atomic_write_bytes
+from llmulator_plugins.synth.splits import SPLITS, split_of
 
 from . import graph, sequence, statements
 from .features import ARCH_DIM, Featurised
 
 FEATURE_VERSION = "1"
 METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
-SPLITS = ("train", "val", "test_app", "test_hw", "test_input")
 FEATURISERS: dict[str, Callable[[Design], Featurised]] = {
     "gnn": graph.featurise, "tlp": sequence.featurise, "tensetmlp": statements.featurise}
 DIMS = {"gnn": graph.NODE_DIM, "tlp": sequence.STEP_DIM, "tensetmlp": statements.STMT_DIM}
@@ -43,17 +46,22 @@ def pack(items: Sequence[Featurised], dim: int) -> dict[str, np.ndarray]:
             "g": np.stack([f.g for f in items]).astype(np.float32) if items else np.zeros((0, ARCH_DIM), np.float32)}
 
 
-def featurise_rows(kind: str, rows: list[dict[str, Any]], progress: bool = True) -> dict[str, np.ndarray]:
+def split_codes(rows: list[dict[str, Any]], holdout_family: str | None = None) -> np.ndarray:
+    """Index in :data:`SPLITS` of every row's split (``holdout_family``: that family is ``test_family``)."""
+    return np.asarray([SPLITS.index(split_of(r, holdout_family)) for r in rows], np.int64)
+
+
+def featurise_rows(kind: str, rows: list[dict[str, Any]], progress: bool = True,
+                   holdout_family: str | None = None) -> dict[str, np.ndarray]:
     """Rebuild each row's design, featurise it; rows whose design no longer builds are dropped."""
-    from llmulator_plugins.synth.card import split_of
     from llmulator_plugins.synth.sample import Rejected, design_of_row
     from rich.progress import Progress
 
     fn = FEATURISERS[kind]
-    items, ys, splits, ids = [], [], [], []
+    items, ys, kept, ids = [], [], [], []
     with Progress(disable=not progress, transient=True) as bar:
         task = bar.add_task(f"featurise {kind}", total=len(rows))
-        for r in rows:
+        for k, r in enumerate(rows):
             bar.advance(task)
             try:
                 f = fn(design_of_row(r))
@@ -61,11 +69,12 @@ def featurise_rows(kind: str, rows: list[dict[str, Any]], progress: bool = True)
                 continue
             items.append(f)
             ys.append([np.log(max(float(r[m]), 1e-30)) for m in METRICS])
-            splits.append(SPLITS.index(split_of(r)))
+            kept.append(k)
             ids.append(str(r.get("sample_id", len(ids))))
     out = pack(items, DIMS[kind])
     out["y"] = np.asarray(ys, np.float32).reshape(-1, len(METRICS))
-    out["split"] = np.asarray(splits, np.int64)
+    out["row"] = np.asarray(kept, np.int64)
+    out["split"] = split_codes([rows[k] for k in kept], holdout_family)
     out["ids"] = np.asarray(ids, dtype=np.str_)
     return out
 
@@ -78,15 +87,31 @@ def cache_key(kind: str, rows: list[dict[str, Any]]) -> str:
     return h.hexdigest()
 
 
-def load_or_featurise(kind: str, rows: list[dict[str, Any]], cache: Path, progress: bool = True):
+def _cached_rows(z, rows: list[dict[str, Any]]) -> np.ndarray | None:
+    """Positions in ``rows`` of a cache's packed designs (a cache from before ``row`` was stored: by sample id)."""
+    if "row" in z.files:
+        return np.asarray(z["row"], np.int64)
+    where = {str(r.get("sample_id", "")): k for k, r in enumerate(rows)}
+    pos = [where.get(str(i)) for i in z["ids"]]
+    return None if any(p is None for p in pos) else np.asarray(pos, np.int64)
+
+
+def load_or_featurise(kind: str, rows: list[dict[str, Any]], cache: Path, progress: bool = True,
+                      holdout_family: str | None = None):
+    """The packed features of ``rows`` (from ``cache`` when its key matches), with ``split`` computed afresh
+    from the rows: split rules and ``holdout_family`` never come from the cache."""
     key = cache_key(kind, rows)
     if cache.is_file():
         with np.load(cache, allow_pickle=False) as z:
-            if str(z["key"]) == key:
-                return {k: z[k] for k in z.files if k != "key"}
-    packed = featurise_rows(kind, rows, progress)
+            pos = _cached_rows(z, rows) if str(z["key"]) == key else None
+            if pos is not None:
+                packed = {k: z[k] for k in z.files if k not in ("key", "split")}
+                packed["row"] = pos
+                packed["split"] = split_codes([rows[k] for k in pos], holdout_family)
+                return packed
+    packed = featurise_rows(kind, rows, progress, holdout_family)
     buf = io.BytesIO()
-    np.savez(buf, key=np.asarray(key), **packed)
+    np.savez(buf, key=np.asarray(key), **{k: v for k, v in packed.items() if k != "split"})
     atomic_write_bytes(cache, buf.getvalue())
     return packed
 

@@ -26,6 +26,7 @@ from llmulator.fileio import atomic_write_bytes, atomic_write_json
 
 from .data import DIMS, FEATURE_VERSION, METRICS, SPLITS, load_or_featurise, load_rows, to_batch
 from .features import ARCH_DIM
+from .guards import training_ranges
 
 DEFAULTS = {"gnn": {"epochs": 80, "batch": 32, "lr": 2e-3, "weight_decay": 1e-5},
             "tlp": {"epochs": 60, "batch": 32, "lr": 1e-3, "weight_decay": 1e-5},
@@ -64,7 +65,9 @@ def evaluate(model, packed: dict[str, np.ndarray], idx: np.ndarray, batch: int =
 def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = None, batch: int | None = None,
           lr: float | None = None, seed: int = 0, threads: int | None = 1, resume: bool = False,
           progress: bool = True, hyper: dict[str, Any] | None = None, rows: list[dict] | None = None,
-          weight_decay: float | None = None) -> dict:
+          weight_decay: float | None = None, holdout_family: str | None = None) -> dict:
+    """Train baseline ``kind``; ``holdout_family``: leave that application family out (split ``test_family``,
+    evaluated at the end with the other held-out splits)."""
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -80,10 +83,18 @@ def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = Non
     if threads:
         torch.set_num_threads(threads)
     rows = rows if rows is not None else load_rows(data)
+    from llmulator_plugins.bench.data import check_holdout_family
+    check_holdout_family(rows, holdout_family)
     out = Path(out)
     state_dir = out / "state"
+    state_file = state_dir / "train_state.json"
+    if resume and state_file.is_file():  # a resumed run trains on the rows the first run trained on
+        was = json.loads(state_file.read_text()).get("holdout_family")
+        if was != holdout_family:
+            raise UserError(f"--resume: the run in {out} was trained with --holdout-family {was or '(none)'}, "
+                            f"not {holdout_family or '(none)'}; resume with the same option")
     state_dir.mkdir(parents=True, exist_ok=True)
-    packed = load_or_featurise(kind, rows, state_dir / "features.npz", progress)
+    packed = load_or_featurise(kind, rows, state_dir / "features.npz", progress, holdout_family)
     split = packed["split"]
     tr = np.flatnonzero(split == SPLITS.index("train"))
     va = np.flatnonzero(split == SPLITS.index("val"))
@@ -96,12 +107,16 @@ def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = Non
               "feature_version": FEATURE_VERSION, "metrics": list(METRICS), "target": "log(metric)",
               "seed": seed, "epochs": epochs, "batch": batch, "lr": lr,
               "weight_decay": weight_decay}
+    if holdout_family is not None:
+        config["holdout_family"] = holdout_family  # trained without that application family
     model = build(config)
     full = to_batch(packed, tr)
     model.set_stats(full["x"], full["g"], full["y"])
+    # what the estimator clips its outputs to and checks a design's features against (guards.py)
+    config.update(training_ranges(METRICS, full["x"].numpy(), full["g"].numpy(), full["y"].numpy()))
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    state_file = state_dir / "train_state.json"
-    state: dict[str, Any] = {"epoch": 0, "history": [], "best": None, "seconds": 0.0}
+    state: dict[str, Any] = {"epoch": 0, "history": [], "best": None, "seconds": 0.0,
+                             "holdout_family": holdout_family}
     if resume and state_file.is_file() and (state_dir / "last.safetensors").is_file():
         state = json.loads(state_file.read_text())
         model.load_state_dict(_load_tensors(state_dir / "last.safetensors"))

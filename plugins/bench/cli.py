@@ -18,6 +18,8 @@ from llmulator.errors import UserError
 EPILOG = """example:
   llmulator bench --data data/synth-v1 --estimators analytical --per-split 100
   llmulator bench --data data/synth-v1 --model llm=models/llm-v1 --split test_app,test_hw
+  llmulator bench --data data/synth-v1 --estimators analytical,llm --seeds 0,1,2
+  llmulator bench --data data/synth-v1 --holdout-family stencil --model llm=models/llm-no-stencil
 --model NAME=PATH sets LLMULATOR_<NAME>_MODEL for the estimator NAME before it is built."""
 
 
@@ -28,11 +30,18 @@ def add_command(subparsers) -> None:
     p.add_argument("--data", required=True, help="dataset folder made by `llmulator synth`")
     p.add_argument("--estimators", help="comma-separated estimator names (default: every registered one that is "
                    "available)")
-    p.add_argument("--split", default="test_app,test_hw,test_input",
-                   help="comma-separated splits (default: test_app,test_hw,test_input)")
+    p.add_argument("--split", help="comma-separated splits (default: test_app,test_hw,test_input, and "
+                   "test_family with --holdout-family)")
+    p.add_argument("--holdout-family", metavar="FAMILY",
+                   help="leave-one-family-out: every row of this application family forms split test_family "
+                        "(and leaves the other splits); evaluate a model trained with the same option")
     p.add_argument("--per-split", type=int, default=100, metavar="N",
                    help="rows drawn at random per split (0: all; default 100)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the per-split draw (default 0)")
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument("--seed", type=int, default=0, help="seed of the per-split draw (default 0)")
+    seeds.add_argument("--seeds", metavar="LIST",
+                       help="comma-separated seeds: repeat the draw with each and report the mean and spread of "
+                            "MAPE (the other tables are the first seed's)")
     p.add_argument("--model", action="append", default=[], metavar="NAME=PATH",
                    help="checkpoint folder for estimator NAME (repeatable)")
     p.add_argument("--single", type=int, default=20, metavar="K",
@@ -73,10 +82,14 @@ def command_line(args) -> str:
     parts = ["llmulator", "bench", "--data", args.data]
     if args.estimators:
         parts += ["--estimators", args.estimators]
-    if args.split != "test_app,test_hw,test_input":
+    if args.split:
         parts += ["--split", args.split]
+    if args.holdout_family:
+        parts += ["--holdout-family", args.holdout_family]
     parts += ["--per-split", str(args.per_split)]
-    if args.seed:
+    if args.seeds:
+        parts += ["--seeds", args.seeds]
+    elif args.seed:
         parts += ["--seed", str(args.seed)]
     for m in args.model:
         parts += ["--model", m]
@@ -98,18 +111,34 @@ def command_line(args) -> str:
 def run_command(args) -> int:
     from llmulator import plugins
     from llmulator.fileio import update_section
-    from llmulator_plugins.synth.card import SPLITS
+    from llmulator_plugins.synth.splits import SPLITS, TEST_SPLITS
 
     from . import data, report, run
 
     if not args.section.replace("-", "").replace("_", "").isalnum():
         raise UserError(f"--section {args.section!r}: use letters, digits, '-' or '_'")
     known = plugins.names("estimators")
-    splits = _csv(args.split)
+    family = args.holdout_family.strip() if args.holdout_family else None
+    if args.holdout_family is not None and not family:
+        raise UserError("--holdout-family: give an application family")
+    if args.split is None:
+        splits = list(TEST_SPLITS) + (["test_family"] if family else [])
+    else:
+        splits = list(dict.fromkeys(_csv(args.split)))
     bad = [s for s in splits if s not in SPLITS]
     if not splits or bad:
         raise UserError(f"--split {args.split!r}: unknown split {', '.join(bad) or '(none given)'} "
                         f"(expected some of {', '.join(SPLITS)})")
+    if "test_family" in splits and not family:
+        raise UserError("--split test_family needs --holdout-family FAMILY (the family it holds out)")
+    seeds = [args.seed]
+    if args.seeds is not None:
+        try:
+            seeds = list(dict.fromkeys(int(x) for x in _csv(args.seeds)))
+        except ValueError:
+            seeds = []
+        if not seeds:
+            raise UserError(f"--seeds {args.seeds!r}: expected comma-separated integers, e.g. --seeds 0,1,2")
     requested = _csv(args.estimators) if args.estimators else list(known)
     unknown = [e for e in requested if e not in known]
     if not requested or unknown:
@@ -123,6 +152,7 @@ def run_command(args) -> int:
         if not have_matplotlib():
             raise UserError("figures need matplotlib: pip install 'llmulator[plots]' (or pass --no-figures)")
     rows = data.load_rows(args.data)
+    data.check_holdout_family(rows, family)
     load_line = report.machine()
     run.set_model_paths(models)
 
@@ -141,18 +171,23 @@ def run_command(args) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   disable=args.no_progress, transient=False) as bar:
-        t = bar.add_task("rebuilding designs", total=None)
-        drawn = data.draw(rows, splits, args.per_split, args.seed)
-        bar.update(t, total=1, completed=1)
-        task = bar.add_task("bench", total=len(estimators) * len(splits))
-        outcomes = []
-        for name, est in estimators.items():
-            bar.update(task, description=f"{name}: warm-up")
-            run.warm_up(est, list(drawn.values()))
-            for s in splits:
-                bar.update(task, description=f"{name} / {s}")
-                outcomes.append(run.run_one(name, est, drawn[s], single=args.single))
-                bar.advance(task)
+        task = bar.add_task("bench", total=len(estimators) * len(splits) * len(seeds))
+        by_seed: dict[int, list] = {}
+        for k, seed in enumerate(seeds):
+            bar.update(task, description=f"seed {seed}: rebuilding designs")
+            drawn = data.draw(rows, splits, args.per_split, seed, family)
+            by_seed[seed] = []
+            for name, est in estimators.items():
+                if k == 0:
+                    bar.update(task, description=f"{name}: warm-up")
+                    run.warm_up(est, list(drawn.values()))
+                for s in splits:
+                    bar.update(task, description=f"{name} / {s}" + (f" / seed {seed}" if len(seeds) > 1 else ""))
+                    # speed is measured on the first seed's draw only
+                    by_seed[seed].append(run.run_one(name, est, drawn[s], single=args.single, timing=k == 0,
+                                                     seed=seed))
+                    bar.advance(task)
+        outcomes = by_seed[seeds[0]]
 
     out = Path(args.out)
     figures = {}
@@ -164,8 +199,9 @@ def run_command(args) -> int:
             sc = plots.scatter(oc, s, fig_dir / f"{args.section}-scatter-{s}.png")
             cdf = plots.error_cdf(oc, s, fig_dir / f"{args.section}-cdf-{s}.png")
             figures[s] = tuple(Path(os.path.relpath(p.resolve(), out.resolve().parent)).as_posix() for p in (sc, cdf))
-    text = report.body(command_line(args), outcomes, skipped, args.per_split, args.seed, figures, load_line,
-                       title=args.title)
+    text = report.body(command_line(args), outcomes, skipped, args.per_split, seeds[0], figures, load_line,
+                       title=args.title, seed_outcomes=by_seed if len(seeds) > 1 else None,
+                       holdout_family=family)
     update_section(out, args.section, text)
     print(text)
     print(f"wrote the {args.section} section of {out}" + (f" and {2 * len(figures)} figures in {args.figures}"

@@ -17,8 +17,6 @@ import numpy as np
 import yaml
 from llmulator.errors import UserError
 
-TEST_SPLITS = ("test_app", "test_hw", "test_input")
-
 
 @attrs.define
 class SplitDesigns:
@@ -54,17 +52,31 @@ def designs_of(rows: list[dict[str, Any]]) -> tuple[list[tuple[dict[str, Any], A
     return out, bad
 
 
-def draw(rows: list[dict[str, Any]], splits: list[str], per_split: int, seed: int) -> dict[str, SplitDesigns]:
+def check_holdout_family(rows: list[dict[str, Any]], family: str | None, option: str = "--holdout-family") -> None:
+    """A UserError unless some row belongs to application family ``family`` (None: nothing to check)."""
+    from llmulator_plugins.synth.splits import family_of
+    if family is None:
+        return
+    present = sorted({family_of(r) for r in rows})
+    if family not in present:
+        raise UserError(f"{option} {family!r}: no row of the dataset belongs to that family "
+                        f"(families present: {', '.join(present) or 'none'})")
+
+
+def draw(rows: list[dict[str, Any]], splits: list[str], per_split: int, seed: int,
+         holdout_family: str | None = None) -> dict[str, SplitDesigns]:
     """Up to ``per_split`` rows of each split, drawn uniformly at random (seeded) and rebuilt.
+
+    ``holdout_family``: every row of that application family is in split ``test_family`` (and in no other).
 
     Rows are ordered by sample id before drawing, so the draw does not depend on
     how the dataset was sharded; shards are written stage by stage, so taking the
     first N rows instead would pick stage-1 programs only.
     """
-    from llmulator_plugins.synth.card import SPLITS, split_of
+    from llmulator_plugins.synth.splits import SPLITS, split_of
     by_split: dict[str, list[dict[str, Any]]] = {s: [] for s in splits}
     for r in sorted(rows, key=lambda r: r["sample_id"]):
-        s = split_of(r)
+        s = split_of(r, holdout_family)
         if s in by_split:
             by_split[s].append(r)
     out = {}

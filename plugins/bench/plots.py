@@ -46,9 +46,10 @@ def scatter(outcomes, split: str, path: Path) -> Path:
         lo, hi = np.inf, -np.inf
         for k, o in enumerate(outcomes):
             x, y = o.measured[m], o.predicted[m]
-            keep = (x > 0) & (y > 0)  # a log axis cannot show zero or negative values
+            keep = o.ok(m) & (x > 0) & (y > 0)  # a log axis cannot show zero or negative values
             if keep.any():
-                ax.scatter(x[keep], y[keep], s=10, alpha=0.6, color=f"C{k}", label=f"{o.estimator} (n={o.n})")
+                ax.scatter(x[keep], y[keep], s=10, alpha=0.6, color=f"C{k}",
+                           label=f"{o.estimator} (n={o.n_metric(m)})")
                 lo, hi = min(lo, x[keep].min(), y[keep].min()), max(hi, x[keep].max(), y[keep].max())
         if np.isfinite(lo):
             ax.plot([lo, hi], [lo, hi], "k--", lw=0.8)
@@ -73,10 +74,12 @@ def error_cdf(outcomes, split: str, path: Path) -> Path:
     fig, axes = plt.subplots(2, 2, figsize=(9, 8))
     for ax, m in zip(axes.flat, METRICS, strict=True):
         for k, o in enumerate(outcomes):
-            e = np.sort(ape(o.predicted[m], o.measured[m]))
+            keep = o.ok(m)
+            e = np.sort(ape(o.predicted[m][keep], o.measured[m][keep]))
             if e.size:
                 frac = np.arange(1, e.size + 1) / e.size
-                ax.step(np.maximum(e, 1e-2), frac, where="post", color=f"C{k}", label=f"{o.estimator} (n={o.n})")
+                ax.step(np.maximum(e, 1e-2), frac, where="post", color=f"C{k}",
+                        label=f"{o.estimator} (n={e.size})")
         ax.set_xscale("log")
         ax.set_ylim(0, 1.02)
         ax.set_title(m)

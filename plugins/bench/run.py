@@ -28,24 +28,48 @@ REPEAT_BELOW_S = 2.0
 
 @attrs.define
 class Outcome:
+    """One estimator on one split's drawn designs.
+
+    ``rows`` are the drawn rows whose specs rebuilt; every per-metric array is aligned with them. A design the
+    estimator raised on, or returned no finite metric for, is counted in ``failed`` and has NaN everywhere;
+    a design it priced but without some metric (an estimator may report only ``cycles``) has NaN for that
+    metric and is counted in ``missing`` — it is not a failure, and each metric is scored on the rows that
+    have it (:meth:`ok`).
+    """
+
     estimator: str
     version: str
     split: str
     drawn: int
     not_rebuilt: int
-    failed: Counter  # reason -> designs the estimator raised on or returned a non-finite metric for
-    measured: dict[str, np.ndarray]
-    predicted: dict[str, np.ndarray]
-    confidence: dict[str, np.ndarray]  # only metrics for which every estimate had a confidence
+    failed: Counter  # reason -> designs the estimator raised on or returned no finite metric for
+    measured: dict[str, np.ndarray]  # the hlsim label of every row
+    predicted: dict[str, np.ndarray]  # NaN where the estimator has no finite value
+    confidence: dict[str, np.ndarray]  # NaN where the estimate carries no confidence for the metric
     batch_rate: float | None  # designs per second of the best batched run (None: no batched run succeeded)
     batch_note: str = ""
     batch_runs: int = 1  # batched seconds: the best of this many runs
     single_ms: float | None = None  # median wall time of a one-design call
     single_n: int = 0
+    rows: list[dict[str, Any]] = attrs.field(factory=list)
+    lower: dict[str, np.ndarray] = attrs.field(factory=dict)  # the 90 % interval's bounds; NaN: no interval
+    upper: dict[str, np.ndarray] = attrs.field(factory=dict)
+    missing: Counter = attrs.field(factory=Counter)  # metric -> priced designs without a finite value for it
+    seed: int = 0
+
+    def ok(self, m: str) -> np.ndarray:
+        """Mask of the rows with a finite prediction of metric ``m``."""
+        return np.isfinite(self.predicted[m]) if m in self.predicted else np.zeros(len(self.rows), bool)
+
+    def n_metric(self, m: str) -> int:
+        return int(self.ok(m).sum())
 
     @property
     def n(self) -> int:
-        return int(next(iter(self.measured.values())).size) if self.measured else 0
+        """Designs with at least one finite metric."""
+        if not self.predicted:
+            return 0
+        return int(np.any([np.isfinite(v) for v in self.predicted.values()], axis=0).sum()) if self.rows else 0
 
 
 def model_env(name: str) -> str:
@@ -68,12 +92,22 @@ def _reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[:100]}"
 
 
-def _bad_metric(est: Any) -> str | None:
-    for m in METRICS:
-        v = est.metrics.get(m) if est is not None else None
-        if v is None or not math.isfinite(float(v)):
-            return f"non-finite or missing {m}"
-    return None
+def _value(est: Any, m: str) -> float:
+    """The estimate's finite value of metric ``m``, or NaN."""
+    v = (est.metrics or {}).get(m) if est is not None else None
+    try:
+        v = float(v) if v is not None else math.nan
+    except (TypeError, ValueError):
+        return math.nan
+    return v if math.isfinite(v) else math.nan
+
+
+def _no_metric(est: Any) -> str | None:
+    """Why an estimate is unusable (no finite metric at all), or None."""
+    if any(math.isfinite(_value(est, m)) for m in METRICS):
+        return None
+    notes = [str(n) for n in (getattr(est, "notes", None) or [])]
+    return "no finite metric" + (f" ({notes[0].splitlines()[0][:80]})" if notes and notes[0] else "")
 
 
 def _estimate(est: Any, designs: list) -> tuple[list[Any | None], Counter, float | None, str]:
@@ -113,28 +147,44 @@ def _estimate(est: Any, designs: list) -> tuple[list[Any | None], Counter, float
             rate = None
             note = "batch raised even without the failing designs; no batched speed"
     for i, e in enumerate(out):
-        if e is not None and (why := _bad_metric(e)):
+        if e is not None and (why := _no_metric(e)):
             failed[why] += 1
             out[i] = None
     return out, failed, rate, note
 
 
-def run_one(name: str, est: Any, sd: SplitDesigns, single: int = 20) -> Outcome:
+def _per_metric(res: list[Any | None], field: str, m: str, k: int | None = None) -> np.ndarray:
+    """One float per estimate from its ``field`` dict (``confidence``; ``interval`` with bound ``k``), NaN if none."""
+    out = np.full(len(res), np.nan)
+    for i, e in enumerate(res):
+        d = getattr(e, field, None) if e is not None else None
+        v = d.get(m) if d else None
+        try:
+            v = float(v if k is None else v[k]) if v is not None else math.nan
+        except (TypeError, ValueError, IndexError):
+            v = math.nan
+        out[i] = v if math.isfinite(v) else math.nan
+    return out
+
+
+def run_one(name: str, est: Any, sd: SplitDesigns, single: int = 20, timing: bool = True, seed: int = 0) -> Outcome:
+    """Estimate a split's designs; ``timing`` False skips the repeated batched runs and single queries
+    (the extra seeds of ``--seeds`` measure accuracy only)."""
     rows = [r for r, _ in sd.pairs]
     designs = [d for _, d in sd.pairs]
     res, failed, rate, note = _estimate(est, designs)
     ok = [i for i, e in enumerate(res) if e is not None]
-    measured = {m: np.array([float(rows[i][m]) for i in ok]) for m in METRICS}
-    predicted = {m: np.array([float(res[i].metrics[m]) for i in ok]) for m in METRICS}
-    confidence = {}
-    for m in METRICS:
-        cs = [res[i].confidence.get(m) if res[i].confidence else None for i in ok]
-        if ok and all(c is not None for c in cs):
-            confidence[m] = np.array(cs, dtype=float)
+    measured = {m: np.array([float(r[m]) for r in rows]) for m in METRICS}
+    predicted = {m: np.array([_value(e, m) for e in res]) for m in METRICS}
+    missing = Counter({m: int(np.isnan(predicted[m][ok]).sum()) for m in METRICS})
+    missing = +missing  # drop the zeros
+    confidence = {m: _per_metric(res, "confidence", m) for m in METRICS}
+    lower = {m: _per_metric(res, "interval", m, 0) for m in METRICS}
+    upper = {m: _per_metric(res, "interval", m, 1) for m in METRICS}
     # Repeat a short batched run on freshly rebuilt designs and keep the best: other processes share the
     # cores, and interference only ever adds time. A run over REPEAT_BELOW_S is not repeated.
     runs, spent = 1, (len(ok) / rate if rate else 0.0)
-    while ok and rate and spent < REPEAT_BELOW_S and runs < BATCH_RUNS:
+    while timing and ok and rate and spent < REPEAT_BELOW_S and runs < BATCH_RUNS:
         again, _ = designs_of([rows[i] for i in ok])
         t0 = time.perf_counter()
         est.estimate([d for _, d in again])
@@ -144,7 +194,7 @@ def run_one(name: str, est: Any, sd: SplitDesigns, single: int = 20) -> Outcome:
             rate = max(rate, len(again) / dt)
     # fresh Design objects: the batched run has filled each design's caches (parsed loop tree), and a
     # single query on a design seen before would not pay for that
-    fresh, _ = designs_of([rows[i] for i in ok[:single]])
+    fresh, _ = designs_of([rows[i] for i in ok[:single]]) if timing else ([], None)
     times = []
     for _, d in fresh:
         t0 = time.perf_counter()
@@ -152,7 +202,8 @@ def run_one(name: str, est: Any, sd: SplitDesigns, single: int = 20) -> Outcome:
         times.append(time.perf_counter() - t0)
     return Outcome(name, str(getattr(est, "version", "")), sd.split, sd.drawn, sum(sd.not_rebuilt.values()), failed,
                    measured, predicted, confidence, rate, note, runs,
-                   statistics.median(times) * 1e3 if times else None, len(times))
+                   statistics.median(times) * 1e3 if times else None, len(times),
+                   rows=rows, lower=lower, upper=upper, missing=missing, seed=seed)
 
 
 def warm_up(est: Any, sd_list: list[SplitDesigns]) -> None:

@@ -10,6 +10,7 @@ EPILOG = """example:
   llmulator train llm --data data/synth-v1 --out models/llm-v1 --resume
   llmulator train llm --data data/synth-v1 --out models/llm-logmse --head logmse --init models/llm-v1/pretrained
   llmulator train llm --data data/synth-v1 --out models/llm-lora --base-model /path/to/local-hf-model --lora
+  llmulator train llm --data data/synth-v1 --out models/llm-no-stencil --holdout-family stencil
 Use the result with: LLMULATOR_LLM_MODEL=models/llm-v1 llmulator estimate ...
 (ablation heads: LLMULATOR_LLM_LOGMSE_MODEL=models/llm-logmse llmulator estimate ... -e llm-logmse)"""
 
@@ -41,6 +42,9 @@ def add_command(subparsers) -> None:
     p.add_argument("--lora", action="store_true", help="with --base-model: train a LoRA adapter (peft) and the "
                                                         "new token rows only; saved as adapter/ plus a merged copy")
     p.add_argument("--lora-r", type=int, default=8, help="LoRA rank (default 8)")
+    p.add_argument("--holdout-family", metavar="FAMILY",
+                   help="leave-one-family-out: train without this application family (its rows form split "
+                        "test_family, evaluated at the end; bench it with `llmulator bench --holdout-family`)")
     p.set_defaults(func=run)
 
 
@@ -49,7 +53,7 @@ def run(args) -> int:
     state = train(args.data, args.out, pretrain_steps=args.pretrain_steps, steps=args.steps, batch=args.batch,
                   lr=args.lr, seed=args.seed, save_every=args.save_every, resume=args.resume, threads=args.threads,
                   hints=args.hints, head=args.head, init=args.init, base_model=args.base_model, lora=args.lora,
-                  lora_r=args.lora_r)
+                  lora_r=args.lora_r, holdout_family=args.holdout_family)
     print(json.dumps({"steps": state["step"], "seconds": state.get("seconds"), "evals": state.get("evals", [])},
                      indent=2))
     return 0

@@ -37,6 +37,7 @@ from typing import Any
 
 from llmulator.errors import UserError
 from llmulator.fileio import atomic_write_json, atomic_write_text
+from llmulator_plugins.synth.splits import SPLITS
 
 from . import base_model as BM
 from . import heads as H
@@ -47,13 +48,16 @@ DEFAULT_ARCH = {"hidden_size": 192, "intermediate_size": 512, "num_hidden_layers
 META = "llmulator.json"
 
 
-def load_rows(data: str | Path) -> list[dict[str, Any]]:
+def load_rows(data: str | Path, holdout_family: str | None = None) -> list[dict[str, Any]]:
+    """The dataset's rows, each with its ``split`` (``holdout_family``: that family's rows are ``test_family``)."""
+    from llmulator_plugins.bench.data import check_holdout_family
     from llmulator_plugins.synth.card import read_records, split_of
     rows = read_records(data)
     if not rows:
         raise UserError(f"no samples under {data}/data; make a dataset with `llmulator synth`")
+    check_holdout_family(rows, holdout_family)
     for r in rows:
-        r["split"] = split_of(r)
+        r["split"] = split_of(r, holdout_family)
     return rows
 
 
@@ -194,7 +198,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
           arch: dict[str, Any] | None = None, progress: bool = True, eval_limit: int = 64,
           threads: int | None = None, hints: str = "analytical", head: str = "digits",
           init: str | Path | None = None, base_model: str | Path | None = None, lora: bool = False,
-          lora_r: int = 8) -> dict[str, Any]:
+          lora_r: int = 8, holdout_family: str | None = None) -> dict[str, Any]:
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from safetensors.torch import save_file
@@ -221,15 +225,21 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(seed)
-    rows = load_rows(data)
+    if resume and (out / META).is_file():  # a resumed run trains on the rows the first run trained on
+        was = json.loads((out / META).read_text()).get("holdout_family")
+        if was != holdout_family:
+            raise UserError(f"--resume: the checkpoint in {out} was trained with --holdout-family "
+                            f"{was or '(none)'}, not {holdout_family or '(none)'}; resume with the same option")
+    rows = load_rows(data, holdout_family)
     cache = Path(data) / f"prompts-{hints}.jsonl"
     prompts = prompts_for(rows, hints, cache, progress)
     items = examples([r for r in rows if r["split"] == "train"], prompts)
-    held = {s: examples([r for r in rows if r["split"] == s], prompts)
-            for s in ("val", "test_app", "test_hw", "test_input")}
+    held = {s: examples([r for r in rows if r["split"] == s], prompts) for s in SPLITS[1:]}
     if not items:
         raise UserError("the dataset has no training samples")
     meta = {"format": PROMPT_FORMAT, "hints": hints, "head": head, "data": str(data), "seed": seed}
+    if holdout_family is not None:
+        meta["holdout_family"] = holdout_family  # trained without that application family
     if head != "digits":
         meta["stats"] = H.fit_stats(head, [[t[m] for m in METRICS] for _, _, t in items])
     if base_model is not None:
