@@ -14,9 +14,14 @@ from typing import Any
 import numpy as np
 from llmulator.fileio import atomic_write_text
 
-from .splits import HELD_OUT, SPLITS, family_of, split_of
+from .splits import HELD_OUT, SPLITS, family_of, hw_family, split_of
 
 __all__ = ["SPLITS", "HELD_OUT", "split_of", "family_of", "read_records", "write_card"]
+
+
+def _has_ops(rec: dict[str, Any], kinds: tuple[str, ...]) -> bool:
+    mix = json.loads(rec.get("op_mix_json") or "{}")
+    return any(mix.get(k, 0) > 0 for k in kinds)
 
 
 def read_records(out: str | Path) -> list[dict[str, Any]]:
@@ -50,6 +55,12 @@ def _stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "operation mix": ", ".join(f"{k} {v / total_ops:.0%}" for k, v in ops.most_common(6)),
         "indirect accesses": f"{sum(r['indirect_accesses'] for r in rows) / acc:.1%}",
     }
+    for k, what in (("while_loops", "while loops"), ("geometric_loops", "geometric loops (<<=, *=)"),
+                    ("strided_loops", "strided loops (+= c, += expr)"), ("triangular_loops", "triangular loops"),
+                    ("local_arrays", "local arrays")):
+        out[f"programs with {what}"] = (f"{sum(r.get(k, 0) > 0 for r in rows) / n:.0%}"
+                                        if rows and k in rows[0] else "-")
+    out["programs with bitwise/shift ops"] = f"{sum(_has_ops(r, ('logic', 'shift')) for r in rows) / n:.0%}"
     for p in ("pipeline", "unroll", "tile", "spatial", "partition"):
         out[f"designs with {p}"] = f"{sum(r[f'pragma_{p}'] > 0 for r in rows) / n:.0%}"
     for m in ("cycles", "energy_pj", "power_mw", "area_um2"):
@@ -107,13 +118,31 @@ def write_card(out: str | Path, path: str | Path, library: bool = True) -> str:
         lines.append(f"| {s} | {rs[0]['generator']} | {len(rs)} | "
                      f"{', '.join(f'{k} {v}' for k, v in muts.most_common()) or '-'} |")
     lines += ["", "## Splits", "",
-              "Rules (a pure function of each record, `llmulator_plugins.synth.card.split_of`): an application, "
-              f"hardware configuration or input distribution is held out when the SHA-1 of its name falls in the "
-              f"first {HELD_OUT['app']} % / {HELD_OUT['hw']} % / {HELD_OUT['input_dist']} % of buckets; "
-              "`val` is 5 % of the remaining sample ids.", "", "| split | samples |", "|---|---|"]
-    lines += [f"| {k} | {splits.get(k, 0)} |" for k in SPLITS]
+              "Rules (a pure function of each record, `llmulator_plugins.synth.splits.split_of`; each test split "
+              "holds out one thing): `test_app` — every sample "
+              f"of an application whose name hashes into the first {HELD_OUT['app']} % of buckets; `test_hw` — "
+              "samples of trained applications on a base architecture (hardware family) that hashes into the "
+              f"first {HELD_OUT['hw']} % (every variant of it is held out; generated programs never use these "
+              "families); `test_input` — samples of trained applications under a non-default input variant "
+              f"that hashes into the first {HELD_OUT['input_dist']} % (the same code is trained on, under other "
+              "data); `val` — {HELD_OUT['val']} % of the "
+              "remaining program+mapping groups. `--holdout-family F` (train, bench) moves every sample of "
+              "family F into `test_family` first: leave-one-family-out.", "",
+              "| split | samples |", "|---|---|"]
+    lines += [f"| {k} | {splits.get(k, 0)} |" for k in SPLITS if k != "test_family"]
     held_apps = sorted({r["app"] for r in rows if split_of(r) == "test_app" and r["stage"] == 2})
-    lines += ["", f"Held-out library applications present: {', '.join(held_apps) or 'none'}.", ""]
+    held_hw = sorted({hw_family(r["hw"]) for r in rows if split_of(r) == "test_hw"})
+    held_in = sorted({r["input_dist"] for r in rows if split_of(r) == "test_input" and r["stage"] != 1})
+    lines += ["", f"Held-out library applications present: {', '.join(held_apps) or 'none'}.",
+              f"Held-out hardware families present: {', '.join(held_hw) or 'none'}.",
+              f"Held-out library input variants present: {', '.join(held_in) or 'none'}.", ""]
+    fams = Counter(family_of(r) for r in rows)
+    lines += ["## Application families (leave-one-family-out)", "",
+              "| family | samples | generated programs (stage 1) | library-derived (stages 2-3) |", "|---|---|---|---|"]
+    for f, n in sorted(fams.items()):
+        n1 = sum(1 for r in rows if r["stage"] == 1 and family_of(r) == f)
+        lines.append(f"| {f} | {n} | {n1} | {n - n1} |")
+    lines.append("")
     cols = {f"stage {s}": _stats(rs) for s, rs in sorted(by_stage.items())}
     cols["all"] = _stats(rows)
     if library:

@@ -28,17 +28,17 @@ N_HW_FAMILIES = 24
 @cache
 def hw_families() -> tuple[dict, ...]:
     """``hls-fpga`` and the generated families that are not held out (a fixed, seed-independent set)."""
-    base = lib.architecture("hls-fpga")
-    out = [base]
-    for k in range(N_HW_FAMILIES):
-        name = f"hlsgen-{k}"
-        if hw_family_held_out(name):
-            continue
-        a = perturb_architecture(np.random.default_rng([k, 1871]), base, strength=2.0)
-        a["name"] = name
-        a["description"] = f"generated HLS-style architecture family {k} (stage-1 synthetic hardware)"
-        out.append(a)
+    out = [lib.architecture("hls-fpga")]
+    out += [hw_family_arch(k) for k in range(N_HW_FAMILIES) if not hw_family_held_out(f"hlsgen-{k}")]
     return tuple(out)
+
+
+def hw_family_arch(k: int) -> dict:
+    """Generated HLS architecture family ``hlsgen-<k>`` (a pure function of k; held-out ones serve benchmarks)."""
+    a = perturb_architecture(np.random.default_rng([k, 1871]), lib.architecture("hls-fpga"), strength=2.0)
+    a["name"] = f"hlsgen-{k}"
+    a["description"] = f"generated HLS-style architecture family {k} (stage-1 synthetic hardware)"
+    return a
 
 
 class AstGenerator:
