@@ -45,6 +45,13 @@ def add_command(subparsers) -> None:
     p.add_argument("--holdout-family", metavar="FAMILY",
                    help="leave-one-family-out: train without this application family (its rows form split "
                         "test_family, evaluated at the end; bench it with `llmulator bench --holdout-family`)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes that build the prompts (design rebuild + analytical prior; default 1)")
+    p.add_argument("--focus", type=float, default=1.0, metavar="W",
+                   help="draw training rows whose analytical prior is off by more than 5 %% W times as often "
+                        "(default 1: uniform)")
+    p.add_argument("--max-train-rows", type=int, metavar="N",
+                   help="train on a seeded random subset of N training rows (learning curves)")
     p.set_defaults(func=run)
 
 
@@ -53,7 +60,8 @@ def run(args) -> int:
     state = train(args.data, args.out, pretrain_steps=args.pretrain_steps, steps=args.steps, batch=args.batch,
                   lr=args.lr, seed=args.seed, save_every=args.save_every, resume=args.resume, threads=args.threads,
                   hints=args.hints, head=args.head, init=args.init, base_model=args.base_model, lora=args.lora,
-                  lora_r=args.lora_r, holdout_family=args.holdout_family)
+                  lora_r=args.lora_r, holdout_family=args.holdout_family, workers=args.workers,
+                  focus=args.focus, max_train_rows=args.max_train_rows)
     print(json.dumps({"steps": state["step"], "seconds": state.get("seconds"), "evals": state.get("evals", [])},
                      indent=2))
     return 0

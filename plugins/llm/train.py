@@ -61,31 +61,98 @@ def load_rows(data: str | Path, holdout_family: str | None = None) -> list[dict[
     return rows
 
 
-def prompts_for(rows: list[dict[str, Any]], hints: str, cache: Path | None = None,
-                progress: bool = False) -> dict[str, str]:
-    """Model prompt of every row (by sample id), read from and added to ``cache`` (JSON lines)."""
-    from llmulator_plugins.analytical.estimator import VERSION as STATIC_VERSION
+def _prompt_chunk(job: tuple[list[dict[str, Any]], str]) -> list[dict[str, Any]]:
+    """Prompt records of some rows (runs in a worker process): id, prompt, and the analytical prior."""
     from llmulator_plugins.synth.sample import Rejected, design_of_row
+    rows, hints = job
+    out = []
+    for r in rows:
+        try:
+            d = design_of_row(r)
+        except Rejected:
+            continue
+        prior = None
+        if hints == "analytical":
+            try:
+                from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+                prior = {k: float(v) for k, v in AnalyticalEstimator().estimate([d])[0].metrics.items()}
+            except Exception:  # noqa: BLE001 - a design the static model cannot price gets "static none"
+                prior = None
+        out.append({"id": r["sample_id"], "prompt": model_prompt(d, r["variant"] or None, hints, prior),
+                    "prior": prior})
+    return out
+
+
+def prompt_records(rows: list[dict[str, Any]], hints: str, cache: Path | None = None, progress: bool = False,
+                   workers: int = 1, chunk: int = 128) -> dict[str, dict[str, Any]]:
+    """Prompt (and analytical prior) of every row by sample id, read from and appended to ``cache``.
+
+    The cache is JSON lines, appended chunk by chunk as prompts are made, so a killed run keeps what it
+    built (a torn last line is ignored); lines written for another prompt format, hint set or analytical
+    model version are stale: they are dropped and the file is rewritten atomically at the end."""
+    from llmulator_plugins.analytical.estimator import VERSION as STATIC_VERSION
     from rich.progress import track
 
     # a prompt with analytical hints is only as current as the analytical model that wrote them
     static = STATIC_VERSION if hints == "analytical" else None
-    known: dict[str, str] = {}
+    known: dict[str, dict[str, Any]] = {}
+    stale = False
     if cache is not None and cache.is_file():
         for line in cache.read_text().splitlines():
-            rec = json.loads(line)
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                stale = True  # a line torn by a kill: rewrite the file without it
+                continue
             if rec.get("hints") == hints and rec.get("format") == PROMPT_FORMAT and rec.get("static") == static:
-                known[rec["id"]] = rec["prompt"]
+                known[rec["id"]] = {"prompt": rec["prompt"], "prior": rec.get("prior")}
+            else:
+                stale = True
     todo = [r for r in rows if r["sample_id"] not in known]
-    for r in track(todo, description="prompts", disable=not progress or not todo):
+    jobs = [(todo[k:k + chunk], hints) for k in range(0, len(todo), chunk)]
+
+    def tag(rec):
+        return json.dumps({"id": rec["id"], "hints": hints, "format": PROMPT_FORMAT, "static": static,
+                           "prompt": rec["prompt"], "prior": rec.get("prior")}) + "\n"
+
+    if stale and cache is not None:
+        atomic_write_text(cache, "".join(tag({"id": k, **v}) for k, v in known.items()))
+    if jobs:
+        if workers > 1 and len(jobs) > 1:
+            from concurrent.futures import ProcessPoolExecutor
+            ex = ProcessPoolExecutor(max_workers=workers)
+            results = ex.map(_prompt_chunk, jobs)
+        else:
+            ex = None
+            results = map(_prompt_chunk, jobs)
+        fh = cache.open("a") if cache is not None else None
         try:
-            known[r["sample_id"]] = model_prompt(design_of_row(r), r["variant"] or None, hints)
-        except Rejected:
-            continue
-    if cache is not None and todo:
-        atomic_write_text(cache, "".join(json.dumps({"id": k, "hints": hints, "format": PROMPT_FORMAT, "static": static,
-                                                     "prompt": v}) + "\n" for k, v in known.items()))
+            for recs in track(results, total=len(jobs), description=f"prompts ({len(todo)} rows)",
+                              disable=not progress):
+                for rec in recs:
+                    known[rec["id"]] = {"prompt": rec["prompt"], "prior": rec["prior"]}
+                if fh is not None:
+                    fh.write("".join(tag(rec) for rec in recs))
+                    fh.flush()
+        finally:
+            if fh is not None:
+                fh.close()
+            if ex is not None:
+                ex.shutdown(cancel_futures=True)
     return known
+
+
+def prompts_for(rows: list[dict[str, Any]], hints: str, cache: Path | None = None,
+                progress: bool = False, workers: int = 1) -> dict[str, str]:
+    """Model prompt of every row (by sample id), read from and added to ``cache`` (JSON lines)."""
+    return {k: v["prompt"] for k, v in prompt_records(rows, hints, cache, progress, workers).items()}
+
+
+def hint_error(row: dict[str, Any], prior: dict[str, float] | None) -> float:
+    """|log(measured / analytical)| of the cycles: how far the prior in the prompt is from the label."""
+    if not prior or not prior.get("cycles") or prior["cycles"] <= 0:
+        return math.inf
+    return abs(math.log(float(row["cycles"]) / float(prior["cycles"])))
 
 
 def examples(rows: list[dict[str, Any]], prompts: dict[str, str]) -> list[tuple[str, str, dict[str, float]]]:
@@ -113,7 +180,11 @@ def new_model(tokenizer, arch: dict[str, Any] | None = None):
     return LlamaForCausalLM(cfg)
 
 
-def _batches(items: list, batch: int, rng: random.Random):
+def _batches(items: list, batch: int, rng: random.Random, weights: list[float] | None = None):
+    """Batches without replacement within an epoch; with ``weights``, drawn by weight (focus sampling)."""
+    if weights is not None:
+        while True:
+            yield rng.choices(items, weights=weights, k=batch)
     while True:
         order = list(range(len(items)))
         rng.shuffle(order)
@@ -198,7 +269,8 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
           arch: dict[str, Any] | None = None, progress: bool = True, eval_limit: int = 64,
           threads: int | None = None, hints: str = "analytical", head: str = "digits",
           init: str | Path | None = None, base_model: str | Path | None = None, lora: bool = False,
-          lora_r: int = 8, holdout_family: str | None = None) -> dict[str, Any]:
+          lora_r: int = 8, holdout_family: str | None = None, workers: int = 1, focus: float = 1.0,
+          max_train_rows: int | None = None) -> dict[str, Any]:
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from safetensors.torch import save_file
@@ -232,12 +304,24 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
                             f"{was or '(none)'}, not {holdout_family or '(none)'}; resume with the same option")
     rows = load_rows(data, holdout_family)
     cache = Path(data) / f"prompts-{hints}.jsonl"
-    prompts = prompts_for(rows, hints, cache, progress)
-    items = examples([r for r in rows if r["split"] == "train"], prompts)
+    recs = prompt_records(rows, hints, cache, progress, workers)
+    prompts = {k: v["prompt"] for k, v in recs.items()}
+    train_rows = [r for r in rows if r["split"] == "train" and r["sample_id"] in prompts]
+    if max_train_rows is not None and len(train_rows) > max_train_rows:  # learning curves: a seeded subset
+        keep = sorted(random.Random(seed).sample(range(len(train_rows)), max_train_rows))
+        train_rows = [train_rows[i] for i in keep]
+    items = examples(train_rows, prompts)
+    # focus: rows whose analytical prior is off by more than 5 % (data-dependent control the hints miss)
+    # are drawn ``focus`` times as often: where the prior is exact, copying it is all there is to learn
+    weights = None
+    if focus != 1.0 and hints == "analytical":
+        weights = [focus if hint_error(r, recs[r["sample_id"]]["prior"]) > math.log(1.05) else 1.0
+                   for r in train_rows]
     held = {s: examples([r for r in rows if r["split"] == s], prompts) for s in SPLITS[1:]}
     if not items:
         raise UserError("the dataset has no training samples")
-    meta = {"format": PROMPT_FORMAT, "hints": hints, "head": head, "data": str(data), "seed": seed}
+    meta = {"format": PROMPT_FORMAT, "hints": hints, "head": head, "data": str(data), "seed": seed,
+            "train_rows": len(items), "focus": focus}
     if holdout_family is not None:
         meta["holdout_family"] = holdout_family  # trained without that application family
     if head != "digits":
@@ -276,7 +360,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         opt.load_state_dict(torch.load(out / "optimizer.pt", weights_only=True))
     total = pretrain_steps + steps
     rng = random.Random(seed + state["step"])
-    batches = _batches(items, min(batch, len(items)), rng)
+    batches = _batches(items, min(batch, len(items)), rng, weights)
     steps_per_epoch = max(1, len(items) // min(batch, len(items)))
     model.train()
     t0 = time.perf_counter()
