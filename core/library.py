@@ -1,8 +1,11 @@
 """The bundled library of architectures, workloads and mappings, found by name.
 
-A spec argument on the command line is a path, or a bare name looked up in
-the library folders (``arch_specs/``, ``workloads/``, ``mappings/``) of the
-source tree and of every folder in ``LLMULATOR_LIBRARY`` (os.pathsep-separated).
+A spec argument on the command line is a path, or a bare name looked up in the library folders of
+every folder in ``LLMULATOR_LIBRARY`` (os.pathsep-separated; first match wins) and then of the bundled
+library (the ``llmulator_library`` package: package data, so a wheel carries it). A library folder
+holds ``arch_specs/``, ``workloads/``, ``mappings/`` (and ``spaces/``) sub-folders, or is *flat*: YAML
+files side by side, each recognised by its top-level key (``architecture:``, ``workload:``,
+``mapping:``, ``space:``).
 """
 
 from __future__ import annotations
@@ -15,13 +18,45 @@ import yaml
 from .errors import UserError
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml when available: the library is read often
-FOLDERS = {"architecture": "arch_specs", "workload": "workloads", "mapping": "mappings"}
+FOLDERS = {"architecture": "arch_specs", "workload": "workloads", "mapping": "mappings", "space": "spaces"}
 
 
 def roots() -> list[Path]:
+    """The library folders in lookup order: ``LLMULATOR_LIBRARY``'s, then the bundled one."""
     out = [Path(p) for p in os.environ.get("LLMULATOR_LIBRARY", "").split(os.pathsep) if p]
-    out.append(Path(__file__).resolve().parent.parent)
+    out.append(bundled())
     return out
+
+
+def bundled() -> Path:
+    """The folder of the bundled library (the installed ``llmulator_library`` package)."""
+    import importlib.util
+    spec = importlib.util.find_spec("llmulator_library")
+    if spec is not None and spec.origin:
+        return Path(spec.origin).resolve().parent
+    return Path(__file__).resolve().parent.parent / "library"  # a source tree that was never installed
+
+
+def files(root: Path, kind: str) -> list[Path]:
+    """The YAML files of one kind under a library folder (its sub-folder, or a flat folder's own files)."""
+    folder = root / FOLDERS[kind]
+    if folder.is_dir():
+        return sorted(folder.glob("*.y*ml"))
+    if not root.is_dir() or any((root / f).is_dir() for f in FOLDERS.values()):
+        return []
+    return [f for f in sorted(root.glob("*.y*ml")) if _top_key(f) == kind]
+
+
+def _top_key(path: Path) -> str | None:
+    """The first top-level key of a YAML file, read from its text (no parse: flat folders are scanned often)."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                if line.strip() and not line.startswith(("#", " ", "\t", "---", "%")):
+                    return line.split(":", 1)[0].strip()
+    except OSError:
+        return None
+    return None
 
 
 def resolve(kind: str, name_or_path: str) -> Path:
@@ -30,9 +65,8 @@ def resolve(kind: str, name_or_path: str) -> Path:
     if p.exists() or p.suffix in (".yaml", ".yml") or os.sep in name_or_path:
         return p
     for root in roots():
-        for ext in (".yaml", ".yml"):
-            cand = root / FOLDERS[kind] / f"{name_or_path}{ext}"
-            if cand.is_file():
+        for cand in files(root, kind):
+            if cand.stem == name_or_path:
                 return cand
     known = ", ".join(sorted(e["name"] for e in entries(kind))) or "none"
     raise UserError(f"no {kind} file or library entry named '{name_or_path}' (library {kind}s: {known})")
@@ -43,10 +77,7 @@ def entries(kind: str) -> list[dict[str, str]]:
     out = []
     seen = set()
     for root in roots():
-        folder = root / FOLDERS[kind]
-        if not folder.is_dir():
-            continue
-        for f in sorted(folder.glob("*.y*ml")):
+        for f in files(root, kind):
             if f.stem in seen:
                 continue
             seen.add(f.stem)

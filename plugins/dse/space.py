@@ -180,9 +180,8 @@ def resolve_space(name_or_path: str) -> Path:
             raise UserError(f"space file not found: {name_or_path}")
         return p
     for root in library.roots():
-        for ext in (".yaml", ".yml"):
-            cand = root / "spaces" / f"{name_or_path}{ext}"
-            if cand.is_file():
+        for cand in library.files(root, "space"):
+            if cand.stem == name_or_path:
                 return cand
     raise UserError(f"no space file or library space named '{name_or_path}' (library spaces live in spaces/)")
 
