@@ -223,3 +223,13 @@ def test_bad_input_exits_2_with_a_message(dataset, tmp_path, capsys, extra, mess
 def test_a_folder_without_shards_is_bad_input(tmp_path, capsys):
     assert main(["bench", "--data", str(tmp_path), "--no-figures", "--no-progress"]) == 2
     assert "no Parquet shards" in capsys.readouterr().err
+
+
+def test_bench_writes_outside_docs_unless_asked(dataset, tmp_path, monkeypatch):
+    """The tour's bench must not rewrite tracked files: the default goes to ./bench-results; --docs is explicit."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "docs").mkdir()
+    assert main(["bench", "--data", str(dataset), "--estimators", "analytical", "--per-split", "2", "--single",
+                 "1", "--no-figures", "--no-progress"]) == 0
+    assert (tmp_path / "bench-results" / "results.md").is_file() and not any((tmp_path / "docs").iterdir())
+    assert main(["bench", "--data", str(dataset), "--docs", "--out", "x.md", "--no-figures"]) == 2
