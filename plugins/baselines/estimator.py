@@ -6,11 +6,18 @@ The checkpoint is a folder with ``model.safetensors`` and ``config.json``
 (``default_model/<name>/``). ``estimate`` featurises every design (pure
 Python), then runs one batched forward pass per ``batch_size`` designs;
 torch is imported only when the estimator is used.
+
+Outputs are guarded (``guards.py``): log-predictions clipped to the range of
+the training targets, ``power_mw`` derived from energy and cycles, and a
+design out of the training distribution (features beyond their training
+range, design features training never varied, a clipped prediction) reported
+with a confidence of at most 0.2 and a note saying why.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import time
 from collections.abc import Sequence
@@ -20,7 +27,8 @@ from llmulator.errors import UserError
 from llmulator.results import Estimate
 
 DEFAULT_MODELS = Path(__file__).resolve().parent / "default_model"
-VERSION = "0.1"
+# 0.2: outputs clipped to the training range, out-of-distribution designs flagged, power from energy and time
+VERSION = "0.2"
 
 
 class BaselineEstimator:
@@ -33,6 +41,7 @@ class BaselineEstimator:
         self.path = Path(path) if path else Path(env) if env else DEFAULT_MODELS / self.name
         self.batch_size = batch_size
         self._model = None
+        self._checker = None
 
     def available(self) -> str | None:
         if not (self.path / "model.safetensors").is_file() or not (self.path / "config.json").is_file():
@@ -62,28 +71,63 @@ class BaselineEstimator:
             model = build(config)
             model.load_state_dict(load_file(str(self.path / "model.safetensors")))
             model.eval()
+            from .data import METRICS
+            from .guards import Checker
+            self._checker = Checker(self.name, config, model, METRICS)
             self._model = model
         return self._model
 
     def estimate(self, designs: Sequence) -> list[Estimate]:
+        import numpy as np
         import torch
+        from llmulator.results import power_mw
 
         from .data import DIMS, FEATURISERS, METRICS, pack, to_batch
+        from .guards import OOD_CONFIDENCE, clip_confidence
         model = self.load()
+        check = self._checker
         fn = FEATURISERS[self.name]
+        pw = METRICS.index("power_mw")
         out: list[Estimate] = []
         for k in range(0, len(designs), self.batch_size):
             chunk = list(designs[k:k + self.batch_size])
             t0 = time.perf_counter()
             packed = pack([fn(d) for d in chunk], DIMS[self.name])
             with torch.no_grad():
-                logs = model.to_log(model(to_batch(packed))).double().exp().tolist()
+                raw = (model(to_batch(packed)).double() * model.y_std.double() + model.y_mean.double()).numpy()
+            logs, factor = check.outputs(raw)
+            flags = check.features(packed["x"], packed["x_off"], packed["g"])
             dt = (time.perf_counter() - t0) / max(len(chunk), 1)
-            for d, vals in zip(chunk, logs, strict=True):
-                m = dict(zip(METRICS, vals, strict=True))
+            for i, d in enumerate(chunk):
+                m = {mt: float(np.exp(logs[i, j])) for j, mt in enumerate(METRICS)}
+                # power as the analytical model and hlsim define it: energy (leakage included) over the run time
+                m["power_mw"] = power_mw(m["energy_pj"], m["cycles"], d.arch.clock_mhz)
                 m["latency_us"] = m["cycles"] / d.arch.clock_mhz
-                out.append(Estimate(self.name, self.version, m, seconds=dt, design=d.name,
-                                    notes=[f"model: {self.path}"]))
+                reasons, notes = flags[i]
+                caps = {mt: clip_confidence(float(factor[i, j])) for j, mt in enumerate(METRICS)
+                        if mt != "power_mw" and factor[i, j] > 1.0 + 1e-9}
+                for mt in list(caps):
+                    j = METRICS.index(mt)
+                    was = math.exp(min(float(raw[i, j]), 700.0))
+                    reasons.append(f"{mt} predicted {was:.3g}, clipped to {m[mt]:.3g} ({check.range_source})")
+                p_log = math.log(m["power_mw"]) if m["power_mw"] > 0 else -math.inf
+                if not check.lo[pw] <= p_log <= check.hi[pw]:
+                    beyond = max(check.lo[pw] - p_log, p_log - check.hi[pw])
+                    caps["power_mw"] = clip_confidence(math.exp(min(beyond, 700.0)) if math.isfinite(beyond)
+                                                       else math.inf)
+                    reasons.append(f"power_mw {m['power_mw']:.3g} (derived from energy and cycles) is outside "
+                                   f"{check.range_source} of power, {math.exp(check.lo[pw]):.3g} .. "
+                                   f"{math.exp(check.hi[pw]):.3g}")
+                if "cycles" in caps or "energy_pj" in caps:  # derived from them
+                    caps["power_mw"] = min(caps.get("power_mw", 1.0), caps.get("cycles", 1.0),
+                                           caps.get("energy_pj", 1.0))
+                confidence = None
+                if reasons:
+                    confidence = {mt: min(OOD_CONFIDENCE, caps.get(mt, 1.0)) for mt in METRICS}
+                    notes = [f"out of the training distribution (confidence <= {OOD_CONFIDENCE:g}): "
+                             + "; ".join(reasons), *notes]
+                out.append(Estimate(self.name, self.version, m, confidence=confidence, seconds=dt, design=d.name,
+                                    notes=[f"model: {self.path}", *notes]))
         return out
 
 

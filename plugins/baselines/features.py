@@ -80,6 +80,23 @@ def arch_vector(d: Design) -> np.ndarray:
 ARCH_DIM = 2 + 5 + 7 * len(OPS) + MAX_LEVELS * (1 + len(MEM_KINDS) + 12) + 1
 
 
+def arch_feature_names() -> list[str]:
+    """What each entry of :func:`arch_vector` is (for notes that name a feature); ``lg`` = log2(1 + x)."""
+    names = ["clock (lg MHz)", "dataflow", "PE array present", "PE rows (lg)", "PE cols (lg)", "PE pipeline depth",
+             "PE systolic"]
+    for op in OPS:
+        names += [f"{op} unit present", f"{op} unit count (lg)", f"{op} latency", f"{op} bits / 32", f"{op} float",
+                  f"{op} energy (lg fJ)", f"{op} area (lg um^2)"]
+    for i in range(MAX_LEVELS):
+        names += [f"memory level {i} present", *(f"memory level {i} is {k}" for k in MEM_KINDS)]
+        names += [f"memory level {i} {what}" for what in (
+            "capacity (lg KiB)", "width (lg bits)", "banks (lg)", "ports", "instances (lg)",
+            "bandwidth (lg B/cycle)", "latency (lg)", "read energy (lg fJ)", "write energy (lg fJ)",
+            "leakage (lg uW)", "area (lg um^2)", "double buffered")]
+    names.append("memory levels")
+    return names
+
+
 # ----------------------------------------------------------------------------------------------
 # loops, mapping and memory context
 

@@ -10,6 +10,11 @@ torch is imported only when the estimator is used.
 The ablation variants (``heads.py``: ``llm-mse``, ``llm-logmse``,
 ``llm-binned``) are the same class with another head; they ship no model and
 read theirs from ``LLMULATOR_LLM_MSE_MODEL`` etc.
+
+Every prediction is checked against the analytical prior (``guards.py``): a design the analytical model
+cannot price is refused (``SpecError``, as every estimator refuses a design) when the checkpoint reads that
+prior, a prediction more than 4x from it gets a low confidence, a wider interval and a note, and
+``power_mw`` is derived from the predicted energy and cycles.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from pathlib import Path
 from llmulator.results import Estimate
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
-VERSION = "0.2"
+# 0.3: refuses a design without an analytical prior, flags predictions far from it, power from energy and time
+VERSION = "0.3"
 
 
 def inference_dtype() -> str:
@@ -108,19 +114,49 @@ class LLMEstimator:
                 self._model.to(torch.bfloat16)
         return self._model, self._tok
 
-    def prompts(self, designs: Sequence) -> list[str]:
+    def prompts(self, designs: Sequence, priors: Sequence[dict | None] | None = None) -> list[str]:
+        """The prompt of each design (``priors``: their analytical metrics, when the caller has them)."""
         from .text import PROMPT_FORMAT, model_prompt
         if self.meta.get("format") != PROMPT_FORMAT:
             raise RuntimeError(f"the checkpoint at {self.path} reads prompt format {self.meta.get('format')!r}; "
                                f"this version writes {PROMPT_FORMAT!r}: retrain it with `llmulator train llm`")
-        return [model_prompt(d, hints=self.meta.get("hints", "none")) for d in designs]
+        priors = priors if priors is not None else [None] * len(designs)
+        return [model_prompt(d, hints=self.meta.get("hints", "none"), prior=p)
+                for d, p in zip(designs, priors, strict=True)]
+
+    def reads_prior(self) -> bool:
+        """Whether the checkpoint's prompts carry the analytical prior (then a design without one is refused)."""
+        return self.meta.get("hints", "none") == "analytical"
+
+    def priors(self, designs: Sequence) -> list[dict[str, float] | None]:
+        """The analytical prior of each design. Raises ``SpecError`` for the first design the analytical model
+        cannot price when the checkpoint reads the prior; else such a design gets None (nothing to check)."""
+        from llmulator.errors import SpecError
+        from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+
+        from .guards import prior_of
+        analytical = AnalyticalEstimator()
+        out: list[dict[str, float] | None] = []
+        for d in designs:
+            try:
+                out.append(prior_of(d, analytical))
+            except SpecError:
+                if self.reads_prior():
+                    raise
+                out.append(None)
+        return out
 
     def estimate(self, designs: Sequence) -> list[Estimate]:
-        """Batched: prompts are grouped by length so a batch pads little, results come back in order."""
+        """Batched: prompts are grouped by length so a batch pads little, results come back in order.
+
+        A design without an analytical prior (when the checkpoint reads it) raises ``SpecError`` before the
+        model runs, for a batch as for one design: callers price the rest one at a time."""
+        from .guards import guard
         from .train import predict
         model, tok = self.load()
         t0 = time.perf_counter()
-        prompts = self.prompts(designs)
+        priors = self.priors(designs)
+        prompts = self.prompts(designs, priors)
         render_s = (time.perf_counter() - t0) / max(len(designs), 1)
         order = sorted(range(len(designs)), key=lambda i: len(prompts[i]))
         out: list[Estimate | None] = [None] * len(designs)
@@ -131,10 +167,12 @@ class LLMEstimator:
             dt = (time.perf_counter() - t0) / len(idx) + render_s
             for i, p in zip(idx, preds, strict=True):
                 d = designs[i]
-                m = dict(p["metrics"])
-                m["latency_us"] = m["cycles"] / d.arch.clock_mhz
-                out[i] = Estimate(self.name, self.version, m, confidence=p["confidence"], interval=p["interval"],
-                                  seconds=dt, design=d.name, notes=[f"model: {self.path}"])
+                m, conf, interval, notes = guard(p["metrics"], p["confidence"], p["interval"], priors[i],
+                                                 d.arch.clock_mhz)
+                if priors[i] is None:
+                    notes.append("no analytical prior for this design: the prediction is not checked against one")
+                out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval,
+                                  seconds=dt, design=d.name, notes=[f"model: {self.path}", *notes])
         return out
 
 

@@ -48,10 +48,12 @@ PROMPT_FORMAT = "compact-v2"
 _FOR = re.compile(r"for \(int (\w+) = (.+?); \1 (<=?) (.+?); \1(\+\+|\s*\+=\s*(.+?))\) \{")
 
 
-def model_prompt(design, variant: str | None = None, hints: str = "none") -> str:
+def model_prompt(design, variant: str | None = None, hints: str = "none", prior: dict[str, float] | None = None) -> str:
     """The compact text the model reads for one design (see the module docstring).
 
-    ``variant``: the input variant to describe (default: the design's own)."""
+    ``variant``: the input variant to describe (default: the design's own). ``prior``: the analytical
+    estimator's metrics of this design, when the caller has them already (the estimator does: it checks
+    its prediction against them); else they are computed here for ``hints="analytical"``."""
     if hints not in HINTS:
         raise ValueError(f"hints must be one of {HINTS}, not {hints!r}")
     from llmulator.render import _compact, _function, _inputs, _num, isolate_digits
@@ -99,7 +101,7 @@ def model_prompt(design, variant: str | None = None, hints: str = "none") -> str
     out += _inputs(d, variant)
     if hints != "none":
         out.append("### facts")
-        out += _facts(d, hints)
+        out += _facts(d, hints, prior)
     return isolate_digits(_compact("\n".join(out))) + f"{PREDICT}\n"
 
 
@@ -120,7 +122,7 @@ def _sci(value: float) -> str:
         return "?"
 
 
-def _facts(d, hints: str) -> list[str]:
+def _facts(d, hints: str, prior: dict[str, float] | None = None) -> list[str]:
     from llmulator.render import _num
     lines = []
     for label in d.tree.loops:
@@ -131,9 +133,10 @@ def _facts(d, hints: str) -> list[str]:
             lines.append(f"trips {label} ?")
     if hints == "analytical":
         try:
-            from llmulator_plugins.analytical.estimator import AnalyticalEstimator
-            est = AnalyticalEstimator().estimate([d])[0].metrics
-            lines += [f"static {mt} {_sci(est[mt])}" for mt in METRICS]
+            if prior is None:
+                from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+                prior = AnalyticalEstimator().estimate([d])[0].metrics
+            lines += [f"static {mt} {_sci(prior[mt])}" for mt in METRICS]
         except Exception:  # noqa: BLE001 - designs the static model cannot price get no prior
             lines.append("static none")
     return lines
