@@ -156,3 +156,25 @@ def test_an_interrupted_run_resumes_to_the_same_result(dataset, tmp_path, monkey
     monkeypatch.setattr(tr, "evaluate", real)
     resumed = tr.train("tensetmlp", dataset, tmp_path / "cut", epochs=6, batch=4, progress=False, resume=True)
     assert resumed["history"] == whole["history"] and resumed["final"] == whole["final"]
+
+
+def test_featurising_every_kind_in_workers_matches_one_kind_at_a_time(dataset):
+    """One design rebuild serves the three featurisers, in worker processes: same arrays as the plain path."""
+    from llmulator_plugins.baselines.data import featurise_all, featurise_rows, load_rows
+    rows = load_rows(dataset)
+    together = featurise_all(list(KINDS), rows, workers=2, progress=False, chunk=5)
+    for kind in KINDS:
+        alone = featurise_rows(kind, rows, progress=False)
+        for k in ("x", "x_off", "e", "e_off", "g", "y", "row", "ids"):
+            assert np.array_equal(together[kind][k], alone[k]), (kind, k)
+
+
+def test_training_runs_share_the_dataset_feature_cache(dataset, tmp_path):
+    pytest.importorskip("torch")
+    from llmulator_plugins.baselines.data import shared_cache
+    from llmulator_plugins.baselines.train import train
+    train("tensetmlp", dataset, tmp_path / "a", epochs=1, progress=False, workers=2)
+    assert all(shared_cache(dataset, k).is_file() for k in KINDS)  # one pass filled every kind's cache
+    stamp = shared_cache(dataset, "gnn").stat().st_mtime_ns
+    train("gnn", dataset, tmp_path / "b", epochs=1, progress=False)
+    assert shared_cache(dataset, "gnn").stat().st_mtime_ns == stamp  # reused, not redone

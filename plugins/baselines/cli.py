@@ -36,6 +36,9 @@ def add_command(subparsers) -> None:
         p.add_argument("--holdout-family", metavar="FAMILY",
                        help="leave-one-family-out: train without this application family (its rows form split "
                             "test_family, evaluated at the end; bench it with `llmulator bench --holdout-family`)")
+        p.add_argument("--workers", type=int, default=1,
+                       help="processes for featurisation; with 2 or more, every baseline kind is featurised in the "
+                            "same pass and cached in the dataset folder for the other kinds' runs (default 1)")
         p.add_argument("--no-progress", action="store_true")
         p.set_defaults(func=run, baseline=name)
 
@@ -44,7 +47,7 @@ def run(args) -> int:
     from .train import train
     state = train(args.baseline, args.data, args.out, epochs=args.epochs, batch=args.batch, lr=args.lr,
                   weight_decay=args.weight_decay, seed=args.seed, threads=args.threads, resume=args.resume,
-                  progress=not args.no_progress, holdout_family=args.holdout_family)
+                  progress=not args.no_progress, holdout_family=args.holdout_family, workers=args.workers)
     print(json.dumps({"epochs": state["epoch"], "seconds": round(state["seconds"], 1), "best": state["best"],
                       "held_out": state.get("final", {})}, indent=2))
     return 0

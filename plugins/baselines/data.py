@@ -79,6 +79,89 @@ def featurise_rows(kind: str, rows: list[dict[str, Any]], progress: bool = True,
     return out
 
 
+def _featurise_chunk(job: tuple[list[str], list[dict[str, Any]], int]) -> dict[str, list]:
+    """Featurise some rows for several kinds from one design rebuild (runs in a worker process)."""
+    from llmulator_plugins.synth.sample import Rejected, design_of_row
+    kinds, rows, start = job
+    out: dict[str, list] = {k: [] for k in kinds}
+    for k, r in enumerate(rows):
+        try:
+            d = design_of_row(r)
+            feats = {kind: FEATURISERS[kind](d) for kind in kinds}
+        except (Rejected, SpecError):
+            continue
+        y = [np.log(max(float(r[m]), 1e-30)) for m in METRICS]
+        for kind in kinds:
+            out[kind].append((start + k, feats[kind], y, str(r.get("sample_id", start + k))))
+    return out
+
+
+def featurise_all(kinds: Sequence[str], rows: list[dict[str, Any]], workers: int = 1, progress: bool = True,
+                  chunk: int = 256) -> dict[str, dict[str, np.ndarray]]:
+    """Packed features of ``rows`` for every kind in ``kinds`` (one design rebuild per row serves them all),
+    in ``workers`` processes; rows whose design no longer builds are dropped. No ``split`` (see
+    :func:`load_or_featurise`)."""
+    from rich.progress import track
+    jobs = [(list(kinds), rows[k:k + chunk], k) for k in range(0, len(rows), chunk)]
+    got: dict[str, list] = {k: [] for k in kinds}
+    if workers > 1 and len(jobs) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+        with ProcessPoolExecutor(max_workers=workers) as ex:
+            for res in track(ex.map(_featurise_chunk, jobs), total=len(jobs), disable=not progress,
+                             description=f"featurise {','.join(kinds)} ({len(rows)} rows, {workers} workers)"):
+                for kind in kinds:
+                    got[kind].extend(res[kind])
+    else:
+        for res in track(map(_featurise_chunk, jobs), total=len(jobs), disable=not progress,
+                         description=f"featurise {','.join(kinds)} ({len(rows)} rows)"):
+            for kind in kinds:
+                got[kind].extend(res[kind])
+    out = {}
+    for kind in kinds:
+        items = got[kind]
+        packed = pack([f for _, f, _, _ in items], DIMS[kind])
+        packed["y"] = np.asarray([y for _, _, y, _ in items], np.float32).reshape(-1, len(METRICS))
+        packed["row"] = np.asarray([k for k, _, _, _ in items], np.int64)
+        packed["ids"] = np.asarray([i for _, _, _, i in items], dtype=np.str_)
+        out[kind] = packed
+    return out
+
+
+def save_cache(cache: Path, key: str, packed: dict[str, np.ndarray]) -> bool:
+    """Write a feature cache atomically; False (and nothing written) where the folder is not writable."""
+    buf = io.BytesIO()
+    np.savez(buf, key=np.asarray(key), **{k: v for k, v in packed.items() if k != "split"})
+    try:
+        atomic_write_bytes(cache, buf.getvalue())
+    except (OSError, UserError):
+        return False
+    return True
+
+
+def shared_cache(data: str | Path, kind: str) -> Path:
+    """Where the features of a dataset are cached for every training run on it (the dataset's folder)."""
+    return Path(data) / f"features-{kind}-v{FEATURE_VERSION}.npz"
+
+
+def prefeaturise(data: str | Path, rows: list[dict[str, Any]], workers: int, progress: bool = True) -> None:
+    """Fill the dataset's shared feature caches of every baseline kind that lacks a current one."""
+    todo = [k for k in FEATURISERS if not _cache_matches(shared_cache(data, k), cache_key(k, rows), rows)]
+    if not todo:
+        return
+    for kind, packed in featurise_all(todo, rows, workers, progress).items():
+        save_cache(shared_cache(data, kind), cache_key(kind, rows), packed)
+
+
+def _cache_matches(cache: Path, key: str, rows: list[dict[str, Any]]) -> bool:
+    if not cache.is_file():
+        return False
+    try:
+        with np.load(cache, allow_pickle=False) as z:
+            return str(z["key"]) == key and _cached_rows(z, rows) is not None
+    except (OSError, ValueError, KeyError):
+        return False
+
+
 def cache_key(kind: str, rows: list[dict[str, Any]]) -> str:
     h = hashlib.sha1(f"{kind}:{FEATURE_VERSION}:".encode())
     for r in rows:
@@ -110,9 +193,7 @@ def load_or_featurise(kind: str, rows: list[dict[str, Any]], cache: Path, progre
                 packed["split"] = split_codes([rows[k] for k in pos], holdout_family)
                 return packed
     packed = featurise_rows(kind, rows, progress, holdout_family)
-    buf = io.BytesIO()
-    np.savez(buf, key=np.asarray(key), **{k: v for k, v in packed.items() if k != "split"})
-    atomic_write_bytes(cache, buf.getvalue())
+    save_cache(cache, key, packed)
     return packed
 
 

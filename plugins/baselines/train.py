@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,17 @@ import numpy as np
 from llmulator.errors import UserError
 from llmulator.fileio import atomic_write_bytes, atomic_write_json
 
-from .data import DIMS, FEATURE_VERSION, METRICS, SPLITS, load_or_featurise, load_rows, to_batch
+from .data import (
+    DIMS,
+    FEATURE_VERSION,
+    METRICS,
+    SPLITS,
+    load_or_featurise,
+    load_rows,
+    prefeaturise,
+    shared_cache,
+    to_batch,
+)
 from .features import ARCH_DIM
 from .guards import training_ranges
 
@@ -65,7 +76,7 @@ def evaluate(model, packed: dict[str, np.ndarray], idx: np.ndarray, batch: int =
 def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = None, batch: int | None = None,
           lr: float | None = None, seed: int = 0, threads: int | None = 1, resume: bool = False,
           progress: bool = True, hyper: dict[str, Any] | None = None, rows: list[dict] | None = None,
-          weight_decay: float | None = None, holdout_family: str | None = None) -> dict:
+          weight_decay: float | None = None, holdout_family: str | None = None, workers: int = 1) -> dict:
     """Train baseline ``kind``; ``holdout_family``: leave that application family out (split ``test_family``,
     evaluated at the end with the other held-out splits)."""
     import torch
@@ -94,7 +105,14 @@ def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = Non
             raise UserError(f"--resume: the run in {out} was trained with --holdout-family {was or '(none)'}, "
                             f"not {holdout_family or '(none)'}; resume with the same option")
     state_dir.mkdir(parents=True, exist_ok=True)
-    packed = load_or_featurise(kind, rows, state_dir / "features.npz", progress, holdout_family)
+    # features are cached in the dataset's folder (shared by every run on it: other kinds, families, seeds);
+    # in the run's own state folder when the dataset's folder is read-only
+    cache = shared_cache(data, kind) if data is not None else state_dir / "features.npz"
+    if workers > 1 and data is not None:
+        prefeaturise(data, rows, workers, progress)  # every kind at once, one design rebuild per row
+    if data is not None and not os.access(cache.parent, os.W_OK) and not cache.is_file():
+        cache = state_dir / "features.npz"
+    packed = load_or_featurise(kind, rows, cache, progress, holdout_family)
     split = packed["split"]
     tr = np.flatnonzero(split == SPLITS.index("train"))
     va = np.flatnonzero(split == SPLITS.index("val"))
