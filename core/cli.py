@@ -1,7 +1,9 @@
 """The ``llmulator`` command line: one verb per job.
 
 Exit status: 0 success, 2 bad input (a message naming file, line and field),
-1 internal error (with a hint to report it), 130 interrupted. Heavy modules
+1 internal error (with a hint to report it), 3 a plugin's component raised (the
+others' results are printed; the error names the plugin and its package),
+4 ``profile``: outputs differ from the reference, 130 interrupted. Heavy modules
 (rich, numpy, estimators) are imported inside the verbs so that ``--help``
 starts fast; torch is never imported here.
 """
@@ -21,7 +23,15 @@ from .errors import SpecError, UserError
 
 EPILOG_ESTIMATE = """example:
   llmulator estimate systolic-16x16 gemm gemm-ws-16x16
-  llmulator estimate arch.yaml work.yaml map.yaml --estimator analytical --json"""
+  llmulator estimate arch.yaml work.yaml map.yaml --estimator analytical --json
+
+An estimator that cannot price the design (a SpecError or UserError) is shown as
+"refused" in its own column, with its reason under the table; one that raises
+anything else is shown as "failed", with the exception and the plugin and package
+to blame, and the others still print.
+exit status: 0 every estimator ran, was skipped (not available) or refused the
+design; 2 bad input, or no estimator could price the design; 3 an estimator
+raised (a bug in its plugin; the others' results are printed all the same)"""
 
 
 def _add_design_args(p: argparse.ArgumentParser) -> None:
@@ -94,7 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
                         formatter_class=argparse.RawDescriptionHelpFormatter,
                         epilog="example:\n  llmulator profile hls-fpga spmv-csr spmv-csr-hls-fpga --variant skewed\n"
                                "  llmulator profile systolic-16x16 gemm gemm-ws-16x16 --inputs 7 --json\n"
-                               "exit status 4: the outputs did not match the workload's reference")
+                               "exit status 4: the outputs did not match the workload's reference; 3: the profiler "
+                               "raised (a bug in its plugin, named with its package)")
     _add_design_args(pr)
     pr.add_argument("--inputs", metavar="SEED|DIR",
                     help="an integer seed for generated inputs, or a folder of ARRAY.npy files")
@@ -107,7 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     pr.set_defaults(func=cmd_profile)
 
     pl = sub.add_parser("plugins", help="list registered plugins and their components",
-                        epilog="example:\n  llmulator plugins --json")
+                        formatter_class=argparse.RawDescriptionHelpFormatter,
+                        epilog="example:\n  llmulator plugins --json\n"
+                               "exit status 3: a plugin did not load (it is named on stderr with its package); "
+                               "2: two plugins register one name")
     pl.add_argument("--json", action="store_true")
     pl.set_defaults(func=cmd_plugins)
 
@@ -254,6 +268,25 @@ def _context_owner(name: str) -> tuple[Any, str]:
                     "make one with `llmulator calibrate`, list them with `llmulator contexts`")
 
 
+def _failure(kind: str, name: str, e: BaseException) -> dict:
+    """A component that raised something other than SpecError/UserError: what, where, and whose bug."""
+    import traceback
+
+    from . import plugins
+    r = plugins.registry()[kind].get(name)
+    frames = traceback.extract_tb(e.__traceback__)
+    where = f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    return {"error": f"{type(e).__name__}: {e}", "where": where,
+            "plugin": r.plugin if r else None, "package": r.distribution if r else None,
+            "blame": plugins.blame(kind, name)}
+
+
+def _print_failures(kind: str, failed: dict) -> None:
+    for n, f in failed.items():
+        print(f"error: {kind} '{n}' failed: {f['error']}\n  {f['blame']}"
+              + (f"\n  raised at {f['where']}" if f["where"] else ""), file=sys.stderr)
+
+
 def cmd_estimate(args) -> int:
     from . import plugins
     d = _load(args)
@@ -261,10 +294,15 @@ def cmd_estimate(args) -> int:
     names = args.estimator or ([owner[1]] if owner else plugins.names("estimators"))
     if not names:
         raise UserError("no estimators are registered; see `llmulator plugins`")
-    estimates, skipped, refused = [], {}, {}
+    estimates, skipped, refused, failed = [], {}, {}, {}
     for n in names:
-        est = plugins.get("estimators", n)
-        why = est.available() if hasattr(est, "available") else None
+        plugins.entry("estimators", n)  # an unknown name is bad usage (exit 2), not a plugin failure
+        try:
+            est = plugins.get("estimators", n)
+            why = est.available() if hasattr(est, "available") else None
+        except Exception as e:  # noqa: BLE001 - its factory or available() raised: its plugin's bug
+            failed[n] = _failure("estimators", n, e)
+            continue
         if why:
             if args.estimator:
                 raise UserError(f"estimator '{n}' is not available: {why}")
@@ -283,10 +321,7 @@ def cmd_estimate(args) -> int:
                 raise
             refused[n] = [str(e)]
         except Exception as e:  # noqa: BLE001 - a broken plugin must not take the others' results down
-            if len(names) == 1:
-                raise
-            refused[n] = [f"the estimator failed: {type(e).__name__}: {e} (a bug in the plugin that registers "
-                          f"'{n}'; `llmulator estimate ... --estimator {n}` shows where)"]
+            failed[n] = _failure("estimators", n, e)
     if owner:
         cal, base = owner
         est = plugins.get("estimators", base)
@@ -294,18 +329,22 @@ def cmd_estimate(args) -> int:
         if why:
             raise UserError(f"context '{args.context}' calibrates estimator '{base}', which is not available: {why}")
         estimates.extend(cal.apply(est, args.context).estimate([d]))
-    if refused and not estimates and not owner:
+    if refused and not estimates and not owner and not failed:
         raise UserError("no estimator could price this design:\n" + "\n".join(
             f"{n}: {m}" for n, msgs in refused.items() for m in msgs))
+    status = 3 if failed else 0  # 3: a plugin raised; the other estimators' results are printed all the same
     if args.json:
         print(json.dumps({"design": d.to_dict(), "estimates": [e.to_dict() for e in estimates],
                           "skipped": skipped,
-                          "refused": refused},
+                          "refused": refused,
+                          "failed": failed},
                          indent=2))
-        return 0
+        _print_failures("estimator", failed)
+        return status
     from .report import estimate_table, terms_table
     con = _console()
-    con.print(estimate_table(d, estimates))
+    if estimates or refused:
+        con.print(estimate_table(d, estimates, {**{n: "refused" for n in refused}, **{n: "failed" for n in failed}}))
     if args.terms:
         for e in estimates:
             if e.terms or e.breakdown:
@@ -321,15 +360,23 @@ def cmd_estimate(args) -> int:
         con.print(f"[dim]skipped {n}: {why}[/dim]")
     elif skipped:  # one line, not a paragraph per estimator; --json and `llmulator plugins` give the reasons
         con.print(f"[dim]skipped (not available): {', '.join(skipped)}; reasons with --json[/dim]")
-    return 0
+    _print_failures("estimator", failed)
+    return status
 
 
 def cmd_profile(args) -> int:
     from . import plugins
     from .inputs import inputs_for
     d = _load(args)
-    prof = plugins.get("profilers", args.profiler)
-    why = prof.available() if hasattr(prof, "available") else None
+    plugins.entry("profilers", args.profiler)  # an unknown name is bad usage (exit 2)
+    try:
+        prof = plugins.get("profilers", args.profiler)
+        why = prof.available() if hasattr(prof, "available") else None
+    except (SpecError, UserError):
+        raise
+    except Exception as e:  # noqa: BLE001 - its plugin's bug
+        _print_failures("profiler", {args.profiler: _failure("profilers", args.profiler, e)})
+        return 3
     if why:
         raise UserError(f"profiler '{args.profiler}' is not available: {why}")
     from .sandbox import Limits
@@ -342,7 +389,14 @@ def cmd_profile(args) -> int:
         if args.variant not in variants(d.workload):
             known = ", ".join(variants(d.workload)) or "none"
             raise UserError(f"workload '{d.workload.name}' has no input variant '{args.variant}' (variants: {known})")
-    p = prof.profile(d, inputs_for(d, args.inputs, args.variant))
+    inputs = inputs_for(d, args.inputs, args.variant)
+    try:
+        p = prof.profile(d, inputs)
+    except (SpecError, UserError):
+        raise
+    except Exception as e:  # noqa: BLE001 - a profiler that raises is its plugin's bug, not llmulator's
+        _print_failures("profiler", {args.profiler: _failure("profilers", args.profiler, e)})
+        return 3
     ok = p.functional_check.startswith("pass") or p.functional_check.startswith("not-run")
     if args.json:
         print(json.dumps({"design": d.to_dict(), "profile": p.to_dict()}, indent=2))
@@ -387,19 +441,22 @@ def cmd_plugins(args) -> int:
     rows = []
     for kind, entries in reg.items():
         for name, r in entries.items():
-            rows.append({"kind": kind[:-1], "name": name, "plugin": r.plugin,
+            rows.append({"kind": kind[:-1], "name": name, "plugin": r.plugin, "package": r.distribution,
                          "version": str(getattr(r.factory, "version", ""))})
+    broken = plugins.broken()
     if args.json:
         print(json.dumps(rows, indent=2))
-        return 0
-    from rich.table import Table
-    t = Table(title="registered components")
-    for c in ("kind", "name", "version", "plugin"):
-        t.add_column(c)
-    for r in rows:
-        t.add_row(r["kind"], r["name"], r["version"], r["plugin"])
-    _console().print(t)
-    return 0
+    else:
+        from rich.table import Table
+        t = Table(title="registered components")
+        for c in ("kind", "name", "version", "plugin", "package"):
+            t.add_column(c)
+        for r in rows:
+            t.add_row(r["kind"], r["name"], r["version"], r["plugin"], r["package"] or "-")
+        _console().print(t)
+    for why in broken:
+        print(f"error: {why}", file=sys.stderr)
+    return 3 if broken else 0
 
 
 def cmd_list(args) -> int:

@@ -20,12 +20,17 @@ def fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def estimate_table(design, estimates) -> Table:
+def estimate_table(design, estimates, others: dict[str, str] | None = None) -> Table:
+    """One column per estimate; ``others`` (estimator name -> "failed" or "refused") get a column of
+    their own that says so in every row (the reason is printed under the table)."""
+    others = others or {}
     t = Table(title=f"estimates for {design.name}")
     t.add_column("metric")
     t.add_column("unit")
     for e in estimates:
         t.add_column(e.estimator, justify="right")
+    for n in others:
+        t.add_column(n, justify="right", style="red")
     metrics = list(METRICS) + ["latency_us"]
     for m in metrics:
         row = [m, UNITS[m]]
@@ -38,8 +43,8 @@ def estimate_table(design, estimates) -> Table:
             if e.confidence and m in e.confidence:
                 cell += f" ({e.confidence[m]:.0%})"
             row.append(cell)
-        t.add_row(*row)
-    t.add_row("seconds", "s", *[f"{e.seconds:.4f}" for e in estimates])
+        t.add_row(*row, *others.values())
+    t.add_row("seconds", "s", *[f"{e.seconds:.4f}" for e in estimates], *["-" for _ in others])
     return t
 
 
