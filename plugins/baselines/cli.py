@@ -39,6 +39,8 @@ def add_command(subparsers) -> None:
         p.add_argument("--workers", type=int, default=1,
                        help="processes for featurisation; with 2 or more, every baseline kind is featurised in the "
                             "same pass and cached in the dataset folder for the other kinds' runs (default 1)")
+        p.add_argument("--max-train-rows", type=int, metavar="N",
+                       help="train on a seeded random subset of N training rows (learning curves)")
         p.add_argument("--no-progress", action="store_true")
         p.set_defaults(func=run, baseline=name)
 
@@ -47,7 +49,8 @@ def run(args) -> int:
     from .train import train
     state = train(args.baseline, args.data, args.out, epochs=args.epochs, batch=args.batch, lr=args.lr,
                   weight_decay=args.weight_decay, seed=args.seed, threads=args.threads, resume=args.resume,
-                  progress=not args.no_progress, holdout_family=args.holdout_family, workers=args.workers)
+                  progress=not args.no_progress, holdout_family=args.holdout_family, workers=args.workers,
+                  max_train_rows=args.max_train_rows)
     print(json.dumps({"epochs": state["epoch"], "seconds": round(state["seconds"], 1), "best": state["best"],
                       "held_out": state.get("final", {})}, indent=2))
     return 0

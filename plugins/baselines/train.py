@@ -76,7 +76,8 @@ def evaluate(model, packed: dict[str, np.ndarray], idx: np.ndarray, batch: int =
 def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = None, batch: int | None = None,
           lr: float | None = None, seed: int = 0, threads: int | None = 1, resume: bool = False,
           progress: bool = True, hyper: dict[str, Any] | None = None, rows: list[dict] | None = None,
-          weight_decay: float | None = None, holdout_family: str | None = None, workers: int = 1) -> dict:
+          weight_decay: float | None = None, holdout_family: str | None = None, workers: int = 1,
+          max_train_rows: int | None = None) -> dict:
     """Train baseline ``kind``; ``holdout_family``: leave that application family out (split ``test_family``,
     evaluated at the end with the other held-out splits)."""
     import torch
@@ -115,6 +116,8 @@ def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = Non
     packed = load_or_featurise(kind, rows, cache, progress, holdout_family)
     split = packed["split"]
     tr = np.flatnonzero(split == SPLITS.index("train"))
+    if max_train_rows is not None and len(tr) > max_train_rows:  # learning curves: a seeded subset
+        tr = np.sort(np.random.default_rng(seed).choice(tr, size=max_train_rows, replace=False))
     va = np.flatnonzero(split == SPLITS.index("val"))
     if len(tr) == 0:
         raise UserError(f"the dataset at {data} has no training samples")
