@@ -25,23 +25,28 @@ from .yamlsrc import SourceMap
 
 @attrs.define(eq=False)
 class Design:
-    arch: Architecture
-    workload: Workload
-    mapping: Mapping
-    preset: str | None = None
+    """One point to estimate: an architecture, a workload and a mapping at a size preset (and input variant)."""
+
+    arch: Architecture  # the architecture (YAML ``architecture:``; note the short name)
+    workload: Workload  # the workload; with ``variant`` set, its scalars are the variant's
+    mapping: Mapping  # the mapping
+    preset: str | None = None  # the workload's size preset (None: its default ``parameters``)
     variant: str | None = None  # the workload's input variant this design is estimated for (None: base inputs)
 
     @property
     def name(self) -> str:
+        """``workload@preset/mapping/architecture``: what tables and records call the design."""
         p = f"@{self.preset}" if self.preset else ""
         return f"{self.workload.name}{p}/{self.mapping.name}/{self.arch.name}"
 
     @cached_property
     def sizes(self) -> dict[str, int]:
+        """Parameter values at the design's preset."""
         return self.workload.sizes(self.preset)
 
     @cached_property
     def tree(self) -> LoopTree:
+        """The kernel's loop tree (``llmulator.kernel``): loops, statements, branches, accesses."""
         return analyze(self.workload)
 
     def trips(self, label: str, hints: dict[str, Any] | None = None) -> float:
@@ -152,9 +157,11 @@ class Design:
         return used
 
     def placement(self, array: str) -> str:
+        """The memory level an array lives in (``mapping.placement``; else the outermost level)."""
         return self.mapping.placement.get(array, self.arch.memory[0].name)
 
     def to_dict(self) -> dict[str, Any]:
+        """The design's names (architecture, workload, mapping, preset, variant) as a JSON-ready dict."""
         return {"architecture": self.arch.name, "workload": self.workload.name, "mapping": self.mapping.name,
                 "preset": self.preset, "variant": self.variant}
 
@@ -209,6 +216,7 @@ class Design:
         return out
 
     def accesses(self) -> list[tuple[Access, list[Loop]]]:
+        """Every array access with its enclosing loops, outermost first."""
         return [(a, loops) for st, loops in self.statements_with_loops() for a in st.accesses]
 
 

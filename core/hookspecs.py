@@ -12,7 +12,8 @@ per component it provides, with a *factory*: a class or zero-argument
 callable that builds the component on first use. Factories keep start-up
 fast: nothing heavy (torch) is imported until a component is actually used.
 
-Components implement these protocols (duck-typed):
+Components implement these protocols (duck-typed; the records they receive and return,
+field by field: docs/api.md):
 
 * Estimator: attributes ``name`` and ``version``; ``available() -> str | None``
   (None when usable, else a one-line reason, e.g. a missing checkpoint);

@@ -82,17 +82,21 @@ class Affine:
 
 @attrs.define
 class Access:
-    array: str
-    index_text: tuple[str, ...]
+    """One array subscript in a statement (``A[i][k]``), with an affine form per dimension where it has one."""
+
+    array: str  # the array's name
+    index_text: tuple[str, ...]  # each dimension's subscript, C text
     affine: tuple[Affine | None, ...]  # None for a non-affine (indirect) dimension
-    is_write: bool
-    is_read: bool
+    is_write: bool  # the statement stores to it
+    is_read: bool  # the statement loads from it (``x[i] += ...`` both)
 
     @property
     def indirect(self) -> bool:
+        """Some dimension is not affine in the loop variables (``x[col[j]]``)."""
         return any(a is None for a in self.affine)
 
     def loop_vars(self) -> set[str]:
+        """Loop variables the affine dimensions depend on."""
         out: set[str] = set()
         for a in self.affine:
             if a is not None:
@@ -115,46 +119,52 @@ class OpNode:
 
 @attrs.define
 class Statement:
-    text: str
-    line: int
+    """One C statement of the kernel with its operation counts, accesses and dataflow graph."""
+
+    text: str  # the statement's C text
+    line: int  # its line in the workload file
     ops: Counter  # operator class -> count (fused: x += a*b counts one 'mac', and 'mul'+'add' in ops_unfused)
-    ops_unfused: Counter
-    accesses: list[Access]
-    dag: list[OpNode]
-    writes_local: str | None = None
-    reads_locals: set[str] = attrs.field(factory=set)
-    kind: str = "stmt"
+    ops_unfused: Counter  # the same with every mac counted as a mul and an add (``Design.stmt_ops`` picks)
+    accesses: list[Access]  # its array accesses, in evaluation order
+    dag: list[OpNode]  # its operations as a graph (loads, stores, operator classes; ``deps`` by index)
+    writes_local: str | None = None  # the local variable it assigns, if any
+    reads_locals: set[str] = attrs.field(factory=set)  # local variables it reads
+    kind: str = "stmt"  # node kind, for walking a tree: "stmt", "loop" or "branch"
     copies: str | None = None  # `x = y` of two locals: x takes y's value (no operation)
 
 
 @attrs.define
 class Branch:
-    label: str | None
-    cond_text: str
-    line: int
-    data_dependent: bool
-    cond: Statement
-    then: list[Node]
-    orelse: list[Node]
-    kind: str = "branch"
+    """An ``if``/``else`` in the kernel; ``Design.branch_probability`` gives how often it is taken."""
+
+    label: str | None  # its label (``L_b: if (...)``), the key of its hints; None when unlabelled
+    cond_text: str  # the condition, C text
+    line: int  # its line in the workload file
+    data_dependent: bool  # the condition reads array data (else: loop indices and parameters only)
+    cond: Statement  # the condition's evaluation as a statement (its loads and operations)
+    then: list[Node]  # the nodes of the taken side
+    orelse: list[Node]  # the nodes of the ``else`` side (empty without one)
+    kind: str = "branch"  # node kind, for walking a tree
     index_text: str | None = None  # the condition over loop variables and parameters (locals substituted)
 
 
 @attrs.define
 class Loop:
-    label: str
-    var: str | None
-    lower_text: str
+    """A labelled ``for``/``while`` loop of the kernel; ``Design.trips(label)`` gives its trips per entry."""
+
+    label: str  # the C label (``L_k: for ...``): how mappings, hints and counters name the loop
+    var: str | None  # the loop variable (None for a ``while`` loop without one)
+    lower_text: str  # initial value of the variable, C text
     upper_text: str  # exclusive upper bound, C text
-    step: int
-    line: int
-    data_dependent: bool
-    depends_on_outer: tuple[str, ...]
-    body: list[Node] = attrs.field(factory=list)
-    parent: Loop | None = attrs.field(default=None, repr=False)
-    is_while: bool = False
-    cond_stmt: Statement | None = None
-    kind: str = "loop"
+    step: int  # constant step (for an additive loop; see ``step_text`` and ``step_op`` otherwise)
+    line: int  # its line in the workload file
+    data_dependent: bool  # a bound reads array data: the trip count needs a hint (``expected_trips``)
+    depends_on_outer: tuple[str, ...]  # outer loop variables its bounds use (a triangular loop)
+    body: list[Node] = attrs.field(factory=list)  # the nodes inside it, in program order
+    parent: Loop | None = attrs.field(default=None, repr=False)  # the loop around it (None at the top)
+    is_while: bool = False  # a ``while`` loop (trip count from hints)
+    cond_stmt: Statement | None = None  # a ``while`` loop's condition, evaluated once per trip
+    kind: str = "loop"  # node kind, for walking a tree
     step_text: str | None = None  # a step that is an expression (``k += m``), or a geometric factor
     step_op: str = "+"  # "+" (additive), or "*", "/", "<<", ">>" (``i *= 2``, ``j >>= 1``)
     cond_op: str = ""  # "!=" for a loop that runs until its variable equals the bound; else by step sign
@@ -167,9 +177,11 @@ class Loop:
         return not (self.data_dependent or self.is_while)
 
     def loops(self) -> list[Loop]:
+        """The loops directly in its body (not those inside a branch; ``descendants`` has every node)."""
         return [n for n in self.body if isinstance(n, Loop)]
 
     def statements(self) -> list[Statement]:
+        """The statements directly in its body."""
         return [n for n in self.body if isinstance(n, Statement)]
 
     def perfect_child(self) -> Loop | None:
@@ -191,6 +203,7 @@ class Loop:
         return _subtree(self)
 
     def ancestors(self) -> list[Loop]:
+        """The loops around it, outermost first."""
         out, cur = [], self.parent
         while cur is not None:
             out.append(cur)
@@ -203,12 +216,15 @@ Node = Union[Loop, Statement, Branch]
 
 @attrs.define
 class LoopTree:
-    roots: list[Node]
-    loops: dict[str, Loop]
+    """The analysed kernel: a tree of loops, branches and statements, in program order."""
+
+    roots: list[Node]  # the top-level nodes (sibling loop nests, statements, branches)
+    loops: dict[str, Loop]  # every loop by label, at any depth
     locals: dict[str, str]  # local variable -> C type
-    source: str
+    source: str  # the kernel's C text
 
     def walk(self):
+        """Every node, depth first in program order (both sides of branches)."""
         stack = list(reversed(self.roots))
         while stack:
             n = stack.pop()
@@ -219,6 +235,7 @@ class LoopTree:
                 stack.extend(reversed(n.then + n.orelse))
 
     def top_loops(self) -> list[Loop]:
+        """The outermost loops (one per loop nest)."""
         return [n for n in self.roots if isinstance(n, Loop)]
 
     def static_trips(self, label: str, sizes: dict[str, float], hints: dict[str, Any] | None = None) -> float:

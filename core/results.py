@@ -38,18 +38,23 @@ def _tuple_dict(d: dict[str, Any] | None) -> dict[str, tuple[float, float]] | No
 class Estimate:
     """What an estimator predicts for one design."""
 
-    estimator: str
-    version: str
+    estimator: str  # the estimator's name (its column in `llmulator estimate`)
+    version: str  # the estimator's version
+    #: metric -> value, named from the shared vocabulary (``cycles``, ``energy_pj``, ``power_mw``,
+    #: ``area_um2``; ``latency_us`` is derived from cycles and the clock); any subset of them
     metrics: dict[str, float]
-    confidence: dict[str, float] | None = None  # 0..1 per metric
+    confidence: dict[str, float] | None = None  # 0..1 per metric (shown next to the value), or None
+    #: (low, high) per metric, a 90 % interval where the estimator has one; lists in JSON
     interval: dict[str, tuple[float, float]] | None = attrs.field(default=None, converter=_tuple_dict)
+    #: parts of a metric by component: ``energy_pj.GLB``, ``cycles.L_k`` (shown by ``estimate --terms``)
     breakdown: dict[str, float] = attrs.field(factory=dict)
-    terms: dict[str, float] = attrs.field(factory=dict)
-    seconds: float = 0.0
-    design: str = ""
-    notes: list[str] = attrs.field(factory=list)
+    terms: dict[str, float] = attrs.field(factory=dict)  # named intermediate quantities (``ideal_cycles``, ...)
+    seconds: float = 0.0  # wall time of the estimate (set by the estimator; a batch may share it out)
+    design: str = ""  # ``Design.name`` of the design estimated
+    notes: list[str] = attrs.field(factory=list)  # one-line remarks printed under the table (assumptions made)
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``from_dict`` reads it back)."""
         d = attrs.asdict(self)
         if self.interval is not None:
             d["interval"] = {k: list(v) for k, v in self.interval.items()}
@@ -64,18 +69,21 @@ class Estimate:
 class Profile:
     """What a profiler measured for one design on concrete inputs."""
 
-    profiler: str
-    version: str
-    metrics: dict[str, float]
+    profiler: str  # the profiler's name
+    version: str  # the profiler's version
+    metrics: dict[str, float]  # measured metrics, same vocabulary as ``Estimate.metrics``
+    #: raw counts: ``trips.L`` (mean trips per entry), ``iterations.L`` and ``invocations.L`` (totals),
+    #: ``reads.LEVEL``, ``writes.LEVEL``, ``ops.CLASS``, ...
     counters: dict[str, float] = attrs.field(factory=dict)
-    breakdown: dict[str, float] = attrs.field(factory=dict)
+    breakdown: dict[str, float] = attrs.field(factory=dict)  # parts of a metric by component, as in Estimate
     functional_check: str = "not-run"  # "pass", "fail: ...", "not-run"
     inputs: str = ""  # the seed/variant or directory that made the inputs
-    seconds: float = 0.0
-    design: str = ""
-    notes: list[str] = attrs.field(factory=list)
+    seconds: float = 0.0  # wall time of the run
+    design: str = ""  # ``Design.name`` of the design measured
+    notes: list[str] = attrs.field(factory=list)  # one-line remarks printed under the table
 
     def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (``from_dict`` reads it back)."""
         return attrs.asdict(self)
 
     @classmethod

@@ -22,6 +22,8 @@ from .yamlsrc import SourceMap, load_yaml
 
 @attrs.frozen
 class PEArray:
+    """A grid of processing elements (``architecture.compute.pe_array``): where spatial loops go."""
+
     rows: int
     cols: int
     interconnect: str = "broadcast"
@@ -29,12 +31,15 @@ class PEArray:
 
     @property
     def size(self) -> int:
+        """Number of PEs (rows x cols)."""
         return self.rows * self.cols
 
 
 @attrs.frozen
 class OperatorClass:
-    name: str
+    """One class of functional units (``mac``, ``add``, ...) with its figures, defaults filled in."""
+
+    name: str  # the operator class (``mac``, ``add``, ``mul``, ``div``, ``cmp``, ``exp``, ...)
     count: int
     latency_cycles: int
     bits: int
@@ -42,11 +47,13 @@ class OperatorClass:
     energy_pj: float
     area_um2: float
     leakage_mw: float
-    defaulted: tuple[str, ...] = ()
+    defaulted: tuple[str, ...] = ()  # the figures the file left out, taken from the technology table
 
 
 @attrs.frozen
 class MemoryLevel:
+    """One level of the memory hierarchy (DRAM, a global buffer, register files), defaults filled in."""
+
     name: str
     kind: str
     width_bits: int
@@ -61,49 +68,59 @@ class MemoryLevel:
     leakage_mw: float
     area_um2: float
     double_buffered: bool
-    defaulted: tuple[str, ...] = ()
+    defaulted: tuple[str, ...] = ()  # the figures the file left out, taken from the technology table
 
     @property
     def capacity_bits(self) -> float:
+        """Capacity in bits (infinite for a DRAM without ``capacity_kib``)."""
         return float("inf") if self.capacity_kib is None else self.capacity_kib * 8192
 
 
 @attrs.frozen
 class Architecture:
+    """An accelerator: clock, technology, functional units, memory hierarchy and PE array."""
+
     name: str
     clock_mhz: float
     technology: str
-    operators: dict[str, OperatorClass]
+    operators: dict[str, OperatorClass]  # ``design.arch.operators["mac"]``; in YAML under ``compute``
     memory: tuple[MemoryLevel, ...]
-    pe_array: PEArray | None = None
+    pe_array: PEArray | None = None  # in YAML under ``compute``; None when the architecture has none
     description: str = ""
-    source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)
-    raw: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)  # for diagnostics
+    raw: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)  # the YAML as read (after validation)
 
     def level(self, name: str) -> MemoryLevel | None:
+        """The memory level of that name, None if there is none."""
         return next((m for m in self.memory if m.name == name), None)
 
     def level_index(self, name: str) -> int:
+        """Position of a memory level in ``memory`` (0: the outermost)."""
         return [m.name for m in self.memory].index(name)
 
 
 @attrs.frozen
 class ArraySpec:
-    name: str
+    """One array of a workload: shape (expressions over parameters), element type and role."""
+
+    name: str  # the array's name in the kernel
     shape: tuple[int | str, ...]
-    dtype: str
+    dtype: str  # element type (``fp32``, ``int8``, ...; ``bits`` gives its width)
     role: str
 
     @property
     def bits(self) -> int:
+        """Bits per element of ``dtype``."""
         return tech.DTYPE_BITS[self.dtype]
 
 
 @attrs.frozen
 class Workload:
+    """A kernel in C with its parameters, arrays, presets, hints, inputs and NumPy reference."""
+
     name: str
     parameters: dict[str, int]
-    arrays: dict[str, ArraySpec]
+    arrays: dict[str, ArraySpec]  # the kernel's arrays by name
     kernel: str
     presets: dict[str, dict[str, int]] = attrs.field(factory=dict)
     scalars: dict[str, dict[str, Any]] = attrs.field(factory=dict)
@@ -112,8 +129,8 @@ class Workload:
     inputs: dict[str, Any] = attrs.field(factory=dict)
     reference: str | None = None
     description: str = ""
-    source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)
-    raw: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)
+    source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)  # for diagnostics
+    raw: dict[str, Any] = attrs.field(factory=dict, eq=False, repr=False)  # the YAML as read (after validation)
     tags: tuple[str, ...] = ()
 
     def sizes(self, preset: str | None = None) -> dict[str, int]:
@@ -128,6 +145,7 @@ class Workload:
         return out
 
     def shape(self, array: str, sizes: dict[str, int]) -> tuple[int, ...]:
+        """An array's shape at these parameter values."""
         spec = self.arrays[array]
         dims = []
         for i, d in enumerate(spec.shape):
@@ -144,6 +162,8 @@ class Workload:
 
 @attrs.frozen
 class LoopMapping:
+    """The primitives a mapping applies to one loop (all None: the loop as written)."""
+
     tile: int | None = None
     spatial: str | None = None
     unroll: int | None = None
@@ -154,14 +174,18 @@ class LoopMapping:
 
 @attrs.frozen
 class Partition:
-    type: str
+    """How one array is split into banks."""
+
+    type: str  # ``complete``, ``block`` or ``cyclic``
     factor: int = 1
     dim: int = 1
 
 
 @attrs.frozen
 class Mapping:
-    name: str
+    """How a workload runs on an architecture: loop primitives, order, placement, partitioning."""
+
+    name: str  # the mapping's name
     loops: dict[str, LoopMapping] = attrs.field(factory=dict)
     order: tuple[str, ...] = ()
     placement: dict[str, str] = attrs.field(factory=dict)
@@ -169,11 +193,12 @@ class Mapping:
     dataflow: bool = False
     workload: str | None = None
     preset: str | None = None
-    description: str = ""
-    source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)
+    description: str = ""  # free text
+    source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)  # for diagnostics
     architecture: str | None = None
 
     def loop(self, label: str) -> LoopMapping:
+        """The primitives of one loop (an empty ``LoopMapping`` for a loop the mapping leaves alone)."""
         return self.loops.get(label, LoopMapping())
 
 

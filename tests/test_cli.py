@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -75,43 +74,17 @@ def test_list_and_plugins(capsys):
         r for r in rows if r["name"] == "analytical").items()
 
 
-TOY = '''
-"""A third-party estimator in one module: predicts one cycle per innermost iteration."""
-from llmulator.hookspecs import hookimpl
-from llmulator.results import Estimate
-
-
-class ToyEstimator:
-    name = "toy"
-    version = "0.0.1"
-
-    def available(self):
-        return None
-
-    def estimate(self, designs):
-        out = []
-        for d in designs:
-            iters = 1.0
-            for label in d.tree.loops:
-                iters *= d.trips(label)
-            out.append(Estimate(self.name, self.version, {"cycles": iters}, confidence={"cycles": 0.5}))
-        return out
-
-
-@hookimpl
-def register_estimators(register):
-    register(ToyEstimator)
-'''
+EXAMPLE = ROOT / "docs" / "examples" / "my_estimator.py"  # the plugin example of docs/plugins.md
 
 
 def _install_toy(tmp_path: Path) -> dict:
     site = tmp_path / "site"
     site.mkdir()
-    (site / "toy_llmulator_plugin.py").write_text(textwrap.dedent(TOY))
+    (site / "my_estimator.py").write_text(EXAMPLE.read_text(encoding="utf-8"))
     dist = site / "toy_llmulator_plugin-0.0.1.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-llmulator-plugin\nVersion: 0.0.1\n")
-    (dist / "entry_points.txt").write_text("[llmulator]\ntoy = toy_llmulator_plugin\n")
+    (dist / "entry_points.txt").write_text("[llmulator]\nmy_estimator = my_estimator\n")
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")])
     return env
@@ -122,14 +95,16 @@ def test_a_third_party_estimator_registered_by_entry_point_appears_in_estimate(t
     r = run_cli("plugins", "--json", env=env)
     assert r.returncode == 0, r.stderr
     names = {row["name"]: row for row in json.loads(r.stdout)}
-    assert names["toy"]["plugin"] == "toy" and names["toy"]["kind"] == "estimator"
+    row = names["my-estimator"]
+    assert row["plugin"] == "my_estimator" and row["kind"] == "estimator"
+    assert row["package"] == "toy-llmulator-plugin 0.0.1"
     r = run_cli("estimate", *DESIGN, "--json", env=env)
     assert r.returncode == 0, r.stderr
     est = {e["estimator"]: e for e in json.loads(r.stdout)["estimates"]}
-    assert set(est) >= {"analytical", "toy"}
-    assert est["toy"]["metrics"]["cycles"] == 64**3
+    assert set(est) >= {"analytical", "my-estimator"}
+    assert est["my-estimator"]["metrics"]["cycles"] == 64**3
     r = run_cli("estimate", *DESIGN, env=env)
-    assert "toy" in r.stdout and "(50%)" in r.stdout  # confidence shown in the table
+    assert "my-estimator" in r.stdout and "(50%)" in r.stdout  # confidence shown in the table
 
 
 def test_internal_errors_exit_1_with_a_hint(tmp_path, capsys, monkeypatch):
