@@ -197,6 +197,10 @@ def cmd_validate(args) -> int:
         except SpecError as e:
             diags.extend(e.diagnostics)
             results.append({"design": d.name, "ok": False, "errors": [x.format() for x in e.diagnostics]})
+        except UserError as e:  # e.g. --preset names no preset of the workload
+            if args.json:
+                print(json.dumps({"ok": False, "files": results, "errors": [str(e)]}, indent=2))
+            raise
     elif not diags and "workload" in loaded:
         try:
             warnings = checks.missing_hints(loaded["workload"])

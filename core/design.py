@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from . import nest
-from .errors import Diagnostic, SpecError
+from .errors import Diagnostic, SpecError, UserError
 from .expr import ExprError, evaluate
 from .kernel import BINOP_CLASSES, Access, Loop, LoopTree, analyze
 from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
@@ -259,9 +259,17 @@ def check_design(d: Design) -> None:
                             f"but the workload is '{w.name}'", f"workload: {w.name}",
                             "pass the matching mapping, or fix the name"))
     if d.preset is not None and d.preset not in w.presets:
-        diags.append(_mdiag(m, ("preset",), f"unknown size preset '{d.preset}' of workload '{w.name}'",
-                            "one of: " + (", ".join(sorted(w.presets)) or "(none defined)")))
-        raise SpecError(diags)
+        known = ", ".join(sorted(w.presets)) or "none defined"
+        if m.preset == d.preset:  # the mapping asks for it: its `preset:` line is the one to change
+            diags.append(_mdiag(m, ("preset",), f"unknown size preset '{d.preset}' of workload '{w.name}'",
+                                f"one of: {known}"))
+            raise SpecError(diags)
+        if diags:
+            raise SpecError(diags)
+        # asked for by the caller (`--preset`): nothing in the mapping file is wrong
+        where = f" in {w.source_map.file}" if w.source_map else ""
+        raise UserError(f"unknown size preset '{d.preset}': workload '{w.name}' has presets {known} "
+                        f"(workload.presets{where})")
     tree = d.tree
     labels = list(tree.loops)
     levels = [lv.name for lv in a.memory]

@@ -60,7 +60,14 @@ def test_bad_usage_exits_2_with_a_message(capsys):
     err = capsys.readouterr().err
     assert "no-such-arch" in err and "systolic-16x16" in err
     assert main(["estimate", *DESIGN, "--preset", "huge"]) == 2
-    assert "unknown size preset 'huge'" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "unknown size preset 'huge'" in err
+    # --preset is the user's, not the mapping file's: the message names the workload's presets and file
+    assert "workload 'gemm' has presets large, mini, small" in err and "gemm.yaml" in err
+    assert "gemm-ws-16x16.yaml" not in err
+    assert main(["validate", *DESIGN, "--preset", "huge", "--json"]) == 2
+    out = json.loads(capsys.readouterr().out)
+    assert out["ok"] is False and "has presets large, mini, small" in out["errors"][0]
 
 
 def test_list_and_plugins(capsys):
