@@ -97,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--variant", help="estimate for this input variant of the workload (its description and "
                    "expected trip counts)")
     e.add_argument("--context", metavar="NAME",
-                   help="also run the estimator calibrated by this saved context (`llmulator contexts`)")
+                   help="also run the estimator calibrated by this saved context (`llmulator contexts`), as one "
+                        "more column NAME@CONTEXT next to the estimators chosen as without it")
     e.set_defaults(func=cmd_estimate)
 
     pr = sub.add_parser("profile", help="measure a design by running it on concrete input data (ground truth)",
@@ -295,7 +296,7 @@ def cmd_estimate(args) -> int:
     from . import plugins
     d = _load(args)
     owner = _context_owner(args.context) if args.context else None
-    names = args.estimator or ([owner[1]] if owner else plugins.names("estimators"))
+    names = args.estimator or plugins.names("estimators")  # --context adds a column, it drops none
     if not names:
         raise UserError("no estimators are registered; see `llmulator plugins`")
     estimates, skipped, refused, failed = [], {}, {}, {}
@@ -326,14 +327,22 @@ def cmd_estimate(args) -> int:
             refused[n] = [str(e)]
         except Exception as e:  # noqa: BLE001 - a broken plugin must not take the others' results down
             failed[n] = _failure("estimators", n, e)
-    if owner:
+    if owner:  # the base estimator corrected by the saved context, as one more column
         cal, base = owner
+        col = f"{base}@{args.context}"
         est = plugins.get("estimators", base)
         why = est.available() if hasattr(est, "available") else None
         if why:
             raise UserError(f"context '{args.context}' calibrates estimator '{base}', which is not available: {why}")
-        estimates.extend(cal.apply(est, args.context).estimate([d]))
-    if refused and not estimates and not owner and not failed:
+        try:
+            estimates.extend(cal.apply(est, args.context).estimate([d]))
+        except (SpecError, UserError) as e:
+            if not estimates:
+                raise
+            refused[col] = [dg.format() for dg in e.diagnostics] if isinstance(e, SpecError) else [str(e)]
+        except Exception as e:  # noqa: BLE001 - the calibrator's plugin's bug
+            failed[col] = _failure("calibrators", cal.name, e)
+    if refused and not estimates and not failed:
         raise UserError("no estimator could price this design:\n" + "\n".join(
             f"{n}: {m}" for n, msgs in refused.items() for m in msgs))
     status = 3 if failed else 0  # 3: a plugin raised; the other estimators' results are printed all the same

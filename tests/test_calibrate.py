@@ -190,14 +190,15 @@ def test_dpo_writes_an_adapter_and_buffer_and_estimate_uses_the_context(home, ti
     lora = calibrated.estimate([d])[0]
     assert lora.metrics["cycles"] == _lora_cycles(home, tiny_model, d)
     assert lora.metrics != _llm(tiny_model).estimate([d])[0].metrics  # and the adapter is what it predicts with
-    # `estimate --context` runs the base and the calibrated estimator
+    # `estimate --context` also runs the calibrated estimator: a column next to the ones asked for
     monkeypatch.setenv("LLMULATOR_LLM_MODEL", str(tiny_model))
     plugins.reset()
-    assert main(["estimate", "hls-fpga", "topk", "topk-opt", "--context", "tiny", "--json"]) == 0
+    assert main(["estimate", "hls-fpga", "topk", "topk-opt", "--estimator", "analytical", "--estimator", "llm",
+                 "--context", "tiny", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     names = [e["estimator"] for e in out["estimates"]]
-    assert names == ["llm", "llm@tiny"]
-    assert out["estimates"][1]["metrics"]["cycles"] == lora.metrics["cycles"]
+    assert names == ["analytical", "llm", "llm@tiny"]
+    assert out["estimates"][2]["metrics"]["cycles"] == lora.metrics["cycles"]
     assert main(["contexts", "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert listed["tiny"]["buffer_entries"] == 2 and listed["tiny"]["calibrator"] == "dpo"

@@ -138,3 +138,43 @@ def test_estimate_for_an_input_variant_uses_its_expected_trips(capsys):
     assert cycles["dominant"] < cycles[None] < cycles["weak"]  # 6 < default < 51 expected sweeps
     assert main(["estimate", "hls-fpga", "iterative-solver", "iterative-solver-opt", "--variant", "nope"]) == 2
     assert "no input variant 'nope'" in capsys.readouterr().err
+
+
+def test_estimate_context_adds_a_column_and_drops_no_estimator(capsys, monkeypatch):
+    """`--context` "also runs" the calibrated estimator: the estimators chosen without it still run."""
+    from llmulator import plugins
+    from llmulator.hookspecs import hookimpl
+    from llmulator.results import Estimate
+
+    class Halve:
+        name = "halve"
+        version = "0"
+
+        def contexts(self):
+            return {"ctx1": {"estimator": "analytical"}}
+
+        def apply(self, estimator, context):
+            class Calibrated:
+                name = f"{estimator.name}@{context}"
+
+                def estimate(self, designs):
+                    return [Estimate(self.name, "0", {"cycles": e.metrics["cycles"] / 2})
+                            for e in estimator.estimate(designs)]
+            return Calibrated()
+
+    class Plugin:
+        @hookimpl
+        def register_calibrators(self, register):
+            register(Halve)
+
+    plugins.reset()
+    plugins.register_plugin(Plugin(), name="halve-test")
+    real = plugins.names
+    monkeypatch.setattr(plugins, "names", lambda kind: ["analytical"] if kind == "estimators" else real(kind))
+    try:
+        assert main(["estimate", *DESIGN, "--context", "ctx1", "--json"]) == 0  # no --estimator: all of them
+        est = {e["estimator"]: e["metrics"] for e in json.loads(capsys.readouterr().out)["estimates"]}
+        assert list(est) == ["analytical", "analytical@ctx1"]
+        assert est["analytical@ctx1"]["cycles"] == est["analytical"]["cycles"] / 2
+    finally:
+        plugins.reset()

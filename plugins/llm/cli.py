@@ -11,8 +11,10 @@ EPILOG = """example:
   llmulator train llm --data data/synth-v1 --out models/llm-logmse --head logmse --init models/llm-v1/pretrained
   llmulator train llm --data data/synth-v1 --out models/llm-lora --base-model /path/to/local-hf-model --lora
   llmulator train llm --data data/synth-v1 --out models/llm-no-stencil --holdout-family stencil
-Use the result with: LLMULATOR_LLM_MODEL=models/llm-v1 llmulator estimate ...
-(ablation heads: LLMULATOR_LLM_LOGMSE_MODEL=models/llm-logmse llmulator estimate ... -e llm-logmse)"""
+use the result with:
+  LLMULATOR_LLM_MODEL=models/llm-v1 llmulator estimate systolic-16x16 gemm gemm-ws-16x16
+ablation heads (one model each):
+  LLMULATOR_LLM_LOGMSE_MODEL=models/llm-logmse llmulator estimate hls-fpga atax atax-hls-fpga --estimator llm-logmse"""
 
 
 def add_command(subparsers) -> None:
