@@ -41,6 +41,31 @@ def _add_design_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", help="workload size preset (default: the mapping's, else the workload's parameters)")
 
 
+class _NameList(argparse.Action):
+    """Appends comma-separated names to a list: ``--estimator a --estimator b`` and ``--estimators a,b``
+    (and any mix) mean the same; a name given twice counts once."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        names = list(getattr(namespace, self.dest, None) or [])
+        for n in str(values).split(","):
+            n = n.strip()
+            if n and n not in names:
+                names.append(n)
+        if not names:
+            parser.error(f"{option_string}: give an estimator name")
+        setattr(namespace, self.dest, names)
+
+
+def add_estimator_options(p: argparse.ArgumentParser, dest: str = "estimator", default: str = "every available one",
+                          what: str = "estimator to run") -> None:
+    """``--estimator NAME`` (repeatable) and ``--estimators A,B`` with one meaning, on every verb that takes
+    estimators (estimate, bench, dse): both add to the list ``args.<dest>`` (None when neither is given)."""
+    p.add_argument("--estimator", dest=dest, action=_NameList, metavar="NAME",
+                   help=f"{what} (repeatable, or a comma list; default: {default})")
+    p.add_argument("--estimators", dest=dest, action=_NameList, metavar="A,B",
+                   help="the same as --estimator, as a comma-separated list")
+
+
 def train_subparsers(subparsers) -> Any:
     """The sub-parsers of the shared ``train`` verb, created on first use.
 
@@ -91,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     e = sub.add_parser("estimate", help="run estimators on a design and print a comparison table",
                        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG_ESTIMATE)
     _add_design_args(e)
-    e.add_argument("--estimator", action="append", help="estimator name (repeatable; default: all available)")
+    add_estimator_options(e)
     e.add_argument("--json", action="store_true", help="machine-readable output")
     e.add_argument("--terms", action="store_true", help="also print each estimator's terms and breakdown")
     e.add_argument("--variant", help="estimate for this input variant of the workload (its description and "

@@ -178,3 +178,24 @@ def test_estimate_context_adds_a_column_and_drops_no_estimator(capsys, monkeypat
         assert est["analytical@ctx1"]["cycles"] == est["analytical"]["cycles"] / 2
     finally:
         plugins.reset()
+
+
+@pytest.mark.parametrize("verb, args, dest", [
+    ("estimate", DESIGN, "estimator"),
+    ("bench", ["--data", "d"], "estimators"),
+    ("dse", ["systolic-16x16", "gemm", "--space", "gemm-small-systolic"], "estimator"),
+])
+def test_every_verb_takes_estimator_and_estimators_alike(verb, args, dest):
+    """--estimator NAME (repeatable) and --estimators A,B mean the same on estimate, bench and dse."""
+    from llmulator.cli import build_parser
+    p = build_parser()
+    for given in (["--estimator", "a", "--estimator", "b", "--estimator", "c"], ["--estimators", "a,b,c"],
+                  ["--estimator", "a", "--estimators", "b,c", "--estimator", "a"], ["--estimator", "a,b,c"]):
+        assert getattr(p.parse_args([verb, *args, *given]), dest) == ["a", "b", "c"], given
+    assert getattr(p.parse_args([verb, *args]), dest) is None  # the verb's default
+
+
+def test_dse_is_driven_by_one_estimator(capsys):
+    assert main(["dse", "systolic-16x16", "gemm", "--space", "gemm-small-systolic", "--estimators",
+                 "analytical,llm"]) == 2
+    assert "dse is driven by one estimator" in capsys.readouterr().err

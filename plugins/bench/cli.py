@@ -44,8 +44,9 @@ def add_command(subparsers) -> None:
                               "held-out splits; writes a Markdown report and PNG figures",
                               formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
     p.add_argument("--data", required=True, help="dataset folder made by `llmulator synth`")
-    p.add_argument("--estimators", help="comma-separated estimator names (default: every registered one that is "
-                   "available)")
+    from llmulator.cli import add_estimator_options
+    add_estimator_options(p, dest="estimators", default="every registered one that is available",
+                          what="estimator to measure")
     p.add_argument("--split", help="comma-separated splits (default: test_app,test_hw,test_input, and "
                    "test_family with --holdout-family)")
     p.add_argument("--holdout-family", metavar="FAMILY",
@@ -100,7 +101,7 @@ def command_line(args) -> str:
     """The command that reproduces this report, as the user gave its options."""
     parts = ["llmulator", "bench", "--data", args.data]
     if args.estimators:
-        parts += ["--estimators", args.estimators]
+        parts += ["--estimators", ",".join(args.estimators)]
     if args.split:
         parts += ["--split", args.split]
     if args.holdout_family:
@@ -161,10 +162,10 @@ def run_command(args) -> int:
             seeds = []
         if not seeds:
             raise UserError(f"--seeds {args.seeds!r}: expected comma-separated integers, e.g. --seeds 0,1,2")
-    requested = _csv(args.estimators) if args.estimators else list(known)
+    requested = list(args.estimators) if args.estimators else list(known)
     unknown = [e for e in requested if e not in known]
     if not requested or unknown:
-        raise UserError(f"--estimators {args.estimators!r}: unknown estimator {', '.join(unknown) or '(none)'} "
+        raise UserError(f"--estimators {','.join(requested)!r}: unknown estimator {', '.join(unknown) or '(none)'} "
                         f"(registered: {', '.join(known) or 'none'}; see `llmulator plugins`)")
     if args.per_split < 0 or args.single < 0:
         raise UserError("--per-split and --single take a number >= 0")

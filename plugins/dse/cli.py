@@ -10,7 +10,7 @@ from llmulator.errors import UserError
 
 EPILOG = """examples:
   llmulator dse systolic-16x16 gemm --space gemm-large-systolic --verify 5 --out out/dse-gemm
-  llmulator dse systolic-16x16 gemm --space spaces/gemm-small-tiles.yaml --budget 500 --objective edp
+  llmulator dse systolic-16x16 gemm --space spaces/gemm-small-systolic.yaml --budget 500 --objective edp
   llmulator dse systolic-16x16 gemm --space gemm-large-systolic --workers 2 --out out/dse
   llmulator dse systolic-16x16 gemm --space gemm-large-systolic --scheduler tcp://127.0.0.1:8786
 The search is exhaustive when the space has no more points than --budget, else an evolutionary
@@ -28,7 +28,8 @@ def add_command(subparsers) -> None:
     p.add_argument("--space", required=True, help="space YAML file or library name (spaces/)")
     p.add_argument("--mapping", help="base mapping (default: the space's base_mapping, else the library pairing)")
     p.add_argument("--preset", help="workload size preset (default: the space's, else the base mapping's)")
-    p.add_argument("--estimator", default="analytical", help="estimator that drives the search (default analytical)")
+    from llmulator.cli import add_estimator_options
+    add_estimator_options(p, default="analytical", what="the one estimator that drives the search")
     p.add_argument("--budget", type=int, default=20000, help="most points evaluated (default 20000)")
     p.add_argument("--search", choices=["auto", "exhaustive", "random", "evolve"], default="auto",
                    help="auto: exhaustive when the space fits the budget, else evolve")
@@ -43,10 +44,10 @@ def add_command(subparsers) -> None:
     g.add_argument("--workers", type=int, default=1, help="local worker processes for verification")
     g.add_argument("--scheduler", help="address of a Dask scheduler for verification")
     p.add_argument("--out", help="folder for points.csv, summary.json, pareto.png, profiles.json")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the random and evolutionary searches (default 0)")
     p.add_argument("--top", type=int, default=15, help="rows of the Pareto table printed (default 15)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar (it goes to stderr)")
     p.set_defaults(func=run_command)
 
 
@@ -61,6 +62,11 @@ def run_command(args) -> int:
         raise UserError("--workers must be at least 1")
     if args.profiler not in plugins.names("profilers"):
         raise UserError(f"unknown profiler '{args.profiler}' (known: {', '.join(plugins.names('profilers'))})")
+    chosen = args.estimator or ["analytical"]
+    if len(chosen) > 1:
+        raise UserError(f"dse is driven by one estimator; got {', '.join(chosen)} (compare estimators on the "
+                        "best designs with `llmulator estimate`, or run dse once per estimator)")
+    args.estimator = chosen[0]
     if args.estimator not in plugins.names("estimators"):
         raise UserError(f"unknown estimator '{args.estimator}' (known: {', '.join(plugins.names('estimators'))})")
     space = load_space(resolve_space(args.space), resolve("architecture", args.arch),
