@@ -81,7 +81,9 @@ def main() -> None:
     p90 = single[int(0.9 * (len(single) - 1))]
     n_params = sum(p.numel() for p in model.parameters())
     from llmulator_plugins.llm.estimator import inference_dtype
-    body = (f"Model: `{est.path}` ({n_params / 1e6:.2f} M parameters, {inference_dtype()} weights, "
+    shown = Path(est.path).resolve()
+    shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown  # no machine paths in the docs
+    body = (f"Model: `{shown}` ({n_params / 1e6:.2f} M parameters, {inference_dtype()} weights, "
             f"prompt format {est.meta.get('format')}, "
             f"hints {est.meta.get('hints')}); {len(designs)} library designs; prompt length mean "
             f"{statistics.mean(ntok):.0f} tokens, max {max(ntok)}; torch threads {args.threads}; prompt rendering "
