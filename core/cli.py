@@ -148,7 +148,9 @@ def build_parser() -> argparse.ArgumentParser:
                         epilog="example:\n  llmulator plugins --json\n"
                                "exit status 3: a plugin did not load (it is named on stderr with its package); "
                                "2: two plugins register one name")
-    pl.add_argument("--json", action="store_true")
+    pl.add_argument("--json", action="store_true", help="machine-readable output (a list of components)")
+    pl.add_argument("--no-check", action="store_true",
+                    help="do not build each component to ask whether it is available (faster)")
     pl.set_defaults(func=cmd_plugins)
 
     ls = sub.add_parser("list", help="list the bundled architectures, workloads and mappings",
@@ -473,28 +475,59 @@ def cmd_profile(args) -> int:
     return 0
 
 
+def _availability(kind: str, name: str) -> tuple[bool | None, str]:
+    """(usable?, why not) of one component: its ``available()`` (True, "" without one); a component whose
+    factory or ``available()`` raises is not available, and the reason blames its plugin."""
+    from . import plugins
+    try:
+        comp = plugins.get(kind, name)
+        why = comp.available() if hasattr(comp, "available") else None
+    except Exception as e:  # noqa: BLE001 - a broken plugin: say so in its row
+        return False, f"raised {type(e).__name__}: {e} ({plugins.blame(kind, name)})"
+    return (why is None), (why or "")
+
+
 def cmd_plugins(args) -> int:
     from . import plugins
     reg = plugins.registry()
     rows = []
-    for kind, entries in reg.items():
-        for name, r in entries.items():
-            rows.append({"kind": kind[:-1], "name": name, "plugin": r.plugin, "package": r.distribution,
-                         "version": str(getattr(r.factory, "version", ""))})
+    con = _console()
+    with con.status("checking which components are available...", spinner="dots") if (
+            con.is_terminal and not args.no_check and not args.json) else _nothing():
+        for kind, entries in reg.items():
+            for name, r in entries.items():
+                ok, why = (None, "not checked") if args.no_check else _availability(kind, name)
+                rows.append({"kind": kind[:-1], "name": name, "plugin": r.plugin, "package": r.distribution,
+                             "version": str(getattr(r.factory, "version", "")), "available": ok, "reason": why})
     broken = plugins.broken()
     if args.json:
         print(json.dumps(rows, indent=2))
     else:
         from rich.table import Table
         t = Table(title="registered components")
-        for c in ("kind", "name", "version", "plugin", "package"):
-            t.add_column(c)
+        for c in ("kind", "name", "version", "plugin", "package", "available"):
+            t.add_column(c, overflow="fold")
+        reasons = []  # under the table, where a long reason can wrap at any width
         for r in rows:
-            t.add_row(r["kind"], r["name"], r["version"], r["plugin"], r["package"] or "-")
-        _console().print(t)
+            avail = "-" if r["available"] is None else "yes"
+            if r["available"] is False:
+                reasons.append(f"[{len(reasons) + 1}] {r['name']}: {r['reason']}")
+                avail = f"no [{len(reasons)}]"
+            t.add_row(r["kind"], r["name"], r["version"], r["plugin"], r["package"] or "-", avail)
+        con.print(t)
+        for line in reasons:
+            con.print(line, markup=False, highlight=False)
     for why in broken:
         print(f"error: {why}", file=sys.stderr)
     return 3 if broken else 0
+
+
+class _nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 def cmd_list(args) -> int:

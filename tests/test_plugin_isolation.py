@@ -9,6 +9,7 @@ import, and one that registers a name another plugin already has.
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -158,6 +159,25 @@ def test_plugins_lists_the_package_of_each_component(two_plugins, capsys):
     assert rows["broken"]["package"] == "broken-llmulator-plugin 1.2.3"
     assert rows["cyclesonly"]["package"] == "cycles-llmulator-plugin 0.1"
     assert rows["analytical"]["package"].startswith("llmulator ")
+    assert rows["analytical"]["available"] is True and rows["broken-prof"]["available"] is True  # none: usable
+
+
+def test_plugins_shows_availability_and_blames_an_available_that_raises(site, capsys):
+    code = CYCLES_ONLY.replace("    def estimate(self, designs):",
+                               "    def available(self):\n        raise OSError('disk on fire')\n\n"
+                               "    def estimate(self, designs):")
+    _install(site, "fragile-plugin", "0.2", "fragile", "fragile_plugin", code)
+    assert main(["plugins", "--json"]) == 0
+    rows = {r["name"]: r for r in json.loads(capsys.readouterr().out)}
+    assert rows["cyclesonly"]["available"] is False
+    assert "OSError: disk on fire" in rows["cyclesonly"]["reason"]
+    assert "package fragile-plugin 0.2" in rows["cyclesonly"]["reason"]
+    assert main(["plugins"]) == 0
+    out = capsys.readouterr().out
+    n = re.search(r"cyclesonly .* no \[(\d+)\]", out).group(1)  # a footnote, so the table fits 80 columns
+    assert f"[{n}] cyclesonly: raised OSError: disk on fire" in out
+    assert main(["plugins", "--no-check", "--json"]) == 0
+    assert {r["available"] for r in json.loads(capsys.readouterr().out)} == {None}
 
 
 def test_a_duplicate_component_name_is_an_error_naming_both_plugins(two_plugins, capsys):

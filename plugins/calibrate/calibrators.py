@@ -87,12 +87,11 @@ class _LoraCalibrator(_Calibrator):
     loss_key = ""
 
     def available(self) -> str | None:
-        try:
-            import peft  # noqa: F401
-            import torch  # noqa: F401
-            import trl  # noqa: F401
-        except ImportError:
-            return "needs the ml extra (torch, transformers, trl, peft): pip install 'llmulator[ml]'"
+        from importlib.util import find_spec
+        # installed is enough to say so: importing them here would cost seconds (`llmulator plugins` asks)
+        missing = [m for m in ("torch", "transformers", "trl", "peft") if find_spec(m) is None]
+        if missing:
+            return (f"needs the ml extra ({', '.join(missing)} missing): pip install 'llmulator[ml]'")
         return None
 
     def model_of(self, estimator) -> str | None:
