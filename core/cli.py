@@ -86,8 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
         prog="llmulator",
         description="Predict cycles, energy, power and area of dataflow accelerators from arch/workload/mapping YAML.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="start with:  llmulator list   then   llmulator estimate systolic-16x16 gemm gemm-ws-16x16")
+        epilog="start with:\n  llmulator list\n  llmulator estimate systolic-16x16 gemm gemm-ws-16x16\n"
+               "every verb's --help ends with examples (tests/test_help_examples.py runs them)")
     p.add_argument("--version", action="version", version=f"llmulator {__version__}")
+    p.add_argument("--wide", action="store_true",
+                   help="print tables as wide as their content (default: they wrap to fit the terminal)")
     p.add_argument("--trust-workload", action="store_true",
                    help="run workload code (kernels, references, input generators) even where the sandbox "
                         "(bubblewrap + seccomp) is unavailable; only for files you trust (docs/security.md)")
@@ -155,13 +158,36 @@ def build_parser() -> argparse.ArgumentParser:
 
     ls = sub.add_parser("list", help="list the bundled architectures, workloads and mappings",
                         epilog="example:\n  llmulator list --kind workload")
-    ls.add_argument("--kind", choices=["architecture", "workload", "mapping"])
-    ls.add_argument("--json", action="store_true")
+    ls.add_argument("--kind", choices=["architecture", "workload", "mapping"],
+                    help="list only this kind (default: all three)")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
     ls.set_defaults(func=cmd_list)
 
     from . import plugins
     plugins.add_commands(sub)
+    _fill_help(p)
     return p
+
+
+# what an option means when the plugin that added it said nothing (the same on every verb)
+_COMMON_HELP = {"--json": "machine-readable output", "--no-progress": "no progress bar",
+                "--seed": "random seed", "--batch": "batch size", "--lr": "learning rate"}
+
+
+def _fill_help(p: argparse.ArgumentParser) -> None:
+    """Every option says something in ``--help``: an option a plugin added without help gets the common
+    meaning of its name, if it has one, and its default."""
+    for a in p._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for sp in a.choices.values():
+                _fill_help(sp)
+            continue
+        if not a.option_strings or a.help is not None:
+            continue
+        text = next((_COMMON_HELP[o] for o in a.option_strings if o in _COMMON_HELP), "")
+        if a.default not in (None, False, argparse.SUPPRESS):
+            text = f"{text} (default: {a.default})" if text else f"default: {a.default}"
+        a.help = text or None
 
 
 def _load(args) -> Any:
@@ -171,16 +197,56 @@ def _load(args) -> Any:
                        resolve("mapping", args.mapping), preset=args.preset, variant=getattr(args, "variant", None))
 
 
-def _console():
-    """Rich console; output to a file or pipe is not squeezed into 80 columns (tables with many
-    estimators would be cut to '…'), a terminal keeps its own width (COLUMNS still wins)."""
-    import os
+WIDE_ENV = "LLMULATOR_WIDE"  # set by --wide: tables as wide as their content, never wrapped
 
+
+def console(stderr: bool = False):
+    """The rich console every verb prints with (plugins' verbs too: ``llmulator.cli.console()``).
+
+    Width: a terminal's own (COLUMNS wins); output to a file or pipe is not squeezed into 80 columns
+    (160, or COLUMNS); ``--wide``: as wide as the content. Tables never cut a cell to '…': a column that
+    does not fit wraps its words, and a word longer than its column folds onto the next line."""
     from rich.console import Console
-    con = Console(highlight=False, soft_wrap=True)
+    from rich.table import Table
+
+    class _Console(Console):
+        def print(self, *objects, **kwargs):
+            for o in objects:
+                if isinstance(o, Table):
+                    _fit(o, self.width)
+            super().print(*objects, **kwargs)
+
+    kw = {"highlight": False, "soft_wrap": True, "stderr": stderr}
+    if os.environ.get(WIDE_ENV):
+        return _Console(width=100_000, **kw)
+    con = _Console(**kw)
     if not con.is_terminal and "COLUMNS" not in os.environ:
-        con = Console(highlight=False, soft_wrap=True, width=160)
+        con = _Console(width=160, **kw)
     return con
+
+
+def _fit(t, width: int) -> None:
+    """Let a table wrap instead of cutting: fold what does not fit, and keep headers whole where there is
+    room for all of them."""
+    for c in t.columns:
+        c.overflow = "fold"
+        c.no_wrap = False
+
+    def longest_word(c) -> int:  # a number or a name is best kept on one line
+        words = [w for x in (c.header, *c.cells) for w in str(x).split()]
+        return min(max((len(w) for w in words), default=1), 16)
+
+    words = [longest_word(c) for c in t.columns]
+    for mins, pad in ((words, 2), (words, 1), ([min(len(str(c.header)), 12) for c in t.columns], 2)):
+        if sum(mins) + (pad + 1) * len(mins) + 1 <= width:
+            if pad == 1:  # one space between a cell and the next rule instead of two: every word stays whole
+                t.padding = (0, 0, 0, 1)
+            for c, m in zip(t.columns, mins, strict=True):
+                c.min_width = max(c.min_width or 0, m)
+            return
+
+
+_console = console
 
 
 def cmd_validate(args) -> int:
@@ -561,6 +627,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.trust_workload:
             from .sandbox import TRUST_ENV
             os.environ[TRUST_ENV] = "1"  # worker processes inherit it
+        if args.wide:
+            os.environ[WIDE_ENV] = "1"
         if not getattr(args, "func", None):
             parser.print_help()
             return 0

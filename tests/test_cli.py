@@ -199,3 +199,81 @@ def test_dse_is_driven_by_one_estimator(capsys):
     assert main(["dse", "systolic-16x16", "gemm", "--space", "gemm-small-systolic", "--estimators",
                  "analytical,llm"]) == 2
     assert "dse is driven by one estimator" in capsys.readouterr().err
+
+
+def test_every_option_says_something_in_help():
+    """No option of any verb (plugins' verbs included) is listed in --help without a word about it."""
+    import argparse
+
+    from llmulator.cli import build_parser
+    missing = []
+
+    def walk(p, path):
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for name, sp in a.choices.items():
+                    walk(sp, [*path, name])
+            elif a.option_strings and not a.help:
+                missing.append(f"llmulator {' '.join(path)} {'/'.join(a.option_strings)}")
+    walk(build_parser(), [])
+    assert not missing, "options without help: " + ", ".join(missing)
+
+
+def _wide_plugin(monkeypatch):
+    """Five more estimator columns with long names next to analytical: more than 80 columns' worth."""
+    from llmulator import plugins
+    from llmulator.hookspecs import hookimpl
+    from llmulator.results import Estimate
+
+    def make(n):
+        class E:
+            name = n
+            version = "0"
+
+            def estimate(self, designs):
+                return [Estimate(self.name, "0", {"cycles": 123456789.0, "energy_pj": 9.87654e9},
+                                 confidence={"cycles": 0.5}) for _ in designs]
+        return E
+
+    class Plugin:
+        @hookimpl
+        def register_estimators(self, register):
+            for n in ("first-long-name", "second-long-name", "third-long-name", "fourth-long-name"):
+                register(make(n))
+
+    plugins.reset()
+    plugins.register_plugin(Plugin(), name="wide-test")
+    return ["--estimator", "analytical", "--estimators",
+            "first-long-name,second-long-name,third-long-name,fourth-long-name"]
+
+
+def test_tables_wrap_at_80_columns_and_cut_nothing(capsys, monkeypatch):
+    from llmulator import plugins
+    monkeypatch.setenv("COLUMNS", "80")
+    chosen = _wide_plugin(monkeypatch)
+    try:
+        assert main(["estimate", *DESIGN, *chosen]) == 0
+        out = capsys.readouterr().out
+        table = [line for line in out.splitlines() if line[:1] in "┏┃┡│└"]
+        assert table and max(len(line) for line in table) <= 80
+        assert "…" not in out
+        for name in ("first-long-name", "fourth-long-name"):  # a name too long for its column folds, whole
+            assert name not in out and name[:8] in "".join(out.split())
+        assert "2,604" in out  # numbers are not split
+        monkeypatch.delenv("COLUMNS")
+        assert main(["--wide", "estimate", *DESIGN, *chosen]) == 0  # --wide: one line per metric
+        out = capsys.readouterr().out
+        assert "fourth-long-name" in out and max(len(line) for line in out.splitlines()) > 80
+    finally:
+        plugins.reset()
+        import os
+        os.environ.pop("LLMULATOR_WIDE", None)
+
+
+@pytest.mark.parametrize("argv", [["list", "--kind", "mapping"], ["plugins", "--no-check"]])
+def test_other_tables_fit_80_columns_too(argv, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "…" not in out
+    assert max(len(line) for line in out.splitlines() if line[:1] in "┏┃┡│└") <= 80

@@ -36,7 +36,8 @@ def add_commands(subparsers) -> None:
     p.add_argument("--steps", type=int, help="optimizer steps per update (dpo/sft; default 24)")
     p.add_argument("--lr", type=float, help="learning rate of the LoRA adapter (dpo/sft; default 5e-3)")
     p.add_argument("--threads", type=int, help="torch threads for dpo/sft (1 is fastest on a busy machine)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the replay buffer draws and the adapter training (default 0)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run_calibrate)
 
@@ -44,8 +45,13 @@ def add_commands(subparsers) -> None:
                               epilog="examples:\n  llmulator contexts\n  llmulator contexts --remove spmv",
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("--remove", metavar="NAME", help="delete this context (adapter, scale factors, replay buffer)")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(func=run_contexts)
+
+
+def _plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 profiler run``, ``2 profiler runs``, ``0 entries``."""
+    return f"{n} {word if n == 1 else many or word + 's'}"
 
 
 def _row(it, metric: str = "cycles") -> list[str]:
@@ -84,12 +90,12 @@ def run_calibrate(args) -> int:
             raise UserError(f"{kind} '{name}' is not available: {why}")
     inputs = [inputs_for(d, s, args.variant) for s in (args.inputs or [None])]
 
-    from rich.console import Console
-    con = Console(highlight=False, soft_wrap=True, stderr=args.json)
+    from llmulator.cli import console
+    con = console(stderr=args.json)
 
     def show(it):
         con.print(f"[dim]iteration {it.iteration}: {args.metric} APE {it.ape[args.metric]:.2f}%, "
-                  f"{it.profiler_runs} profiler runs, {it.seconds:.2f} s {it.update}[/dim]")
+                  f"{_plural(it.profiler_runs, 'profiler run')}, {it.seconds:.2f} s {it.update}[/dim]")
 
     report = cal.calibrate(d, inputs, est, prof, context=args.context, seed=args.seed, on_iteration=show,
                            steps=args.steps, lr=args.lr, threads=args.threads, **opts)
@@ -104,8 +110,9 @@ def run_calibrate(args) -> int:
         t.add_row(*_row(it, args.metric))
     con.print(t)
     con.print(f"stopped: {report.stopped}; {args.metric} APE {report.static_ape:.2f}% -> {report.final_ape:.2f}% "
-              f"with {report.profiler_runs} profiler runs in {report.seconds:.1f} s; "
-              f"{report.rollbacks} update(s) rolled back; replay buffer {report.buffer_entries} entries")
+              f"with {_plural(report.profiler_runs, 'profiler run')} in {report.seconds:.1f} s; "
+              f"{_plural(report.rollbacks, 'update')} rolled back; replay buffer "
+              f"{_plural(report.buffer_entries, 'entry', 'entries')}")
     extra = "".join(f" --{k} {v}" for k, v in (("preset", args.preset), ("variant", args.variant)) if v)
     con.print(f"use it with: llmulator estimate {args.arch} {args.workload} {args.mapping}{extra} "
               f"--context {report.context}")
@@ -122,7 +129,7 @@ def run_contexts(args) -> int:
     if args.json:
         print(json.dumps(ctxs, indent=2))
         return 0
-    from rich.console import Console
+    from llmulator.cli import console
     from rich.table import Table
     t = Table(title=f"calibration contexts in {store.contexts_dir()}")
     for c in ("name", "calibrator", "estimator", "updates", "rollbacks", "buffer", "state", "updated"):
@@ -131,7 +138,7 @@ def run_contexts(args) -> int:
         state = m.get("adapter") or ", ".join(f"{k} x{v:.3g}" for k, v in (m.get("scale") or {}).items()) or "-"
         t.add_row(name, str(m.get("calibrator")), str(m.get("estimator")), str(m.get("updates", 0)),
                   str(m.get("rollbacks", 0)), str(m.get("buffer_entries", 0)), state, str(m.get("updated", "")))
-    Console(highlight=False, soft_wrap=True).print(t)
+    console().print(t)
     if not ctxs:
         print("no contexts yet: make one with `llmulator calibrate`")
     return 0

@@ -89,12 +89,10 @@ def _fmt(x) -> str:
 
 
 def print_summary(s: dict, top: int = 15, out: str | None = None) -> None:
-    from rich.console import Console
+    from llmulator.cli import console
     from rich.table import Table
 
-    con = Console(highlight=False)
-    if not con.is_terminal:
-        con = Console(highlight=False, width=200)
+    con = console()
     con.print(f"[bold]{s['space']}[/]: {s['workload']}{'@' + s['preset'] if s['preset'] else ''} on "
               f"{s['architecture']}, {s['space_size']:,} points, {s['strategy']} search with {s['estimator']}: "
               f"{s['evaluated']:,} evaluated ({s['valid']:,} valid) in {s['search_seconds']:.2f} s "
