@@ -186,7 +186,8 @@ def _fill_help(p: argparse.ArgumentParser) -> None:
             continue
         text = next((_COMMON_HELP[o] for o in a.option_strings if o in _COMMON_HELP), "")
         if a.default not in (None, False, argparse.SUPPRESS):
-            text = f"{text} (default: {a.default})" if text else f"default: {a.default}"
+            shown = str(a.default).replace("%", "%%")  # argparse %-formats help strings
+            text = f"{text} (default: {shown})" if text else f"default: {shown}"
         a.help = text or None
 
 

@@ -215,6 +215,7 @@ def test_every_option_says_something_in_help():
                     walk(sp, [*path, name])
             elif a.option_strings and not a.help:
                 missing.append(f"llmulator {' '.join(path)} {'/'.join(a.option_strings)}")
+        assert p.format_help()  # and every help page renders
     walk(build_parser(), [])
     assert not missing, "options without help: " + ", ".join(missing)
 
