@@ -24,6 +24,9 @@ def add_command(subparsers) -> None:
     p.add_argument("--scheduler", help="address of a Dask scheduler (runs the same shards as Dask tasks)")
     p.add_argument("--shard-size", type=int, default=32)
     p.add_argument("--card", help="also write the dataset card (Markdown) to this file")
+    p.add_argument("--card-only", action="store_true",
+                   help="with --card: describe the shards already in --out without generating more (a run that "
+                        "was stopped part-way; the same command without it resumes)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(func=run_command)
 
@@ -38,6 +41,13 @@ def run_command(args) -> int:
         raise UserError(f"--stages takes numbers from 1 to 3, not {args.stages!r}")
     if args.n < 1:
         raise UserError("--n must be at least 1")
+    if args.card_only:
+        if not args.card:
+            raise UserError("--card-only needs --card FILE")
+        from .card import write_card
+        write_card(args.out, args.card)
+        print(f"dataset card: {args.card}")
+        return 0
     manifest = run(stages, args.n, args.out, seed=args.seed, workers=args.workers, scheduler=args.scheduler,
                    shard_size=args.shard_size, progress=not args.no_progress)
     print(f"{args.n} samples in {args.out} ({manifest['new_samples_this_run']} new, "
