@@ -11,8 +11,10 @@ another, or overlapped under ``dataflow``. No torch, no compilation.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Sequence
 
+import attrs
 import numpy as np
 from llmulator import traffic
 from llmulator.area import allocated_area
@@ -27,6 +29,15 @@ from . import model
 # 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
 VERSION = "0.3"
 
+_MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # design object -> its estimate
+
+
+def _copy(e: Estimate) -> Estimate:
+    """A copy a caller may change without changing the memo."""
+    return attrs.evolve(e, metrics=dict(e.metrics), breakdown=dict(e.breakdown), terms=dict(e.terms),
+                        notes=list(e.notes), confidence=None if e.confidence is None else dict(e.confidence),
+                        interval=None if e.interval is None else dict(e.interval))
+
 
 class AnalyticalEstimator:
     name = "analytical"
@@ -36,7 +47,15 @@ class AnalyticalEstimator:
         return None
 
     def estimate(self, designs: Sequence[Design]) -> list[Estimate]:
-        return [self._one(d) for d in designs]
+        return [_copy(self._memo(d)) for d in designs]
+
+    def _memo(self, d: Design) -> Estimate:
+        """The estimate of ``d``, computed once per design object: the ``llm`` estimator reads it as its prior
+        right after ``estimate`` printed it (a Design does not change; a design it cannot price raises each time)."""
+        e = _MEMO.get(d)
+        if e is None:
+            e = _MEMO[d] = self._one(d)
+        return e
 
     # -- one design ---------------------------------------------------------------------------
     def _one(self, d: Design) -> Estimate:

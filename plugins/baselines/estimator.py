@@ -47,14 +47,21 @@ class BaselineEstimator:
         if not (self.path / "model.safetensors").is_file() or not (self.path / "config.json").is_file():
             return (f"no model at {self.path} (train one with `llmulator train {self.name}`, or set "
                     f"LLMULATOR_{self.name.upper()}_MODEL to a checkpoint folder)")
-        try:
-            import safetensors  # noqa: F401
-            import torch  # noqa: F401
-        except ImportError:
+        # find_spec, not import: torch alone takes seconds to import, and `available` runs for every estimate
+        from importlib.util import find_spec
+        if find_spec("torch") is None or find_spec("safetensors") is None:
             return "needs the ml extra: pip install 'llmulator[ml]'"
         return None
 
     def load(self):
+        if self._model is None:
+            from llmulator.status import status
+            from llmulator.threads import torch_threads
+            with status(f"loading the {self.name} model"), torch_threads():
+                self._load()
+        return self._model
+
+    def _load(self) -> None:
         if self._model is None:
             from safetensors.torch import load_file
 
@@ -75,16 +82,20 @@ class BaselineEstimator:
             from .guards import Checker
             self._checker = Checker(self.name, config, model, METRICS)
             self._model = model
-        return self._model
 
     def estimate(self, designs: Sequence) -> list[Estimate]:
+        from llmulator.threads import torch_threads
+        model = self.load()
+        with torch_threads():  # the idle cores (llmulator.threads): small passes, slowed by busy cores
+            return self._estimate(model, designs)
+
+    def _estimate(self, model, designs: Sequence) -> list[Estimate]:
         import numpy as np
         import torch
         from llmulator.results import power_mw
 
         from .data import DIMS, FEATURISERS, METRICS, pack, to_batch
         from .guards import OOD_CONFIDENCE, clip_confidence
-        model = self.load()
         check = self._checker
         fn = FEATURISERS[self.name]
         pw = METRICS.index("power_mw")

@@ -54,8 +54,11 @@ def check_estimator(estimator, calibrator: str) -> Path:
 
 def fresh_copy(estimator):
     """A new instance of the estimator with its own model: adapters are injected into a model in place, so the
-    registry's shared instance must not be the one that gets them."""
-    return type(estimator)(estimator.path)
+    registry's shared instance must not be the one that gets them. It is a transformers model (peft adapts
+    those; the estimator's lean path shares one plain model per process)."""
+    est = type(estimator)(estimator.path)
+    est.backend = "transformers"
+    return est
 
 
 def with_adapter(estimator, adapter: str | Path, name: str):

@@ -12,11 +12,37 @@ distributions give
   leading digit): the chance the value is right to within its leading digit;
 * ``interval`` — the range spanned by the leading digits and exponents that
   hold 90 % of the probability at their positions.
+
+Two implementations of that one greedy decoding:
+
+* :func:`decode_reference` — any causal LM with transformers' calling convention
+  (training's evaluation, ``--base-model`` checkpoints, LoRA-calibrated models):
+  one batched prefill of the left-padded prompts, then one incremental pass per
+  digit, exactly as above;
+* :func:`decode_lean` — the shipped model on the lean path (``lean.py``): each
+  prompt is prefilled on its own (no padding: causal attention skips the upper
+  triangle and no padded rows are computed), the caches are left-padded into
+  one batch, and the digits are decoded with *draft verification*: the prompt
+  carries the analytical prior in the output's own digits (``static cycles + 0 3
+  2 6 0``, hints ``analytical``), which the model copies where it agrees with
+  it, so one pass feeds the prior's remaining digits and markers as a draft and
+  reads the model's choice at every position at once; the digits up to the
+  first position where some row's greedy choice differs from the draft are
+  kept, the cache is cut back there, and the next pass goes on from the
+  model's own choice. The result is the greedy decoding, position by position,
+  in typically 2-6 passes instead of 23. A prompt without a prior is decoded
+  one digit per pass.
+
+The two give the same digits; their probabilities differ only in float
+rounding (a pass over several tokens multiplies matrices of another shape), as
+a batch of 16 and a batch of 1 already differ in :func:`decode_reference`
+(``tests/test_llm_lean.py`` compares them on every library design).
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from . import codec
 from .base_model import symbol_id
@@ -32,7 +58,15 @@ def allowed_ids(tokenizer) -> list[list[int]]:
 
 
 def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
-    """Metrics, confidence and interval for each prompt."""
+    """Metrics, confidence and interval for each prompt (:func:`decode_lean` for a lean model, else
+    :func:`decode_reference`)."""
+    if getattr(model, "lean", False):
+        return decode_lean(model, tokenizer, prompts, max_length)
+    return decode_reference(model, tokenizer, prompts, max_length)
+
+
+def decode_reference(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
+    """Greedy decoding with one incremental pass per digit, for any model with transformers' call convention."""
     import torch
 
     device = next(model.parameters()).device
@@ -79,13 +113,120 @@ def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -
                 elif mi < len(METRICS) - 1:
                     logits = step(torch.cat([toks, torch.full((B, 1), markers[mi + 1], device=device)], dim=1))
             for b in range(B):
-                tokens = [codec.POSITIONS[p][int(chosen[b, p])] for p in range(codec.LENGTH)]
-                value = codec.decode(tokens)
-                picked = [float(probs_at[p][b].max()) for p in SCALE_POSITIONS]
-                conf = math.exp(sum(math.log(max(x, 1e-12)) for x in picked) / len(picked))
-                results[b]["metrics"][metric] = value
-                results[b]["confidence"][metric] = conf
-                results[b]["interval"][metric] = _interval(tokens, [probs_at[p][b] for p in range(codec.LENGTH)])
+                _record(results[b], metric, [int(chosen[b, p]) for p in range(codec.LENGTH)],
+                        [probs_at[p][b] for p in range(codec.LENGTH)])
+    return results
+
+
+def _record(result: dict, metric: str, chosen: list[int], probs: list) -> None:
+    """One metric of one row: its value from the chosen symbol indices, confidence and interval from the
+    per-position probabilities."""
+    tokens = [codec.POSITIONS[p][chosen[p]] for p in range(codec.LENGTH)]
+    picked = [float(probs[p].max()) for p in SCALE_POSITIONS]
+    result["metrics"][metric] = codec.decode(tokens)
+    result["confidence"][metric] = math.exp(sum(math.log(max(x, 1e-12)) for x in picked) / len(picked))
+    result["interval"][metric] = _interval(tokens, probs)
+
+
+_PRIOR = re.compile(r"^static (\w+) ([+-]) (\d) (\d) (\d) (\d) (\d)$", re.M)
+
+
+def prior_draft(prompt: str) -> dict[str, list[str]] | None:
+    """The analytical prior's symbols of each metric as the prompt writes them (``static cycles + 0 3 2 6 0``);
+    None when the prompt carries no prior for some metric."""
+    found = {m.group(1): list(m.groups()[1:]) for m in _PRIOR.finditer(prompt)}
+    return found if all(m in found for m in METRICS) else None
+
+
+def decode_lean(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
+    """The greedy decoding of :func:`decode_reference` on a lean model: per-prompt prefill, batched passes
+    that verify the prior's digits as a draft (module docstring)."""
+    import torch
+
+    markers = [symbol_id(tokenizer, m) for m in MARKERS]
+    allowed_l = allowed_ids(tokenizer)
+    allowed = [torch.tensor(a) for a in allowed_l]
+    index = [{t: i for i, t in enumerate(a)} for a in allowed_l]
+    seqs = [s[-(max_length - 1):] + markers[:1] for s in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
+    B = len(seqs)
+    per = 1 + codec.LENGTH  # marker + digits of one metric
+    total = per * len(METRICS)  # the output stream: <m0> d d d d d d <m1> ... ; position 0 ends the prompt
+    # the draft of every stream position, per row: markers, then the prior's digits (None: no draft)
+    drafts = []
+    for p in prompts:
+        prior = prior_draft(p)
+        drafts.append(None if prior is None else [
+            markers[j // per] if j % per == 0 else
+            allowed_l[j % per - 1][codec.POSITIONS[j % per - 1].index(prior[METRICS[j // per]][j % per - 1])]
+            for j in range(total)])
+    speculate = all(d is not None for d in drafts)
+    results = [{"metrics": {}, "confidence": {}, "interval": {}} for _ in range(B)]
+    chosen = [[0] * total for _ in range(B)]  # symbol index at each digit position
+    probs: list = [None] * total  # (B, n allowed) probabilities at each digit position
+    with torch.inference_mode():
+        lengths = [len(s) for s in seqs]
+        width = max(lengths)
+        cache = model.new_cache(B, width, reserve=total)
+        logits = []
+        for b, s in enumerate(seqs):  # each prompt alone: causal attention, nothing padded
+            one = model.new_cache(1, len(s), reserve=0)
+            ids = torch.tensor([s])
+            out = model(input_ids=ids, attention_mask=torch.ones_like(ids), position_ids=torch.arange(len(s))[None],
+                        cache=one, logits_to_keep=1, padded=False, last_only=True)
+            cache.place(b, one, width - len(s))
+            logits.append(out.logits[0, -1])
+        nxt = torch.stack(logits)  # predicts stream position `cur`
+        padded = min(lengths) < width
+        mask = torch.tensor([[0] * (width - n) + [1] * n for n in lengths])
+        next_pos = torch.tensor(lengths)[:, None]
+        cur = 1
+        while True:
+            k = cur % per - 1
+            pr = torch.softmax(nxt[:, allowed[k]].float(), dim=-1)
+            best = pr.argmax(-1)
+            probs[cur] = pr
+            for b in range(B):
+                chosen[b][cur] = int(best[b])
+            if cur == total - 1:
+                break
+            # feed the chosen token, then the draft up to the last position whose successor is decoded
+            end = total - 1 if speculate else cur + 1 + (1 if (cur + 1) % per == 0 else 0)
+            feed = torch.empty((B, end - cur), dtype=torch.long)
+            feed[:, 0] = allowed[k][best]
+            for b in range(B):
+                for j in range(cur + 1, end):
+                    feed[b, j - cur] = drafts[b][j] if speculate else markers[j // per]
+            n = end - cur
+            mask = torch.cat([mask, torch.ones((B, n), dtype=mask.dtype)], dim=1)
+            o = model(input_ids=feed, attention_mask=mask, position_ids=next_pos + torch.arange(n)[None, :],
+                      cache=cache, logits_to_keep=n, padded=padded)
+            out_logits = o.logits  # [:, i] predicts position cur + i + 1
+            # keep the fed positions up to the first digit some row would have chosen otherwise
+            stop = end
+            for j in range(cur + 1, end):
+                if j % per == 0:
+                    continue  # a marker: fixed
+                kj = j % per - 1
+                pj = torch.softmax(out_logits[:, j - cur - 1, allowed[kj]].float(), dim=-1)
+                choice = pj.argmax(-1)
+                if any(index[kj].get(int(feed[b, j - cur]), -1) != int(choice[b]) for b in range(B)):
+                    stop = j
+                    break
+                probs[j] = pj
+                for b in range(B):
+                    chosen[b][j] = int(choice[b])
+            keep = stop - cur
+            if keep < n:  # forget what was fed from `stop` on
+                cache.truncate(cache.get_seq_length() - (n - keep))
+                mask = mask[:, :mask.shape[1] - (n - keep)]
+            next_pos = next_pos + keep
+            nxt = out_logits[:, keep - 1]
+            cur = stop
+    for mi, metric in enumerate(METRICS):
+        base = mi * per + 1
+        for b in range(B):
+            _record(results[b], metric, chosen[b][base:base + codec.LENGTH],
+                    [probs[base + p][b] for p in range(codec.LENGTH)])
     return results
 
 

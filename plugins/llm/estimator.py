@@ -3,9 +3,21 @@
 The checkpoint is a local folder (safetensors + config + tokenizer.json +
 ``llmulator.json``): the one named by ``LLMULATOR_LLM_MODEL``, else the
 default model shipped inside this package (``default_model/``). Nothing is
-downloaded and ``trust_remote_code`` is never set. The model is loaded once
-per process and predictions are batched under ``torch.inference_mode``;
-torch is imported only when the estimator is used.
+downloaded and ``trust_remote_code`` is never set. Torch is imported only when
+the estimator is used (``available`` looks the packages up without importing
+them).
+
+A plain Llama checkpoint with our tokenizer (the shipped one) runs on the lean
+path (``lean.py``: torch + safetensors + tokenizers, logits identical to
+transformers'; ``decode.decode_lean``: per-prompt prefill and the prior's
+digits verified as a draft), loaded once per process and shared by every
+estimator object reading that checkpoint; anything else (``--base-model``
+checkpoints, the ablation heads, ``backend = "transformers"`` as LoRA
+calibration asks, ``LLMULATOR_LLM_BACKEND=transformers``) loads a transformers
+model of its own. Predictions are batched under ``torch.inference_mode`` with
+torch's threads set to the idle cores unless ``threads`` says otherwise
+(``llmulator.threads``); a spinner shows on stderr (a terminal only) while a
+model loads. Speed: docs/benchmarks-llm.md, docs/benchmarks-estimate.md.
 
 The ablation variants (``heads.py``: ``llm-mse``, ``llm-logmse``,
 ``llm-binned``) are the same class with another head; they ship no model and
@@ -47,6 +59,21 @@ def inference_dtype() -> str:
     return "bfloat16" if (" avx512_bf16" in flags or " amx_bf16" in flags) else "float32"
 
 
+# (checkpoint, its mtime, dtype) -> (lean model, tokenizer, None): each loaded once per process
+_LOADED: dict[tuple, tuple] = {}
+
+
+def _mtime(path: Path) -> float:
+    f = path / "model.safetensors"
+    return f.stat().st_mtime if f.is_file() else 0.0
+
+
+def loading(message: str):
+    """A spinner with ``message`` on stderr while a model loads, when stderr is a terminal."""
+    from llmulator.status import status
+    return status(message)
+
+
 def env_var(name: str) -> str:
     return f"LLMULATOR_{name.upper().replace('-', '_')}_MODEL"
 
@@ -66,6 +93,9 @@ class LLMEstimator:
         self._tok = None
         self._head = None
         self.meta: dict = {}
+        # "auto": the lean path (lean.py) where the checkpoint allows it, else transformers; "transformers": a
+        # transformers model of this object's own (what LoRA calibration injects its adapters into)
+        self.backend = "auto"
 
     def available(self) -> str | None:
         if self.path is None or not (self.path / "config.json").is_file() \
@@ -79,12 +109,21 @@ class LLMEstimator:
                     f"writes '{PROMPT_FORMAT}': retrain it with `llmulator train llm`")
         if meta.get("head", "digits") != self.head:
             return f"the checkpoint at {self.path} has head '{meta.get('head')}', this estimator needs '{self.head}'"
-        try:
-            import torch  # noqa: F401
-            import transformers  # noqa: F401
-        except ImportError:
+        # find_spec, not import: torch alone takes seconds to import, and `available` runs for every estimate
+        from importlib.util import find_spec
+        needs = ("torch", "safetensors", "tokenizers") + (() if self._lean() else ("transformers",))
+        if any(find_spec(m) is None for m in needs):
             return "needs the ml extra: pip install 'llmulator[ml]'"
         return None
+
+    def _lean(self) -> bool:
+        """Whether the checkpoint runs on the lean path (``lean.py``: no transformers): ``backend`` "auto" (the
+        default; ``LLMULATOR_LLM_BACKEND`` overrides it) takes it for every checkpoint it supports."""
+        backend = self.backend if self.backend != "auto" else os.environ.get("LLMULATOR_LLM_BACKEND", "auto")
+        if backend == "transformers" or self.head != "digits":
+            return False
+        from .lean import unsupported
+        return unsupported(self.path) is None
 
     def _meta(self) -> dict:
         f = self.path / "llmulator.json"
@@ -93,26 +132,44 @@ class LLMEstimator:
                                                                "head": "digits"}
 
     def load(self):
+        """(model, tokenizer). A lean model is loaded once per process for each checkpoint and dtype and shared
+        by every estimator object that reads it (nothing changes it); a transformers model is this object's own."""
         if self._model is None:
-            import torch
-            from transformers import AutoModelForCausalLM
-            from transformers.utils import logging as hf_logging
-
-            hf_logging.disable_progress_bar()
-
-            from .text import load_tokenizer
-            from .train import load_head
-            if self.threads:
-                torch.set_num_threads(self.threads)
             self.meta = self._meta()
-            self._tok = load_tokenizer(self.path)
-            self._model = AutoModelForCausalLM.from_pretrained(self.path, trust_remote_code=False)
-            self._model.eval()
-            if self.meta.get("head", "digits") != "digits":
-                self._head = load_head(self.path, self.meta, self._model.config.hidden_size)
-            elif inference_dtype() == "bfloat16":
-                self._model.to(torch.bfloat16)
+            lean = self._lean()
+            key = (str(self.path.resolve()), _mtime(self.path), inference_dtype())
+            if lean and key in _LOADED:
+                self._model, self._tok, self._head = _LOADED[key]
+            else:
+                from llmulator.threads import torch_threads
+                with loading(f"loading the {self.name} model"), torch_threads(self.threads):
+                    self._model, self._tok, self._head = self._load(lean)
+                if lean:
+                    _LOADED[key] = (self._model, self._tok, self._head)
         return self._model, self._tok
+
+    def _load(self, lean: bool):
+        import torch
+        dtype = torch.bfloat16 if inference_dtype() == "bfloat16" and self.head == "digits" else torch.float32
+        if lean:  # torch + safetensors + tokenizers: logits identical to transformers' (lean.py)
+            from .lean import LeanLlama, LeanTokenizer
+            return LeanLlama(self.path, dtype), LeanTokenizer(self.path), None
+        from transformers import AutoModelForCausalLM
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+
+        from .text import load_tokenizer
+        from .train import load_head
+        tok = load_tokenizer(self.path)
+        model = AutoModelForCausalLM.from_pretrained(self.path, trust_remote_code=False)
+        model.eval()
+        head = None
+        if self.meta.get("head", "digits") != "digits":
+            head = load_head(self.path, self.meta, model.config.hidden_size)
+        elif dtype == torch.bfloat16:
+            model.to(torch.bfloat16)
+        return model, tok, head
 
     def prompts(self, designs: Sequence, priors: Sequence[dict | None] | None = None) -> list[str]:
         """The prompt of each design (``priors``: their analytical metrics, when the caller has them)."""
@@ -151,6 +208,8 @@ class LLMEstimator:
 
         A design without an analytical prior (when the checkpoint reads it) raises ``SpecError`` before the
         model runs, for a batch as for one design: callers price the rest one at a time."""
+        from llmulator.threads import torch_threads
+
         from .guards import guard
         from .train import predict
         model, tok = self.load()
@@ -163,7 +222,8 @@ class LLMEstimator:
         for k in range(0, len(order), self.batch_size):
             idx = order[k:k + self.batch_size]
             t0 = time.perf_counter()
-            preds = predict(model, tok, [prompts[i] for i in idx], self.meta, self._head)
+            with torch_threads(self.threads):  # the idle cores unless told (llmulator.threads)
+                preds = predict(model, tok, [prompts[i] for i in idx], self.meta, self._head)
             dt = (time.perf_counter() - t0) / len(idx) + render_s
             for i, p in zip(idx, preds, strict=True):
                 d = designs[i]
