@@ -36,7 +36,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from pycparser import c_ast, c_generator, c_parser
 
 from . import nest
@@ -44,10 +43,17 @@ from .expr import ExprError, evaluate
 from .inputs import default_description, resolve_inputs
 from .kernel import C_TYPES, strip_comments
 
-_ENV = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
-    undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
-    autoescape=False)
+
+@functools.cache
+def _env():
+    """The templates' environment, made on first use: estimating a design renders no template (jinja2 is
+    imported only here)."""
+    import jinja2
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(__file__).resolve().parent / "templates")),
+        undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True,
+        autoescape=False)
+
 
 _PRELUDE = (
     "typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
@@ -543,7 +549,7 @@ def mapped_kernel(design) -> tuple[list[c_ast.Node], dict[str, str]]:
 
 def _function(d, comments: bool) -> str:
     body = _Rewriter(d, comments=comments).render()
-    return _ENV.get_template("hls_function.c.j2").render(
+    return _env().get_template("hls_function.c.j2").render(
         fname=f"{_c_ident(d.workload.name)}_kernel", arrays=_array_info(d), comments=comments,
         dataflow=d.mapping.dataflow, body=body).rstrip("\n")
 
@@ -561,7 +567,7 @@ def hls_c(design) -> str:
     sizes = d.sizes
     scalars = [{"name": s, "ctype": C_TYPES[v["dtype"]], "value": _c_value(v["dtype"], v["value"])}
                for s, v in w.scalars.items()]
-    return _ENV.get_template("hls.c.j2").render(
+    return _env().get_template("hls.c.j2").render(
         arch=d.arch.name, workload=w.name, mapping=d.mapping.name, preset=d.preset or "(default parameters)",
         defines=[(p, sizes[p]) for p in w.parameters], scalars=scalars, function=_function(d, True))
 
@@ -655,7 +661,7 @@ def prompt(design, variant: str | None = None) -> str:
                  for n, p in m.partition.items()]
     sizes = [(p, d.sizes[p]) for p in w.parameters]
     sizes += [(s, _num(v["value"])) for s, v in w.scalars.items()]
-    text = _ENV.get_template("prompt.j2").render(
+    text = _env().get_template("prompt.j2").render(
         clock=_num(a.clock_mhz), pe=a.pe_array, ops=ops, mems=mems, loops=loops, order=list(m.order),
         placement=placement, partition=partition, dataflow=m.dataflow, sizes=sizes,
         code=_function(d, False), inputs=_inputs(d, variant))
