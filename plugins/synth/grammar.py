@@ -374,6 +374,20 @@ def t_recur(b: Builder, ind: int) -> None:
     b.floats.append(x)
 
 
+def _row_sums(b: Builder, ind: int, n: str, body: Callable[[str], str], lo: str, hi: str, out: str) -> str:
+    """``out[i] = sum over j in [lo, hi) of body`` for i < n, with a data-dependent inner bound; its label."""
+    s = b.local("s")
+    _loop(b, ind, "i", n)
+    b.emit(ind + 1, f"float {s} = 0.0f;")
+    lab = b.label()
+    b.emit(ind + 1, f"{lab}: for (int j = {lo}; j < {hi}; j++) {{")
+    b.emit(ind + 2, body(s))
+    b.emit(ind + 1, "}")
+    b.emit(ind + 1, f"{out}[i] = {s};")
+    b.emit(ind, "}")
+    return lab
+
+
 def t_gather(b: Builder, ind: int) -> None:
     rng = b.rng
     form = choice(rng, ["gather", "scatter", "ragged", "csr"])
@@ -404,15 +418,7 @@ def t_gather(b: Builder, ind: int) -> None:
         a, x = b.array([n, m], "in"), b.array([m], "in")
         o = b.array([n], "out")
         b.add_work(b.params[n] * b.params[m])
-        s = b.local("s")
-        _loop(b, ind, "i", n)
-        b.emit(ind + 1, f"float {s} = 0.0f;")
-        lab = b.label()
-        b.emit(ind + 1, f"{lab}: for (int j = 0; j < {cnt}[i]; j++) {{")
-        b.emit(ind + 2, f"{s} += {a}[i][j] * {x}[j];")
-        b.emit(ind + 1, "}")
-        b.emit(ind + 1, f"{o}[i] = {s};")
-        b.emit(ind, "}")
+        lab = _row_sums(b, ind, n, lambda s: f"{s} += {a}[i][j] * {x}[j];", "0", f"{cnt}[i]", o)
         b.hints[lab] = {"expected_trips": f"{m} / 2"}
         b.variant("short-rows", "row lengths drawn from the first quarter of the range",
                   arrays={cnt: {"distribution": "randint", "range": [0, max(1, b.params[m] // 4)]}},
@@ -430,15 +436,7 @@ def t_gather(b: Builder, ind: int) -> None:
     y = b.array([rows], "out")
     b.structures.append({"kind": "csr", "row_ptr": ptr, "col_idx": col, "rows": rows, "cols": cols, "nnz": nnz})
     b.add_work(b.params[nnz] + b.params[rows])
-    s = b.local("s")
-    _loop(b, ind, "i", rows)
-    b.emit(ind + 1, f"float {s} = 0.0f;")
-    lab = b.label()
-    b.emit(ind + 1, f"{lab}: for (int j = {ptr}[i]; j < {ptr}[i + 1]; j++) {{")
-    b.emit(ind + 2, f"{s} += {vals}[j] * {x}[{col}[j]];")
-    b.emit(ind + 1, "}")
-    b.emit(ind + 1, f"{y}[i] = {s};")
-    b.emit(ind, "}")
+    lab = _row_sums(b, ind, rows, lambda s: f"{s} += {vals}[j] * {x}[{col}[j]];", f"{ptr}[i]", f"{ptr}[i + 1]", y)
     b.hints[lab] = {"expected_trips": f"{nnz} / {rows}"}
     b.variant("skewed", "power-law row lengths (Zipf exponent 1.5), same non-zero count",
               structures=[{"kind": "csr", "row_ptr": ptr, "col_idx": col, "rows": rows, "cols": cols, "nnz": nnz,
