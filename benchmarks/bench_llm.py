@@ -1,20 +1,29 @@
 """Speed of the llm estimator on 2 CPU cores: predictions per second batched, and single-query latency.
 
-Run:  .venv/bin/python benchmarks/bench_llm.py [--model DIR] [--threads 2]
+Run:  .venv/bin/python benchmarks/bench_llm.py [--model DIR] [--threads 1,2] [--backends lean,transformers]
 Writes docs/benchmarks-llm.md (atomically) and prints the same tables.
 
-Designs: every library mapping on its own architecture (one design each).
-* batched: ``LLMEstimator.estimate`` over all designs with batch size B
-  (prompt rendering, tokenisation, prefill, 23 incremental KV-cached passes);
-  best of 3 repeats after one warm-up; also the model-only time (prompts
-  rendered beforehand) to show what rendering costs;
+Designs: every library mapping on its own architecture (one design each). For every backend (``lean``: the
+estimator's default path, torch + safetensors + tokenizers with draft-verified decoding; ``transformers``: a
+transformers model with one incremental pass per digit, what the estimator ran before; measured at
+``--reference-batches`` only) and torch thread count, the backends interleaved run by run so that both see the
+same machine load:
+
+* batched: ``LLMEstimator.estimate`` over all designs with batch size B (analytical prior, prompt rendering,
+  tokenisation, decoding, guards); best of ``--repeats`` after one warm-up; also the model-only time (prompts
+  rendered beforehand, sorted by length as the estimator sorts them) to show what the prior and the rendering
+  cost;
 * single query: one design per call, median and P90 over the designs.
+
+The analytical estimator keeps its estimate of a design object (the llm reads it as its prior right after
+``estimate`` printed it); that memo is cleared before every timed call, so every figure pays for the prior.
 The paper's reference point: about 1.01 s per prediction with a ~1B model.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -36,67 +45,126 @@ def library_designs():
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", help="checkpoint folder (default: the shipped model)")
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--batches", default="1,8,16,32,64")
-    args = ap.parse_args()
-    import torch
-    torch.set_num_threads(args.threads)
+def forget_priors() -> None:
+    from llmulator_plugins.analytical import estimator as analytical
+    analytical._MEMO.clear()
+
+
+def timed(fn) -> float:
+    forget_priors()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def estimator(args, backend: str, threads: int):
     from llmulator_plugins.llm.estimator import LLMEstimator
-    from llmulator_plugins.llm.train import predict
-    designs = library_designs()
-    est = LLMEstimator(args.model)
+    est = LLMEstimator(args.model, threads=threads)
+    est.backend = backend
     why = est.available()
     if why:
         sys.exit(f"llm estimator unavailable: {why}")
-    model, tok = est.load()
-    est.estimate(designs[:4])  # warm-up
+    est.load()
+    return est
+
+
+def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict]:
+    """One section: every backend at this thread count, interleaved run by run (the same machine load)."""
+    import torch
+    from llmulator_plugins.llm.train import predict
+    torch.set_num_threads(threads)
+    ests = {b: estimator(args, b, threads) for b in backends}
+    for est in ests.values():
+        est.estimate(designs[:4])  # warm-up
+    forget_priors()
     t0 = time.perf_counter()
-    prompts = est.prompts(designs)
+    prompts = ests[backends[0]].prompts(designs)
     render_s = (time.perf_counter() - t0) / len(designs)
-    ntok = [len(tok(p)["input_ids"]) for p in prompts]
-    rows = []
-    for b in [int(x) for x in args.batches.split(",")]:
-        est.batch_size = b
-        best_e2e, best_model = float("inf"), float("inf")
-        for _ in range(3):
-            t0 = time.perf_counter()
-            est.estimate(designs)
-            best_e2e = min(best_e2e, time.perf_counter() - t0)
-            t0 = time.perf_counter()
-            for k in range(0, len(prompts), b):
-                predict(model, tok, prompts[k:k + b], est.meta)
-            best_model = min(best_model, time.perf_counter() - t0)
-        n = len(designs)
-        rows.append((b, n, f"{n / best_e2e:.1f}", f"{best_e2e / n * 1e3:.2f}", f"{best_model / n * 1e3:.2f}"))
-    est.batch_size = 1
-    single = []
+    prompts.sort(key=len)  # grouped by length, as the estimator groups a batch
+    n = len(designs)
+    loads = [os.getloadavg()[0]]
+    batch_sizes = {b: [int(x) for x in (args.batches if b == "lean" else args.reference_batches).split(",")]
+                   for b in backends}
+    best: dict[tuple[str, int], list[float]] = {}
+    for size in sorted({s for sizes in batch_sizes.values() for s in sizes}):
+        for _ in range(args.repeats):
+            for b in backends:
+                if size not in batch_sizes[b]:
+                    continue
+                est = ests[b]
+                est.batch_size = size
+                model, tok = est.load()
+                e2e = timed(lambda est=est: est.estimate(designs))
+
+                def model_only(est=est, model=model, tok=tok, size=size):
+                    for k in range(0, len(prompts), size):
+                        predict(model, tok, prompts[k:k + size], est.meta)
+                mo = timed(model_only)
+                cur = best.setdefault((b, size), [e2e, mo])
+                cur[0], cur[1] = min(cur[0], e2e), min(cur[1], mo)
+                loads.append(os.getloadavg()[0])
+    rows = [(b, size, n, f"{n / e2e:.1f}", f"{e2e / n * 1e3:.2f}", f"{mo / n * 1e3:.2f}")
+            for (b, size), (e2e, mo) in sorted(best.items(), key=lambda kv: (backends.index(kv[0][0]), kv[0][1]))]
+    single: dict[str, list[float]] = {b: [] for b in backends}
+    for est in ests.values():
+        est.batch_size = 1
     for d in designs:
-        t0 = time.perf_counter()
-        est.estimate([d])
-        single.append(time.perf_counter() - t0)
-    single.sort()
-    p90 = single[int(0.9 * (len(single) - 1))]
-    n_params = sum(p.numel() for p in model.parameters())
-    from llmulator_plugins.llm.estimator import inference_dtype
-    shown = Path(est.path).resolve()
-    shown = shown.relative_to(ROOT) if shown.is_relative_to(ROOT) else shown  # no machine paths in the docs
-    body = (f"Model: `{shown}` ({n_params / 1e6:.2f} M parameters, {inference_dtype()} weights, "
-            f"prompt format {est.meta.get('format')}, "
-            f"hints {est.meta.get('hints')}); {len(designs)} library designs; prompt length mean "
-            f"{statistics.mean(ntok):.0f} tokens, max {max(ntok)}; torch threads {args.threads}; prompt rendering "
-            f"{render_s * 1e3:.2f} ms per design (included in the end-to-end figures).\n\n"
-            "## Batched\n\n"
-            + md_table(["batch", "designs", "predictions/s", "ms per prediction (end to end)",
+        for b in backends:
+            single[b].append(timed(lambda d=d, est=ests[b]: est.estimate([d])))
+    loads.append(os.getloadavg()[0])
+    srows = []
+    for b in backends:
+        ts = sorted(single[b])
+        srows.append((b, f"{statistics.median(ts) * 1e3:.1f}", f"{ts[int(0.9 * (len(ts) - 1))] * 1e3:.1f}",
+                      f"{ts[-1] * 1e3:.1f}"))
+    model, tok = ests[backends[0]].load()
+    meta = ests[backends[0]].meta
+    text = (f"### {threads} thread{'s' if threads > 1 else ''} (load average during the section: median "
+            f"{statistics.median(loads):.2f}, {min(loads):.2f} to {max(loads):.2f})\n\n"
+            + md_table(["backend", "batch", "designs", "predictions/s", "ms per prediction (end to end)",
                         "ms per prediction (model only)"], rows)
-            + "\n\n## Single query (one design per call)\n\n"
-            + md_table(["median ms", "P90 ms", "max ms"],
-                       [(f"{statistics.median(single) * 1e3:.1f}", f"{p90 * 1e3:.1f}", f"{single[-1] * 1e3:.1f}")])
-            + "\n\nTarget (issue 6): at most 10 ms per prediction batched — 100x faster than the paper's 1.01 s.")
+            + "\n\nSingle query (one design per call):\n\n"
+            + md_table(["backend", "median ms", "P90 ms", "max ms"], srows))
+    info = {"params": sum(p.numel() for p in model.parameters()), "render_ms": render_s * 1e3,
+            "ntok": [len(t) for t in tok(prompts, add_special_tokens=False)["input_ids"]], "meta": meta,
+            "path": ests[backends[0]].path}
+    return text, info
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", help="checkpoint folder (default: the shipped model)")
+    ap.add_argument("--threads", default="1,2", help="torch thread counts to measure (comma list)")
+    ap.add_argument("--backends", default="lean", help="lean, transformers or both (comma list)")
+    ap.add_argument("--batches", default="1,8,16,32,64")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--reference-batches", default="16", help="batch sizes of the transformers backend")
+    args = ap.parse_args()
+    from llmulator_plugins.llm.estimator import inference_dtype
+    designs = library_designs()
+    load0 = os.getloadavg()[0]
+    backends = args.backends.split(",")
+    sections, info = [], None
+    for threads in [int(t) for t in args.threads.split(",")]:
+        text, i = measure(args, threads, designs, backends)
+        print(text + "\n", file=sys.stderr, flush=True)  # progress: each section as it is measured
+        sections.append(text)
+        info = info or i
+    ntok = info["ntok"]
+    body = (f"Model: `{info['path']}` ({info['params'] / 1e6:.2f} M parameters, {inference_dtype()} weights, "
+            f"prompt format {info['meta'].get('format')}, hints {info['meta'].get('hints')}); {len(designs)} library "
+            f"designs; prompt length mean {statistics.mean(ntok):.0f} tokens, max {max(ntok)}; analytical prior "
+            f"and prompt rendering {info['render_ms']:.2f} ms per design (included in the end-to-end figures); "
+            f"best of {args.repeats} per batch size, the backends interleaved run by run; load average at the "
+            f"start {load0:.2f}, at the end {os.getloadavg()[0]:.2f}.\n\n"
+            "## Batched, and single query\n\n" + "\n\n".join(sections)
+            + "\n\nTargets (issue 18, item 6): at most 20 ms for a single query and 5 ms per prediction batched, "
+            "on 2 cores.")
     cmd = ".venv/bin/python benchmarks/bench_llm.py" + (f" --model {args.model}" if args.model else "") + \
-        f" --threads {args.threads}"
+        f" --threads {args.threads} --backends {args.backends}" + \
+        (f" --batches {args.batches}" if args.batches != "1,8,16,32,64" else "") + \
+        (f" --repeats {args.repeats}" if args.repeats != 3 else "") + \
+        (f" --reference-batches {args.reference_batches}" if "transformers" in backends else "")
     write_report(ROOT / "docs" / "benchmarks-llm.md", "LLM estimator speed", cmd, body)
 
 
