@@ -19,15 +19,14 @@ otherwise compile every module of the project in every process.
 (extracted with ``git archive`` into a temporary folder, put first on PYTHONPATH), interleaved with the
 current tree: before/after in the same conditions.
 
-A last section runs the all-estimators case once under ``python -X importtime`` and lists the largest
-top-level imports: where a cold process spends its time.
+The last sections say where the time goes: the all-estimators case once under ``python -X importtime`` (the
+largest top-level imports), and the analytical-only command's steps timed one by one in a fresh process.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import resource
 import statistics
 import subprocess
@@ -87,6 +86,45 @@ def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+# the analytical-only command, phase by phase, in one fresh process (the CLI's own steps, called one by one)
+PHASES = r"""
+import contextlib, io, json, time
+t = [time.perf_counter()]
+import llmulator.cli as cli
+t.append(time.perf_counter())
+args = cli.build_parser().parse_args(["estimate", *DESIGN, "--estimator", "analytical"])
+t.append(time.perf_counter())
+d = cli._load(args)
+t.append(time.perf_counter())
+from llmulator import plugins
+est = plugins.get("estimators", "analytical")
+t.append(time.perf_counter())
+estimates = est.estimate([d])
+t.append(time.perf_counter())
+with contextlib.redirect_stdout(io.StringIO()):
+    from llmulator.report import estimate_table
+    cli.console().print(estimate_table(d, estimates))
+t.append(time.perf_counter())
+print(json.dumps([b - a for a, b in zip(t, t[1:])]))
+"""
+PHASE_NAMES = ("import llmulator.cli", "parser: every plugin's commands", "load and check the design (YAML, "
+               "schemas, kernel)", "the analytical estimator (its modules)", "estimate", "print the table (rich)")
+
+
+def phases(env: dict[str, str], runs: int) -> list[tuple[str, str]] | None:
+    """Median seconds of each phase of the analytical-only command (None if the CLI's helpers changed)."""
+    import json
+    code = f"DESIGN = {list(DESIGN)!r}\n" + PHASES
+    got = []
+    for _ in range(runs):
+        r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tempfile.gettempdir(), capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            return None
+        got.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    return [(name, f"{statistics.median(g[i] for g in got) * 1e3:.0f}") for i, name in enumerate(PHASE_NAMES)]
+
+
 def import_profile(env: dict[str, str], top: int = 10) -> tuple[list[tuple[str, float]], float]:
     """The largest top-level imports of one all-estimators run (ms, cumulative) and their total."""
     r = subprocess.run([sys.executable, "-X", "importtime", *CASES["all estimators"]], env=env,
@@ -136,6 +174,7 @@ def main() -> None:
         rows.append((case, tree, f"{statistics.median(wall):.2f}", f"{wall[0]:.2f}", f"{wall[-1]:.2f}", f"{cpu:.2f}",
                      f"<= {target:g}" if target else ""))
     imports, total = import_profile(env)
+    steps = phases(env, args.runs)
     import torch
     body = (f"Design `{' '.join(DESIGN)}`; {args.runs} runs of each case, interleaved, over {minutes:.1f} min; "
             f"load average during the runs: median {statistics.median(loads):.2f} (min {min(loads):.2f}, max "
@@ -143,15 +182,18 @@ def main() -> None:
             "compiled beforehand.\n\n"
             "## Cold process, one design\n\n"
             + md_table(["case", "tree", "median wall s", "min s", "max s", "median CPU s", "target s"], rows)
-            + "\n\nWall time is what the user waits for; CPU time (user + system) is what the process itself "
-            "needs, and what the wall time approaches on an idle machine (one thread does the work).\n\n"
+            + "\n\nWall time is what the user waits for; CPU time is the process's user + system time over all "
+            "its threads (numpy and torch start thread pools, so it can exceed the wall time).\n\n"
             "## Where a cold all-estimators process spends its time: the largest top-level imports\n\n"
             f"One run under `python -X importtime`: {total / 1e3:.2f} s of imports in all.\n\n"
-            + md_table(["module", "ms (cumulative)"], [(f"`{n}`", f"{ms:.0f}") for n, ms in imports]))
+            + md_table(["module", "ms (cumulative)"], [(f"`{n}`", f"{ms:.0f}") for n, ms in imports])
+            + ("" if steps is None else
+               "\n\n## Where a cold analytical-only process spends its time, step by step\n\n"
+               f"The command's steps called one by one in a fresh process, median of {args.runs} (the interpreter's "
+               "own start, `python -c pass` above, comes on top):\n\n" + md_table(["step", "ms"], steps)))
     cmd = ".venv/bin/python benchmarks/bench_estimate.py" + (f" --runs {args.runs}" if args.runs != 9 else "") + \
         (f" --baseline {args.baseline}" if args.baseline else "")
-    write_report(Path(args.out), "`llmulator estimate` latency (cold process)", cmd, body,
-                 extra=f"({platform.processor() or platform.machine()})")
+    write_report(Path(args.out), "`llmulator estimate` latency (cold process)", cmd, body)
     tmp.cleanup()
 
 

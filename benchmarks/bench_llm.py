@@ -45,6 +45,12 @@ def library_designs():
     return out
 
 
+def _shown(path: Path) -> str:
+    """A checkpoint path as the docs may show it: relative to the repository when inside it."""
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else path.name
+
+
 def forget_priors() -> None:
     from llmulator_plugins.analytical import estimator as analytical
     analytical._MEMO.clear()
@@ -127,7 +133,7 @@ def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict
             + md_table(["backend", "median ms", "P90 ms", "max ms"], srows))
     info = {"params": sum(p.numel() for p in model.parameters()), "render_ms": render_s * 1e3,
             "ntok": [len(t) for t in tok(prompts, add_special_tokens=False)["input_ids"]], "meta": meta,
-            "path": ests[backends[0]].path}
+            "path": _shown(ests[backends[0]].path)}
     return text, info
 
 

@@ -14,6 +14,7 @@ worker processes or as Dask tasks with identical results.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import os
@@ -63,7 +64,9 @@ def make_shard(task: ShardTask) -> list[dict[str, Any]]:
     gen = generators_by_stage().get(task.stage)
     if gen is None:
         raise UserError(f"no generator registered for stage {task.stage}")
-    profiler = plugins.get("profilers", "hlsim")
+    # a private copy: the limits and the once-per-group check below must not leak into the registered
+    # profiler that `profile`, `dse` or a test in the same process uses afterwards
+    profiler = copy.copy(plugins.get("profilers", "hlsim"))
     profiler.time_limit_s = SAMPLE_TIME_LIMIT_S  # a generated program that runs longer is redrawn
     records = []
     for i in range(task.start, task.stop):
