@@ -196,6 +196,7 @@ class Mapping:
     description: str = ""  # free text
     source_map: SourceMap | None = attrs.field(default=None, eq=False, repr=False)  # for diagnostics
     architecture: str | None = None
+    levels: tuple[dict[str, Any], ...] = ()  # multi-level tiling (``mapping.levels``), outermost first
 
     def loop(self, label: str) -> LoopMapping:
         """The primitives of one loop (an empty ``LoopMapping`` for a loop the mapping leaves alone)."""
@@ -367,10 +368,23 @@ def mapping_from_dict(m: dict[str, Any], smap: SourceMap) -> Mapping:
     return Mapping(name=m["name"], loops=loops, order=tuple(m.get("order", ())),
                    placement=dict(m.get("placement", {})), partition=parts,
                    dataflow=m.get("dataflow", False), workload=m.get("workload"), preset=m.get("preset"),
-                   architecture=m.get("architecture"),
+                   architecture=m.get("architecture"), levels=tuple(m.get("levels", ())),
                    description=m.get("description", ""), source_map=smap)
 
 
 def load_mapping(path: str | Path, text: str | None = None) -> Mapping:
     m, smap = _read("mapping", path, text)
     return mapping_from_dict(m, smap)
+
+
+#: the builder of each spec kind from its validated body (what ``from_dict`` and ``llmulator validate`` use)
+BUILDERS = {"architecture": architecture_from_dict, "workload": workload_from_dict, "mapping": mapping_from_dict}
+
+
+def from_dict(kind: str, body: dict[str, Any], source: str = "<dict>"):
+    """One spec document given as a plain dict (the body under ``kind:``): schema-validated, then built
+    like a file; ``source`` names it in diagnostics (SpecError). The one way to turn spec dicts
+    (generated samples, design-space points, dataset rows) into spec objects."""
+    smap = SourceMap(source)
+    validate(kind, {kind: body}, smap)
+    return BUILDERS[kind](body, smap)

@@ -157,6 +157,9 @@ class AnalyticalEstimator:
         metrics = {"cycles": float(cycles), "energy_pj": energy_pj,
                    "power_mw": energy_pj * arch.clock_mhz / cycles * 1e-3 if cycles > 0 else 0.0,
                    "area_um2": float(area_um2), "latency_us": cycles / arch.clock_mhz}
+        if d.mapping.levels:  # multi-level tiling: the nest analysis's figures (plugins/analytical/tiling.py)
+            from . import tiling
+            tiling.apply(d, metrics, terms, breakdown, notes)
         return Estimate(estimator=self.name, version=self.version, metrics=metrics, terms=terms,
                         breakdown=breakdown, seconds=time.perf_counter() - t0, design=d.name, notes=notes)
 

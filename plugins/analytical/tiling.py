@@ -1,0 +1,420 @@
+"""Multi-level tiling: the analytical model's nest analysis for mappings with ``levels``.
+
+A mapping with ``levels`` tiles a perfect loop nest across the storage hierarchy as Timeloop does:
+every storage level has temporal loops (outer to inner) and spatial loops (its fan-out to the
+instances of the next inner level, or to the MACs below the innermost level), and keeps or bypasses
+each data space (array). This module computes, per level and data space, the reads, fills and
+updates with Timeloop's rules (v0.4 dense model, as its reference outputs report them):
+
+* tiles are axis-aligned boxes: a data space's extent along one of its dimensions is
+  ``sum(coef * (extent_d - 1)) + 1`` over the problem dimensions its projection names;
+* a level's accesses are the deltas its children ask for: each time the loops above a child tile
+  advance, the child receives the part of its new tile it did not hold (sliding-window reuse along a
+  single data-space dimension while the direction of motion stays the same; any other change
+  re-sends the whole tile), evaluated as Timeloop extrapolates (iteration 0, then iteration 1
+  weighted by the remaining trips, for every temporal loop);
+* spatial fan-out multicasts: children whose tiles sit at the same data-space offset share one read
+  (a spatial loop the data space does not depend on), and read-write data reduced spatially is one
+  update per distinct offset;
+* bypassed levels are removed after the analysis, their children served by the next level that keeps
+  the data space (Timeloop's tile masking);
+* read-write data: the first update of each element is not preceded by a read (first-read elision).
+
+Energy is the accesses in blocks (``ceil(count / block)`` per action) times the level's energy per
+action, plus leakage per cycle of every utilised instance, plus the MACs; cycles are the temporal
+iterations of the MAC array, throttled by a level's words-per-cycle bandwidths when the
+architecture gives them. See docs/timeloop-compat.md for the agreement with Timeloop's own outputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Space:
+    """A data space (array): its projection, one entry per data-space dimension, each a list of
+    (coefficient, problem dimension) terms; ``rw``: read-write (the accumulated output)."""
+
+    name: str
+    projection: list[list[tuple[int, str]]]
+    rw: bool = False
+
+
+@dataclass
+class Level:
+    """One storage level of the tiling, outermost first in the list given to ``analyze``."""
+
+    name: str
+    instances: int = 1  # hardware instances of this level
+    temporal: list[tuple[str, int]] = field(default_factory=list)  # (dimension, factor), outer to inner
+    spatial: list[tuple[str, int]] = field(default_factory=list)  # fan-out to the next inner level / MACs
+    keep: frozenset[str] | None = None  # data spaces stored here (None: all)
+    block: int = 1  # words per access (width / word bits)
+    read_pj: float = 0.0  # energy per (block) access, by action
+    fill_pj: float = 0.0
+    update_pj: float = 0.0
+    leak_pj: float = 0.0  # leakage per cycle of one instance
+    capacity_words: float | None = None  # per instance (None: unbounded)
+    read_bw: float | None = None  # words per cycle per instance
+    write_bw: float | None = None
+    shared_bw: float | None = None
+
+
+@dataclass
+class Result:
+    macs: float
+    utilized_macs: float
+    cycles: float
+    compute_cycles: float
+    utilization: float
+    #: level -> data space -> {reads, fills, updates, size, instances} (reads/fills/updates: totals
+    #: over all utilised instances; ``per_instance`` of the same)
+    accesses: dict[str, dict[str, dict[str, float]]]
+    energy_pj: dict[str, float]  # level -> access + leakage energy; "MAC" -> compute
+    energy_by_space: dict[str, dict[str, float]]
+    leak_pj: dict[str, float]
+    total_energy_pj: float
+    throttle: float = 1.0
+
+
+def _box(space: Space, ext: dict[str, int]) -> list[int]:
+    return [sum(c * (ext.get(d, 1) - 1) for c, d in dim) + 1 for dim in space.projection]
+
+
+def _proj(space: Space, off: dict[str, int]) -> tuple[int, ...]:
+    return tuple(sum(c * off.get(d, 0) for c, d in dim) for dim in space.projection)
+
+
+def _prod(xs) -> int:
+    p = 1
+    for x in xs:
+        p *= x
+    return p
+
+
+class _Delta:
+    """Timeloop's per-instance delta state of a child tile (its last box and the gradient of its
+    last sliding move), reset on any change of stride direction."""
+
+    def __init__(self, extent: list[int]):
+        self.ext = extent
+        self.size = _prod(extent)
+        self.prev: tuple[int, ...] | None = None
+        self.grad: tuple[int, int] | None = None
+
+    def step(self, lo: tuple[int, ...]) -> int:
+        prev, self.prev = self.prev, lo
+        if prev is None:
+            self.grad = None
+            return self.size
+        moved = [(k, lo[k] - prev[k]) for k in range(len(lo)) if lo[k] != prev[k]]
+        if not moved:
+            self.grad = None
+            return 0
+        if len(moved) == 1 and abs(moved[0][1]) < self.ext[moved[0][0]]:
+            k, dv = moved[0]
+            g = (k, 1 if dv > 0 else -1)
+            if self.grad is None or self.grad == g:
+                self.grad = g
+                return abs(dv) * self.size // self.ext[k]
+        self.grad = None
+        return self.size
+
+
+def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Level], mac_pj: float = 0.0,
+            mac_instances: int | None = None) -> Result:
+    """Reads, fills and updates per level and data space, cycles and energy (see the module doc).
+
+    ``levels`` outermost first; every level's temporal and spatial factors multiply, per dimension,
+    to the dimension's bound (checked by the caller)."""
+    N = len(levels)
+    inner = list(reversed(levels))  # 0 = innermost
+    # the loop list innermost first, as Timeloop's nest: a level's spatial loops inside its temporal ones
+    loops: list[tuple[int, str, int, bool]] = []  # (level index from the inside, dim, bound, spatial)
+    first: list[int] = []  # index of each level's innermost loop
+    last: list[int] = []  # index of each level's outermost loop (its storage boundary)
+    for j, lv in enumerate(inner):
+        first.append(len(loops))
+        for d, n in reversed(lv.spatial):
+            loops.append((j, d, n, True))
+        for d, n in reversed(lv.temporal):
+            loops.append((j, d, n, False))
+        if len(loops) == first[-1]:
+            loops.append((j, next(iter(dims)), 1, False))  # a level without loops: one trip
+        last.append(len(loops) - 1)
+    # stride of each loop: product of the same dimension's factors inside it
+    stride: list[int] = []
+    acc: dict[str, int] = {}
+    ext_upto: list[dict[str, int]] = []  # extents of the sub-nest from loop 0 up to i
+    for _, d, n, _ in loops:
+        stride.append(acc.get(d, 1))
+        acc[d] = acc.get(d, 1) * n
+        ext_upto.append(dict(acc))
+    macs = float(_prod(dims.values()))
+    temporal_iters = float(_prod(n for _, _, n, sp in loops if not sp))
+    utilized_macs = float(_prod(n for _, _, n, sp in loops if sp))
+    # utilised instances of level j: product of the spatial loops of the levels above it
+    util_inst = [float(_prod(n for (lj, _, n, sp) in loops if sp and lj > j)) for j in range(N)]
+
+    out_acc: dict[str, dict[str, dict[str, float]]] = {lv.name: {} for lv in levels}
+    for sp in spaces:
+        size = [_prod(_box(sp, ext_upto[last[j]])) for j in range(N)]
+        # per-instance accesses of level j (its children's deltas, one per distinct offset) and the
+        # share each child receives (A: the representative child's delta sum)
+        A = [0.0] * N
+        groups = [1] * N
+        fan = [1] * N
+        for j in range(N):
+            sl = [(d, n, stride[i]) for i, (lj, d, n, s) in enumerate(loops) if lj == j and s]
+            fan[j] = _prod(n for _, n, _ in sl)
+            offs = {(): None}
+            offsets = [{}]
+            for d, n, st in sl:
+                offsets = [{**o, d: o.get(d, 0) + k * st} for o in offsets for k in range(n)]
+            del offs
+            groups[j] = len({_proj(sp, o) for o in offsets})
+            if j == 0:
+                A[j] = temporal_iters
+                continue
+            above = [(d, n, stride[i]) for i in range(first[j], len(loops)) for (lj, d, n, s) in [loops[i]]
+                     if not s]
+            state = _Delta(_box(sp, ext_upto[last[j - 1]]))
+            total = 0.0
+            pos: dict[str, int] = {}
+
+            def walk(k: int, w: float) -> float:
+                if k < 0:
+                    return w * state.step(_proj(sp, pos))
+                d, n, st = above[k]
+                s = walk(k - 1, w)
+                if n >= 2:
+                    pos[d] = pos.get(d, 0) + st
+                    s += walk(k - 1, w * (n - 1))
+                    pos[d] -= st
+                return s
+
+            total = walk(len(above) - 1, 1.0)  # `above` is innermost first: walk from its outer end
+            A[j] = total
+        content = [A[j] * groups[j] for j in range(N)]
+        weighted = [A[j] * fan[j] for j in range(N)]
+        pas = [A[j + 1] if j + 1 < N else 0.0 for j in range(N)]  # parent access share
+        # partition sizes (shrink only across a spatial fan-out)
+        part = [0.0] * N
+        part[N - 1] = size[N - 1]
+        for j in range(N - 2, -1, -1):
+            if fan[j + 1] > 1 or any(lj == j + 1 and s for (lj, _, _, s) in loops):
+                part[j] = part[j + 1] * size[j] / size_with_spatial(sp, ext_upto, first, j + 1, loops)
+            else:
+                part[j] = part[j + 1]
+        # masking: bypassed levels hand their children to the next level that keeps the data space
+        alive = [True] * N
+        for j in range(N):
+            keep = inner[j].keep
+            if keep is None or sp.name in keep:
+                continue
+            outer = next((o for o in range(j + 1, N) if alive[o]), None)
+            alive[j] = False
+            if outer is None:
+                break
+            factor = content[j] * fan[outer] / weighted[outer] if weighted[outer] else 0.0
+            A[outer] *= factor
+            content[outer] = A[outer] * groups[outer]
+            weighted[outer] = A[outer] * fan[outer]
+        for j in range(N):
+            lv = inner[j]
+            if not alive[j]:
+                continue
+            outermost = not any(alive[o] for o in range(j + 1, N))
+            if sp.rw:
+                updates = round(content[j])
+                reads = round(content[j] - part[j])
+                fills = round(pas[j]) if outermost else round(pas[j] - part[j])
+            else:
+                reads, updates, fills = round(content[j]), 0, round(pas[j])
+            if outermost:
+                fills = 0 if not sp.rw else fills
+            n_inst = util_inst[j]
+            out_acc[lv.name][sp.name] = {
+                "reads": reads * n_inst, "fills": fills * n_inst, "updates": updates * n_inst,
+                "per_instance": {"reads": reads, "fills": fills, "updates": updates},
+                "size": size[j], "instances": n_inst}
+    # cycles: temporal iterations, throttled by bandwidth
+    compute_cycles = temporal_iters
+    throttle = 1.0
+    for lv in levels:
+        st = out_acc[lv.name].values()
+        r = sum(s["per_instance"]["reads"] for s in st)
+        w = sum(s["per_instance"]["fills"] + s["per_instance"]["updates"] for s in st)
+        for need, bw in ((r, lv.read_bw), (w, lv.write_bw), (r + w, lv.shared_bw)):
+            if bw:
+                throttle = max(throttle, need / bw / compute_cycles)
+    cycles = compute_cycles * throttle
+    energy: dict[str, float] = {}
+    by_space: dict[str, dict[str, float]] = {}
+    leak: dict[str, float] = {}
+    for lv in levels:
+        st = out_acc[lv.name]
+        e = 0.0
+        by_space[lv.name] = {}
+        for name, s in st.items():
+            pi = s["per_instance"]
+            b = max(lv.block, 1)
+            es = (math.ceil(pi["reads"] / b) * lv.read_pj + math.ceil(pi["fills"] / b) * lv.fill_pj
+                  + math.ceil(pi["updates"] / b) * lv.update_pj) * s["instances"]
+            by_space[lv.name][name] = es
+            e += es
+        inst = max([s["instances"] for s in st.values()] or [0.0])
+        leak[lv.name] = lv.leak_pj * cycles * max(inst, 1.0) if st else 0.0
+        energy[lv.name] = e + leak[lv.name]
+    energy["MAC"] = macs * mac_pj
+    total = sum(energy.values())
+    n_macs = mac_instances or utilized_macs
+    return Result(macs=macs, utilized_macs=utilized_macs, cycles=cycles, compute_cycles=compute_cycles,
+                  utilization=macs / (n_macs * cycles) if cycles else 0.0, accesses=out_acc, energy_pj=energy,
+                  energy_by_space=by_space, leak_pj=leak, total_energy_pj=total, throttle=throttle)
+
+
+def size_with_spatial(sp: Space, ext_upto, first, j, loops) -> float:
+    """Tile size of level ``j`` at its outermost spatial loop (the child tile plus the fan-out)."""
+    idx = max(i for i in range(first[j], len(loops)) if loops[i][0] == j and loops[i][3])
+    return float(_prod(_box(sp, ext_upto[idx])))
+
+
+# -- from a Design ----------------------------------------------------------------------------------------
+def _mdiag(d, path: tuple, msg: str, expected: str = "", hint: str = ""):
+    from llmulator.errors import SpecError
+    from llmulator.yamlsrc import SourceMap
+
+    smap = d.mapping.source_map or SourceMap("<mapping>")
+    return SpecError(smap.diag(("mapping",) + path, msg, expected, hint))
+
+
+def problem_of(d) -> tuple[dict[str, int], list[Space], list[str]]:
+    """The design's perfect loop nest as a tiling problem: dimensions are loop labels (bound: trips),
+    data spaces are arrays (projections from their affine subscripts); and the labels outermost first."""
+    tops = d.tree.top_loops()
+    if len(tops) != 1 or len(d.tree.roots) != 1:
+        raise _mdiag(d, ("levels",), "multi-level tiling needs a workload with a single perfect loop nest")
+    band = tops[0].band() if hasattr(tops[0], "band") else [tops[0]]
+    labels = [lp.label for lp in band]
+    var_of = {lp.var: lp.label for lp in band}
+    dims = {lb: int(round(d.trips(lb))) for lb in labels}
+    spaces: dict[str, Space] = {}
+    for acc, _loops in d.accesses():
+        proj = []
+        for aff in acc.affine:
+            if aff is None:
+                raise _mdiag(d, ("levels",), f"array {acc.array}: a subscript that is not affine in the loop "
+                             "indices; multi-level tiling needs affine subscripts")
+            terms = []
+            for v, c in aff.coefs.items():
+                if v in var_of and c:
+                    terms.append((abs(int(c)), var_of[v]))
+            proj.append(terms)
+        sp = spaces.get(acc.array)
+        if sp is None:
+            spaces[acc.array] = Space(acc.array, proj, acc.is_write)
+        else:
+            sp.rw = sp.rw or acc.is_write
+    return dims, list(spaces.values()), labels
+
+
+def levels_of(d) -> tuple[dict[str, int], list[Space], list[Level], float, int]:
+    """The design's mapping levels as ``Level`` records, checked (known levels and loops, factors that
+    multiply to every loop's trips, tiles that fit every level)."""
+    from llmulator import tech
+
+    dims, spaces, labels = problem_of(d)
+    arch = d.arch
+    raw_mem = {m["name"]: m for m in arch.raw.get("memory", [])}
+    names = [m.name for m in arch.memory]
+    given = {}
+    for i, e in enumerate(d.mapping.levels):
+        if e["level"] not in names:
+            raise _mdiag(d, ("levels", i, "level"), f"unknown memory level '{e['level']}'",
+                         "one of: " + ", ".join(names))
+        if e["level"] in given:
+            raise _mdiag(d, ("levels", i, "level"), f"level '{e['level']}' appears twice")
+        for key in ("temporal", "spatial"):
+            for lb in e.get(key, {}):
+                if lb not in dims:
+                    raise _mdiag(d, ("levels", i, key, lb), f"unknown loop label '{lb}'",
+                                 "one of: " + ", ".join(labels))
+        for key in ("keep", "bypass"):
+            for a in e.get(key, []):
+                if a not in {s.name for s in spaces}:
+                    raise _mdiag(d, ("levels", i, key), f"unknown array '{a}'",
+                                 "one of: " + ", ".join(s.name for s in spaces))
+        given[e["level"]] = (i, e)
+    elem_bits = max(tech.DTYPE_BITS.get(a.dtype, 32) for a in d.workload.arrays.values())
+    levels: list[Level] = []
+    for lv in arch.memory:
+        i, e = given.get(lv.name, (None, {"level": lv.name, "keep": []}))
+        t = e.get("temporal", {})
+        order = list(e.get("order", [])) + [lb for lb in t if lb not in e.get("order", [])]
+        keep = e.get("keep")
+        if keep is None:
+            keep = [s.name for s in spaces if s.name not in e.get("bypass", [])]
+        r = raw_mem.get(lv.name, {})
+        wb = int(r.get("word_bits", elem_bits))
+        levels.append(Level(
+            name=lv.name, instances=lv.instances, temporal=[(lb, int(t[lb])) for lb in order if lb in t],
+            spatial=[(lb, int(n)) for lb, n in e.get("spatial", {}).items()], keep=frozenset(keep),
+            block=max(lv.width_bits // wb, 1), read_pj=lv.read_energy_pj, fill_pj=lv.write_energy_pj,
+            update_pj=float(r.get("update_energy_pj", lv.write_energy_pj)),
+            leak_pj=lv.leakage_mw * 1000.0 / arch.clock_mhz,
+            capacity_words=None if lv.capacity_kib is None else lv.capacity_bits / wb,
+            read_bw=r.get("read_bandwidth_words"), write_bw=r.get("write_bandwidth_words"),
+            shared_bw=r.get("shared_bandwidth_words")))
+    for lb, n in dims.items():
+        prod = _prod(f for L in levels for x, f in L.temporal + L.spatial if x == lb)
+        if prod != n:
+            raise _mdiag(d, ("levels",), f"the factors of loop {lb} multiply to {prod}, but it has {n} trips",
+                         f"factors whose product is {n}")
+    mac = arch.operators.get("mac")
+    return dims, spaces, levels, (mac.energy_pj if mac else 0.0), (mac.count if mac else 1)
+
+
+def estimate(d) -> Result:
+    """The nest analysis of a design whose mapping has ``levels``; raises SpecError for a tile that does
+    not fit its level."""
+    dims, spaces, levels, mac_pj, n_mac = levels_of(d)
+    r = analyze(dims, spaces, levels, mac_pj=mac_pj, mac_instances=n_mac)
+    for L in levels:
+        if L.capacity_words is None:
+            continue
+        need = sum(s["size"] for s in r.accesses[L.name].values())
+        if need > L.capacity_words:
+            idx = next((k for k, e in enumerate(d.mapping.levels) if e["level"] == L.name), None)
+            raise _mdiag(d, ("levels", idx) if idx is not None else ("levels",),
+                         f"the tiles kept at {L.name} need {need:g} words, more than its "
+                         f"{L.capacity_words:g}", "tiles that fit the level", "smaller factors at or below it")
+    return r
+
+
+def apply(d, metrics: dict, terms: dict, breakdown: dict, notes: list) -> None:
+    """Replace the single-placement figures of an estimate by the multi-level nest analysis's."""
+    r = estimate(d)
+    cycles = max(r.cycles, 1.0)
+    metrics["cycles"] = r.cycles
+    metrics["energy_pj"] = r.total_energy_pj
+    metrics["power_mw"] = r.total_energy_pj * d.arch.clock_mhz / cycles * 1e-3
+    metrics["latency_us"] = r.cycles / d.arch.clock_mhz
+    ideal = r.macs / max(r.utilized_macs, 1.0)
+    terms.update({"compute_cycles": r.compute_cycles, "ideal_cycles": r.macs / max(1.0, d.arch.operators[
+        "mac"].count if "mac" in d.arch.operators else 1.0), "stall_cycles": r.cycles - r.compute_cycles,
+        "fill_drain_cycles": 0.0})
+    terms["under_utilisation_cycles"] = r.compute_cycles - terms["ideal_cycles"]
+    del ideal
+    for lv, spaces in r.accesses.items():
+        for sp, v in spaces.items():
+            for k in ("reads", "fills", "updates"):
+                terms[f"accesses.{lv}.{sp}.{k}"] = float(v[k])
+    for lv, e in r.energy_pj.items():
+        terms[f"energy_pj.{lv}"] = float(e)
+    breakdown["utilisation"] = r.utilization
+    notes.append("multi-level tiling (mapping.levels): cycles, energy and accesses from the nest analysis "
+                 "(llmulator_plugins.analytical.tiling, Timeloop's rules); the kernel's schedule is not used")
