@@ -142,8 +142,7 @@ def to_specs(spec: TLSpec, name: str | None = None) -> tuple[dict, dict, dict]:
             m["mesh_x"] = lv.mesh_x
         if lv.attrs.get("n_banks"):
             m["banks"] = int(lv.attrs["n_banks"])
-        if lv.word_bits != m["width_bits"]:
-            m["word_bits"] = lv.word_bits
+        m["word_bits"] = lv.word_bits
         if e:
             m["read_energy_pj"] = float(e.get("read", 0.0))
             m["write_energy_pj"] = float(e.get("write", e.get("read", 0.0)))
@@ -227,6 +226,15 @@ def from_design(d) -> tuple[dict, dict, dict, dict]:
     from llmulator_plugins.analytical import tiling
 
     dims, spaces, levels, mac_pj, n_mac = tiling.levels_of(d)
+
+    def dim(label: str) -> str:  # loop L_X is Timeloop's dimension X (as import names them)
+        return label[2:] if label.startswith("L_") and label[2:] else label
+
+    dims = {dim(k): v for k, v in dims.items()}
+    spaces = [tiling.Space(s.name, [[(c, dim(x)) for c, x in part] for part in s.projection], s.rw) for s in spaces]
+    for L in levels:
+        L.temporal = [(dim(x), n) for x, n in L.temporal]
+        L.spatial = [(dim(x), n) for x, n in L.spatial]
     raw = {m["name"]: m for m in d.arch.raw.get("memory", [])}
     clock_s = 1e-6 / d.arch.clock_mhz
     nodes: list[dict] = [{"_tag": "!Container", "name": "system",
