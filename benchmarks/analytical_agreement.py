@@ -124,8 +124,7 @@ def main() -> None:
 
 def dataset_section(est, data: str) -> str:
     """Every static row of a synthesized dataset: the analytical estimate against the stored label."""
-    from llmulator_plugins.synth.card import read_records, split_of
-    from llmulator_plugins.synth.sample import Rejected, design_of_row
+    from llmulator.dataset import Rejected, design_of_row, read_records, split_of
 
     rows = read_records(data)
     per: dict[str, list] = {}

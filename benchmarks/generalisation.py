@@ -29,6 +29,8 @@ from typing import Any
 
 import numpy as np
 import yaml
+from llmulator import scoring
+from llmulator.scoring import ape, kendall_tau
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "outside"
@@ -37,9 +39,8 @@ HELD_OUT_HW = (2, 5)  # hlsgen families the split rules hold out (checked at run
 
 def designs(kernels: list[str] | None = None) -> list[dict[str, Any]]:
     """Every (kernel, architecture, mapping kind, variant) of the corpus as a SampleSpec-like dict."""
+    from llmulator.dataset import SampleSpec, hw_family_held_out
     from llmulator_plugins.synth import library_source as lib
-    from llmulator_plugins.synth.sample import SampleSpec
-    from llmulator_plugins.synth.splits import hw_family_held_out
     from llmulator_plugins.synth.stage1 import hw_family_arch
 
     archs = [lib.architecture("hls-fpga")]
@@ -71,8 +72,8 @@ def designs(kernels: list[str] | None = None) -> list[dict[str, Any]]:
 
 def measure(items: list[dict[str, Any]], estimators: list[str], progress: bool = True) -> list[dict[str, Any]]:
     from llmulator import plugins
+    from llmulator.dataset import Rejected, build_design
     from llmulator.inputs import inputs_for
-    from llmulator_plugins.synth.sample import Rejected, build_design
     from rich.progress import track
 
     prof = plugins.get("profilers", "hlsim")
@@ -114,8 +115,6 @@ def _pairs(rows, key_same, key_diff):
 
 
 def summarise(rows: list[dict[str, Any]], estimators: list[str]) -> list[dict[str, Any]]:
-    from llmulator_plugins.bench.metrics import ape, kendall_tau
-
     plain_pairs = _pairs(rows, ("kernel", "arch", "variant"), "mapping")
     variant_pairs = _pairs(rows, ("kernel", "arch", "mapping"), "variant")
     out = []
@@ -127,9 +126,7 @@ def summarise(rows: list[dict[str, Any]], estimators: list[str]) -> list[dict[st
             continue
         pred = np.array([rows[i]["est"][name]["metrics"]["cycles"] for i in ok])
         true = np.array([rows[i]["label"]["cycles"] for i in ok])
-        e = ape(pred, true)
-        res.update(mape=float(e.mean()), median=float(np.median(e)), p90=float(np.percentile(e, 90)),
-                   tau=kendall_tau(pred, true))
+        res.update(scoring.summarise(ape(pred, true)), tau=kendall_tau(pred, true))
         en = [i for i in ok if "energy_pj" in rows[i]["est"][name]["metrics"]]
         res["energy_mape"] = float(ape([rows[i]["est"][name]["metrics"]["energy_pj"] for i in en],
                                        [rows[i]["label"]["energy_pj"] for i in en]).mean()) if en else float("nan")
@@ -208,7 +205,7 @@ def report(summary, rows, estimators, seconds) -> str:
         rs = [r for r in rows if r["kernel"] == k]
         cells = []
         for name in estimators:
-            errs = [abs(r["est"][name]["metrics"]["cycles"] - r["label"]["cycles"]) / r["label"]["cycles"] * 100
+            errs = [float(ape(r["est"][name]["metrics"]["cycles"], r["label"]["cycles"]))
                     for r in rs if "metrics" in r["est"][name] and "cycles" in r["est"][name]["metrics"]]
             cells.append(f"{np.mean(errs):.1f}" if errs else "-")
         lines.append(f"| {k} | {len(rs)} | " + " | ".join(cells) + " |")

@@ -42,7 +42,8 @@ def _rows(data: str):
 
 def prior_mape(data: str, rows: list[dict[str, Any]], split: str, holdout_family: str | None) -> tuple[float, int]:
     """Cycles MAPE of the analytical prior on a split's rows, read from the dataset's prompt cache."""
-    from llmulator_plugins.synth.splits import split_of
+    from llmulator.dataset import split_of
+    from llmulator.scoring import ape
     cache = Path(data) / "prompts-analytical.jsonl"
     priors = {}
     if cache.is_file():
@@ -53,7 +54,7 @@ def prior_mape(data: str, rows: list[dict[str, Any]], split: str, holdout_family
                 continue
             if rec.get("prior"):
                 priors[rec["id"]] = rec["prior"]["cycles"]
-    errs = [abs(priors[r["sample_id"]] - r["cycles"]) / r["cycles"] * 100 for r in rows
+    errs = [float(ape(priors[r["sample_id"]], r["cycles"])) for r in rows
             if split_of(r, holdout_family) == split and r["sample_id"] in priors]
     return (float(np.mean(errs)) if errs else math.nan), len(errs)
 
@@ -90,7 +91,7 @@ def _f(v: float) -> str:
 
 
 def cmd_lofo(args) -> str:
-    from llmulator_plugins.synth.splits import FAMILIES, family_of
+    from llmulator.dataset import FAMILIES, family_of
     rows = _rows(args.data)
     present = sorted({family_of(r) for r in rows} & set(FAMILIES))
     families = [f for f in (args.families.split(",") if args.families else present) if f]

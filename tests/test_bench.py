@@ -10,12 +10,10 @@ import numpy as np
 import pytest
 from llmulator import plugins
 from llmulator.cli import main
+from llmulator.dataset import designs_of, family_of, read_records, split_of
 from llmulator.hookspecs import hookimpl
 from llmulator_plugins.bench import metrics
-from llmulator_plugins.bench.data import designs_of
 from llmulator_plugins.synth import driver
-from llmulator_plugins.synth.card import read_records, split_of
-from llmulator_plugins.synth.splits import family_of
 
 # -- statistics on hand-computed numbers ------------------------------------------------------------
 

@@ -8,12 +8,12 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from llmulator.dataset import SPLITS, family_of, split_of
 from llmulator.errors import UserError
 from llmulator.results import METRICS, Estimate
 from llmulator_plugins.bench import metrics, report
 from llmulator_plugins.bench.data import SplitDesigns
 from llmulator_plugins.bench.run import Outcome, run_one
-from llmulator_plugins.synth.splits import SPLITS, family_of, split_of
 
 NAN = float("nan")
 
@@ -211,9 +211,9 @@ def _family_rows():
 
 
 def test_baseline_features_recompute_splits_for_the_held_out_family(tmp_path, monkeypatch):
+    from llmulator import dataset as sample
     from llmulator_plugins.baselines import data as bd
     from llmulator_plugins.baselines.features import ARCH_DIM, Featurised
-    from llmulator_plugins.synth import sample
 
     calls = []
 
@@ -251,8 +251,8 @@ def test_baseline_training_checks_the_held_out_family(tmp_path):
 
 
 def test_llm_rows_carry_the_leave_one_family_out_split(monkeypatch):
+    from llmulator import dataset as card
     from llmulator_plugins.llm import train as lt
-    from llmulator_plugins.synth import card
     monkeypatch.setattr(card, "read_records", lambda data: _family_rows())
     rows = lt.load_rows("unused", holdout_family="ml")
     assert {r["app"] for r in rows if r["split"] == "test_family"} == {"conv2d"}

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from llmulator.dataset import read_records
 from llmulator.design import load_design
 from llmulator.errors import InvariantError
 from llmulator_plugins.hlsim import bounds
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
 from llmulator_plugins.synth import driver
-from llmulator_plugins.synth.card import read_records
 
 ROOT = Path(__file__).resolve().parent.parent
 MAPPINGS = sorted((ROOT / "mappings").glob("*.yaml"))

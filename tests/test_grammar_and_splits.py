@@ -12,18 +12,18 @@ from collections import Counter
 import numpy as np
 import pytest
 from llmulator import plugins
-from llmulator_plugins.synth import driver
-from llmulator_plugins.synth.card import read_records
-from llmulator_plugins.synth.grammar import TEMPLATE_FAMILY, TEMPLATES, generate_program
-from llmulator_plugins.synth.sample import label
-from llmulator_plugins.synth.splits import (
+from llmulator.dataset import (
     FAMILIES,
     LIBRARY_FAMILIES,
     family_of,
     hw_family,
     hw_family_held_out,
+    read_records,
     split_of,
 )
+from llmulator_plugins.synth import driver
+from llmulator_plugins.synth.grammar import TEMPLATE_FAMILY, TEMPLATES, generate_program
+from llmulator_plugins.synth.sample import label
 from llmulator_plugins.synth.stage1 import AstGenerator, hw_families
 
 

@@ -12,17 +12,17 @@ import pytest
 
 @pytest.fixture(scope="module")
 def rows(tmp_path_factory):
+    from llmulator.dataset import read_records
     from llmulator_plugins.synth import driver
-    from llmulator_plugins.synth.card import read_records
     out = tmp_path_factory.mktemp("prompts-data")
     driver.run([1, 2], 8, out, seed=21, shard_size=4, progress=False)
     return read_records(out)
 
 
 def test_two_workers_build_the_same_prompts_as_one_and_keep_each_prior(rows, tmp_path):
+    from llmulator.dataset import design_of_row
     from llmulator_plugins.analytical.estimator import AnalyticalEstimator
     from llmulator_plugins.llm.train import prompt_records
-    from llmulator_plugins.synth.sample import design_of_row
     one = prompt_records(rows, "analytical", tmp_path / "a.jsonl", workers=1, chunk=3)
     two = prompt_records(rows, "analytical", tmp_path / "b.jsonl", workers=2, chunk=3)
     assert one == two and len(one) == len(rows)

@@ -10,8 +10,9 @@ import time
 from pathlib import Path
 
 from llmulator.cli import main
+from llmulator.dataset import SPLITS, read_records, split_of
 from llmulator_plugins.synth import driver
-from llmulator_plugins.synth.card import SPLITS, read_records, split_of, write_card
+from llmulator_plugins.synth.card import write_card
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -19,16 +19,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from llmulator.dataset import METRICS, SPLITS, split_of
 from llmulator.design import Design
 from llmulator.errors import SpecError, UserError
 from llmulator.fileio import atomic_write_bytes
-from llmulator_plugins.synth.splits import SPLITS, split_of
 
 from . import graph, sequence, statements
 from .features import ARCH_DIM, Featurised
 
 FEATURE_VERSION = "1"
-METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
 FEATURISERS: dict[str, Callable[[Design], Featurised]] = {
     "gnn": graph.featurise, "tlp": sequence.featurise, "tensetmlp": statements.featurise}
 DIMS = {"gnn": graph.NODE_DIM, "tlp": sequence.STEP_DIM, "tensetmlp": statements.STMT_DIM}
@@ -54,7 +53,7 @@ def split_codes(rows: list[dict[str, Any]], holdout_family: str | None = None) -
 def featurise_rows(kind: str, rows: list[dict[str, Any]], progress: bool = True,
                    holdout_family: str | None = None) -> dict[str, np.ndarray]:
     """Rebuild each row's design, featurise it; rows whose design no longer builds are dropped."""
-    from llmulator_plugins.synth.sample import Rejected, design_of_row
+    from llmulator.dataset import Rejected, design_of_row
     from rich.progress import Progress
 
     fn = FEATURISERS[kind]
@@ -81,7 +80,7 @@ def featurise_rows(kind: str, rows: list[dict[str, Any]], progress: bool = True,
 
 def _featurise_chunk(job: tuple[list[str], list[dict[str, Any]], int]) -> dict[str, list]:
     """Featurise some rows for several kinds from one design rebuild (runs in a worker process)."""
-    from llmulator_plugins.synth.sample import Rejected, design_of_row
+    from llmulator.dataset import Rejected, design_of_row
     kinds, rows, start = job
     out: dict[str, list] = {k: [] for k in kinds}
     for k, r in enumerate(rows):
@@ -198,7 +197,8 @@ def load_or_featurise(kind: str, rows: list[dict[str, Any]], cache: Path, progre
 
 
 def load_rows(data: str | Path) -> list[dict[str, Any]]:
-    from llmulator_plugins.synth.card import read_records
+    """The dataset's rows, ordered by sample id."""
+    from llmulator.dataset import read_records
     if not (Path(data) / "data").is_dir():
         raise UserError(f"no dataset at {data}: expected {data}/data/*.parquet made by `llmulator synth`")
     rows = read_records(data)

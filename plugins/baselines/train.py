@@ -95,7 +95,7 @@ def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = Non
     if threads:
         torch.set_num_threads(threads)
     rows = rows if rows is not None else load_rows(data)
-    from llmulator_plugins.bench.data import check_holdout_family
+    from llmulator.dataset import check_holdout_family
     check_holdout_family(rows, holdout_family)
     out = Path(out)
     state_dir = out / "state"

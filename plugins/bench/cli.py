@@ -132,8 +132,8 @@ def command_line(args) -> str:
 
 def run_command(args) -> int:
     from llmulator import plugins
+    from llmulator.dataset import SPLITS, TEST_SPLITS, check_holdout_family, load_rows
     from llmulator.fileio import update_section
-    from llmulator_plugins.synth.splits import SPLITS, TEST_SPLITS
 
     from . import data, report, run
 
@@ -174,8 +174,8 @@ def run_command(args) -> int:
         from .plots import have_matplotlib
         if not have_matplotlib():
             raise UserError("figures need matplotlib: pip install 'llmulator[plots]' (or pass --no-figures)")
-    rows = data.load_rows(args.data)
-    data.check_holdout_family(rows, family)
+    rows = load_rows(args.data)
+    check_holdout_family(rows, family)
     load_line = report.machine()
     run.set_model_paths(models)
 

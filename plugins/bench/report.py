@@ -77,7 +77,7 @@ PRIOR = "analytical"  # the estimator the learned ones are compared with, row by
 def ranking_key(row: dict[str, Any]) -> tuple:
     """Rows comparable as plain vs optimised mappings: same application (name, workload document, size
     preset), same hardware family and same input distribution."""
-    from llmulator_plugins.synth.splits import hw_family
+    from llmulator.dataset import hw_family
     return (row.get("app"), row.get("workload_yaml"), row.get("preset"), hw_family(str(row.get("hw", ""))),
             row.get("input_dist"))
 

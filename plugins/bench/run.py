@@ -18,9 +18,10 @@ from typing import Any
 
 import attrs
 import numpy as np
+from llmulator.dataset import designs_of
 from llmulator.results import METRICS
 
-from .data import SplitDesigns, designs_of
+from .data import SplitDesigns
 
 BATCH_RUNS = 3
 REPEAT_BELOW_S = 2.0

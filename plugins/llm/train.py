@@ -35,9 +35,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from llmulator.dataset import SPLITS
 from llmulator.errors import UserError
 from llmulator.fileio import atomic_write_json, atomic_write_text
-from llmulator_plugins.synth.splits import SPLITS
 
 from . import base_model as BM
 from . import heads as H
@@ -50,8 +50,7 @@ META = "llmulator.json"
 
 def load_rows(data: str | Path, holdout_family: str | None = None) -> list[dict[str, Any]]:
     """The dataset's rows, each with its ``split`` (``holdout_family``: that family's rows are ``test_family``)."""
-    from llmulator_plugins.bench.data import check_holdout_family
-    from llmulator_plugins.synth.card import read_records, split_of
+    from llmulator.dataset import check_holdout_family, read_records, split_of
     rows = read_records(data)
     if not rows:
         raise UserError(f"no samples under {data}/data; make a dataset with `llmulator synth`")
@@ -63,7 +62,7 @@ def load_rows(data: str | Path, holdout_family: str | None = None) -> list[dict[
 
 def _prompt_chunk(job: tuple[list[dict[str, Any]], str]) -> list[dict[str, Any]]:
     """Prompt records of some rows (runs in a worker process): id, prompt, and the analytical prior."""
-    from llmulator_plugins.synth.sample import Rejected, design_of_row
+    from llmulator.dataset import Rejected, design_of_row
     rows, hints = job
     out = []
     for r in rows:

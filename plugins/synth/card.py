@@ -1,6 +1,7 @@
 """The dataset card (docs/dataset.md), generated from the shards.
 
-The split rules live in :mod:`.splits` (re-exported here: ``split_of``, ``SPLITS``).
+The dataset format and the split rules live in :mod:`llmulator.dataset` (``read_records``, ``split_of``,
+``SPLITS`` are importable from here too).
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from llmulator.dataset import HELD_OUT, SPLITS, family_of, hw_family, read_records, split_of
 from llmulator.fileio import atomic_write_text
-
-from .splits import HELD_OUT, SPLITS, family_of, hw_family, split_of
 
 __all__ = ["SPLITS", "HELD_OUT", "split_of", "family_of", "read_records", "write_card"]
 
@@ -22,14 +22,6 @@ __all__ = ["SPLITS", "HELD_OUT", "split_of", "family_of", "read_records", "write
 def _has_ops(rec: dict[str, Any], kinds: tuple[str, ...]) -> bool:
     mix = json.loads(rec.get("op_mix_json") or "{}")
     return any(mix.get(k, 0) > 0 for k in kinds)
-
-
-def read_records(out: str | Path) -> list[dict[str, Any]]:
-    import pyarrow.parquet as pq
-    rows: list[dict[str, Any]] = []
-    for f in sorted((Path(out) / "data").glob("*.parquet")):
-        rows.extend(pq.read_table(f).to_pylist())
-    return rows
 
 
 def _stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -121,7 +113,7 @@ def write_card(out: str | Path, path: str | Path, library: bool = True) -> str:
         lines.append(f"| {s} | {rs[0]['generator']} | {len(rs)} | "
                      f"{', '.join(f'{k} {v}' for k, v in muts.most_common()) or '-'} |")
     lines += ["", "## Splits", "",
-              "Rules (a pure function of each record, `llmulator_plugins.synth.splits.split_of`; each test split "
+              "Rules (a pure function of each record, `llmulator.dataset.split_of`; each test split "
               "holds out one thing): `test_app` — every sample "
               f"of an application whose name hashes into the first {HELD_OUT['app']} % of buckets; `test_hw` — "
               "samples of trained applications on a base architecture (hardware family) that hashes into the "

@@ -17,7 +17,6 @@ from __future__ import annotations
 import copy
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -26,13 +25,13 @@ from typing import Any
 import attrs
 import numpy as np
 from llmulator import plugins
+from llmulator.dataset import GROUP, Rejected, shard_complete, write_shard
 from llmulator.errors import SpecError, UserError
 from llmulator.expr import ExprError
 from llmulator.fileio import atomic_write_json
 
-from .sample import Rejected, label
+from .sample import label
 
-GROUP = 4  # samples sharing one program and mapping structure (one compile serves them)
 MAX_ATTEMPTS = 12
 MAX_GROUP_ATTEMPTS = 8
 SAMPLE_TIME_LIMIT_S = 5.0
@@ -109,31 +108,6 @@ def plan(stages: list[int], n: int, seed: int, shard_size: int) -> list[ShardTas
     return sorted(tasks, key=lambda t: (t.shard, t.stage))
 
 
-def write_shard(path: Path, records: list[dict[str, Any]]) -> None:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    table = pa.Table.from_pylist(records)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(table, tmp)
-        os.replace(tmp, path)
-    except OSError as e:  # a full disk, a read-only folder: the shards written so far stay; resume later
-        tmp.unlink(missing_ok=True)
-        raise UserError(f"cannot write {path}: {e.strerror or e}; the {path.parent.parent} dataset keeps "
-                        "its finished shards; free space and run the same command again to resume") from None
-
-
-def shard_complete(path: Path, task: ShardTask) -> bool:
-    if not path.is_file():
-        return False
-    try:
-        import pyarrow.parquet as pq
-        return pq.ParquetFile(path).metadata.num_rows == task.stop - task.start
-    except Exception:  # noqa: BLE001 - a damaged shard is redone
-        return False
-
-
 def run(stages: list[int], n: int, out: str | Path, seed: int = 0, workers: int = 1, scheduler: str | None = None,
         shard_size: int = 32, progress: bool = True,
         on_shard: Callable[[ShardTask], None] | None = None) -> dict[str, Any]:
@@ -151,7 +125,7 @@ def run(stages: list[int], n: int, out: str | Path, seed: int = 0, workers: int 
     tasks = plan(stages, n, seed, shard_size)
     for stale in data.glob(".*.tmp"):  # left by a run that was killed while writing
         stale.unlink(missing_ok=True)
-    todo = [t for t in tasks if not shard_complete(data / f"{t.name}.parquet", t)]
+    todo = [t for t in tasks if not shard_complete(data / f"{t.name}.parquet", t.stop - t.start)]
     atomic_write_json(manifest_path, {"stages": stages, "n": n, "seed": seed, "shard_size": shard_size,
                                       "shards": [t.name for t in tasks], "complete": False})
     t0 = time.perf_counter()

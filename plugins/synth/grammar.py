@@ -38,9 +38,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from llmulator.dataset import Rejected
 
 from .primitives import choice
-from .sample import Rejected
 
 TEMPLATE_FAMILY = {"map": "ml", "reduce": "dense-la", "stencil": "stencil", "recur": "solver-recurrence",
                    "gather": "sparse-indirect", "control": "control-dynamic"}

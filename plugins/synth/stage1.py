@@ -15,12 +15,11 @@ from __future__ import annotations
 from functools import cache
 
 import numpy as np
+from llmulator.dataset import Rejected, SampleSpec, hw_family_held_out
 
 from . import library_source as lib
 from .grammar import generate_program
 from .primitives import choice, perturb_architecture, sample_mapping
-from .sample import Rejected, SampleSpec
-from .splits import hw_family_held_out
 
 N_HW_FAMILIES = 24
 

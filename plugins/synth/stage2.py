@@ -6,6 +6,7 @@ import copy
 from functools import cache
 
 import numpy as np
+from llmulator.dataset import SampleSpec
 from llmulator.inputs import variants
 from llmulator.kernel import analyze
 from llmulator.specs import workload_from_dict
@@ -13,7 +14,6 @@ from llmulator.yamlsrc import SourceMap
 
 from . import library_source as lib
 from .primitives import choice, perturb_architecture, sample_mapping
-from .sample import SampleSpec
 
 
 @cache

@@ -28,12 +28,12 @@ import copy
 from typing import Any
 
 import numpy as np
+from llmulator.dataset import Rejected, SampleSpec
 from llmulator.kernel import C_TYPES, strip_comments
 from llmulator.yamlsrc import SourceMap
 from pycparser import c_ast, c_generator, c_parser
 
 from .primitives import choice, sample_mapping
-from .sample import Rejected, SampleSpec
 from .stage2 import TemplateGenerator
 
 STRUCTURAL = ("interchange", "fission", "branch", "strength")
