@@ -1,4 +1,4 @@
-"""Rendering a Design: HLS C with the mapping applied, and the model prompt.
+"""Rendering a Design: HLS C with the mapping applied, and the text pieces prompts are made of.
 
 * :func:`hls_c` -- a complete C translation unit in Vitis-HLS style: the
   workload's kernel, re-parsed with pycparser, with the mapping applied on the
@@ -6,9 +6,18 @@
   binding) and emitted with a :class:`pycparser.c_generator.CGenerator`;
   interface, storage, partition and dataflow pragmas from placement,
   partition and dataflow. It compiles with ``gcc -std=c11``.
-* :func:`prompt` -- the compact, digit-isolated text the LLM-style estimators
-  read: hardware, mapping, sizes, code and inputs sections.
-* :func:`isolate_digits` -- writes every numeric literal digit by digit.
+* :func:`prompt` -- the dataset prompt: a compact, digit-isolated summary of a
+  design (hardware, mapping, sizes, code and inputs sections; ``templates/prompt.j2``)
+  that ``llmulator synth`` stores with every sample (the ``prompt`` column). It is
+  *not* what a model reads: an estimator owns its model's prompt format (the llm
+  plugin's ``llmulator_plugins.llm.text.model_prompt``, which the checkpoint records),
+  and ``llmulator render --prompt`` prints exactly that text
+  (``llmulator.hookspecs.PromptReader``).
+* The public pieces prompts are built from: :func:`isolate_digits` (every numeric
+  literal digit by digit), :func:`num` (a number as prompts write it),
+  :func:`compact` (whitespace squeezed), :func:`kernel_function` (the mapped kernel
+  as an HLS function) and :func:`input_lines` (the input description, one line per
+  array or structure).
 
 Mapping semantics of the rendered code
 --------------------------------------
@@ -495,7 +504,9 @@ class _Rewriter:
 # HLS C
 
 
-def _num(x: Any) -> str:
+def num(x: Any) -> str:
+    """A number as prompts write it: integers (and integral floats below 1e15) without a decimal point,
+    other floats as ``repr``, booleans as ``true``/``false``."""
     if isinstance(x, bool):
         return str(x).lower()
     if isinstance(x, int):
@@ -547,7 +558,9 @@ def mapped_kernel(design) -> tuple[list[c_ast.Node], dict[str, str]]:
     return items, dict(rw.tile_labels)
 
 
-def _function(d, comments: bool) -> str:
+def kernel_function(d, comments: bool) -> str:
+    """The design's kernel as an HLS C function with the mapping applied (pragmas included; with
+    ``comments``, the spatial-binding and reduction remarks too), without a trailing newline."""
     body = _Rewriter(d, comments=comments).render()
     return _env().get_template("hls_function.c.j2").render(
         fname=f"{_c_ident(d.workload.name)}_kernel", arrays=_array_info(d), comments=comments,
@@ -569,7 +582,7 @@ def hls_c(design) -> str:
                for s, v in w.scalars.items()]
     return _env().get_template("hls.c.j2").render(
         arch=d.arch.name, workload=w.name, mapping=d.mapping.name, preset=d.preset or "(default parameters)",
-        defines=[(p, sizes[p]) for p in w.parameters], scalars=scalars, function=_function(d, True))
+        defines=[(p, sizes[p]) for p in w.parameters], scalars=scalars, function=kernel_function(d, True))
 
 
 # ----------------------------------------------------------------------------------------------
@@ -578,7 +591,7 @@ def hls_c(design) -> str:
 
 def _expr_value(e: Any, sizes: dict[str, int]) -> str:
     try:
-        return _num(evaluate(e, sizes))
+        return num(evaluate(e, sizes))
     except ExprError:
         return str(e)
 
@@ -586,16 +599,19 @@ def _expr_value(e: Any, sizes: dict[str, int]) -> str:
 def _distribution(a: dict[str, Any]) -> str:
     parts = [a["distribution"]]
     if "range" in a:
-        parts.append(f"[{_num(a['range'][0])}, {_num(a['range'][1])}]")
+        parts.append(f"[{num(a['range'][0])}, {num(a['range'][1])}]")
     for k in ("mean", "std", "value", "density"):
         if k in a:
-            parts.append(f"{k} {_num(a[k])}")
+            parts.append(f"{k} {num(a[k])}")
     if "order" in a:
         parts.append(f"sorted {a['order']}")
     return " ".join(parts)
 
 
-def _inputs(d, variant: str | None) -> list[str]:
+def input_lines(d, variant: str | None) -> list[str]:
+    """The input description of ``variant`` (None: the workload's own inputs), one line per sparse
+    structure (``csr row_ptr col_idx: rows 64, ...``) and per other input array (``A: uniform [0, 1]``),
+    led by ``variant NAME`` when one is given."""
     w = d.workload
     desc = resolve_inputs(w, variant)
     lines = []
@@ -606,7 +622,7 @@ def _inputs(d, variant: str | None) -> list[str]:
         arrs = [st[k] for k in ("row_ptr", "col_idx") if st.get(k)]
         filled.update(arrs)
         fields = [f"{k} {_expr_value(st[k], d.sizes)}" for k in ("rows", "cols", "nnz") if k in st]
-        fields.append(f"row_skew {_num(st.get('row_skew', 0))}")
+        fields.append(f"row_skew {num(st.get('row_skew', 0))}")
         lines.append(f"{st['kind']} {' '.join(arrs)}: {', '.join(fields)}")
     for name, a in w.arrays.items():
         if a.role not in ("in", "inout") or name in filled:
@@ -616,16 +632,18 @@ def _inputs(d, variant: str | None) -> list[str]:
     return lines
 
 
-def _compact(text: str) -> str:
+def compact(text: str) -> str:
+    """Every line stripped with runs of whitespace made one space, blank lines dropped, one final newline."""
     lines = (re.sub(r"\s+", " ", ln).strip() for ln in text.splitlines())
     return "\n".join(ln for ln in lines if ln) + "\n"
 
 
 def prompt(design, variant: str | None = None) -> str:
-    """The model prompt: hardware, mapping, sizes, code and inputs, numbers digit-isolated.
+    """The dataset prompt: hardware, mapping, sizes, code and inputs, numbers digit-isolated.
 
     Deterministic for a given design and variant; whitespace is compacted
-    (no indentation, no blank lines, single spaces).
+    (no indentation, no blank lines, single spaces). ``llmulator synth`` stores it with every
+    sample; a model reads its own format instead (see the module docstring).
     """
     d = design
     a, m, w = d.arch, d.mapping, d.workload
@@ -650,9 +668,9 @@ def prompt(design, variant: str | None = None) -> str:
         if items:
             loops.append({"label": label, "items": items})
     mems = [{"name": lv.name, "kind": lv.kind,
-             "capacity": None if lv.capacity_kib is None else _num(lv.capacity_kib),
+             "capacity": None if lv.capacity_kib is None else num(lv.capacity_kib),
              "instances": lv.instances, "width": lv.width_bits, "banks": lv.banks, "ports": lv.ports,
-             "bandwidth": _num(lv.bandwidth_bytes_per_cycle), "latency": lv.latency_cycles} for lv in a.memory]
+             "bandwidth": num(lv.bandwidth_bytes_per_cycle), "latency": lv.latency_cycles} for lv in a.memory]
     used = d.used_operator_classes()
     ops = [{"name": o.name, "count": o.count, "latency": o.latency_cycles, "bits": o.bits, "numeric": o.numeric}
            for o in a.operators.values() if o.name in used]
@@ -660,9 +678,9 @@ def prompt(design, variant: str | None = None) -> str:
     partition = [f"{n} {p.type}" + (f" {p.factor}" if p.type != "complete" else "") + f" dim {p.dim}"
                  for n, p in m.partition.items()]
     sizes = [(p, d.sizes[p]) for p in w.parameters]
-    sizes += [(s, _num(v["value"])) for s, v in w.scalars.items()]
+    sizes += [(s, num(v["value"])) for s, v in w.scalars.items()]
     text = _env().get_template("prompt.j2").render(
-        clock=_num(a.clock_mhz), pe=a.pe_array, ops=ops, mems=mems, loops=loops, order=list(m.order),
+        clock=num(a.clock_mhz), pe=a.pe_array, ops=ops, mems=mems, loops=loops, order=list(m.order),
         placement=placement, partition=partition, dataflow=m.dataflow, sizes=sizes,
-        code=_function(d, False), inputs=_inputs(d, variant))
-    return isolate_digits(_compact(text))
+        code=kernel_function(d, False), inputs=input_lines(d, variant))
+    return isolate_digits(compact(text))

@@ -31,7 +31,6 @@ prior, a prediction more than 4x from it gets a low confidence, a wider interval
 
 from __future__ import annotations
 
-import json
 import os
 import time
 from collections.abc import Sequence
@@ -126,10 +125,8 @@ class LLMEstimator:
         return unsupported(self.path) is None
 
     def _meta(self) -> dict:
-        f = self.path / "llmulator.json"
-        # checkpoints from before llmulator.json: the first prompt format, no hints
-        return json.loads(f.read_text()) if f.is_file() else {"format": "prompt-v1", "hints": "none",
-                                                               "head": "digits"}
+        from .text import checkpoint_settings
+        return checkpoint_settings(self.path)
 
     def load(self):
         """(model, tokenizer). A lean model is loaded once per process for each checkpoint and dtype and shared
@@ -172,14 +169,11 @@ class LLMEstimator:
         return model, tok, head
 
     def prompts(self, designs: Sequence, priors: Sequence[dict | None] | None = None) -> list[str]:
-        """The prompt of each design (``priors``: their analytical metrics, when the caller has them)."""
-        from .text import PROMPT_FORMAT, model_prompt
-        if self.meta.get("format") != PROMPT_FORMAT:
-            raise RuntimeError(f"the checkpoint at {self.path} reads prompt format {self.meta.get('format')!r}; "
-                               f"this version writes {PROMPT_FORMAT!r}: retrain it with `llmulator train llm`")
-        priors = priors if priors is not None else [None] * len(designs)
-        return [model_prompt(d, hints=self.meta.get("hints", "none"), prior=p)
-                for d, p in zip(designs, priors, strict=True)]
+        """The prompt of each design, exactly what the model reads (``text.checkpoint_prompts``; the model is
+        not loaded); ``priors``: their analytical metrics, when the caller has them. ``UserError`` when the
+        checkpoint is missing or reads another prompt format."""
+        from .text import checkpoint_prompts
+        return checkpoint_prompts(self.path, designs, priors, settings=self.meta or None)
 
     def reads_prior(self) -> bool:
         """Whether the checkpoint's prompts carry the analytical prior (then a design without one is refused)."""

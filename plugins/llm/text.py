@@ -1,5 +1,14 @@
 """What the LLM estimator reads and writes, as text and as tokens.
 
+This module owns the model's prompt format: its public API is
+:func:`model_prompt` (the text for a design and a hint level),
+:func:`checkpoint_settings` (the format and hints a checkpoint was trained with)
+and :func:`checkpoint_prompts` (exactly what the checkpoint at a path reads, the
+estimator's ``prompts`` and what ``llmulator render --prompt`` prints). It builds
+the text from ``llmulator.render``'s public pieces (``kernel_function``,
+``input_lines``, ``num``, ``compact``, ``isolate_digits``); the dataset prompt
+that ``render.prompt`` writes is another text, which no model reads.
+
 Input (``model_prompt``): a compact form of the design, every number digit by
 digit — the hardware the kernel actually uses (clock, PE array, the operator
 classes its statements execute on with count, latency, format, energy and area
@@ -16,8 +25,10 @@ description, and optional *hints*:
   model (residual learning), which it can copy where the static model is right
   and override where control flow or scheduling makes it wrong.
 
-A checkpoint records its prompt format in ``llmulator.json``, so the
-estimator always builds the prompt the model was trained on.
+A checkpoint records its prompt format and hints in ``llmulator.json``
+(:func:`checkpoint_settings`), so the estimator always builds the prompt the model
+was trained on; any change to the text is a new ``PROMPT_FORMAT`` (the shipped
+model's prompts are frozen byte for byte by ``tests/test_prompt_golden.py``).
 
 Output: for each metric its marker token and its six codec tokens
 (``<cycles> + 0 4 1 2 3 <energy_pj> ...``) then ``<eos>``.
@@ -31,8 +42,9 @@ tokenizer.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from . import codec
 
@@ -56,12 +68,12 @@ def model_prompt(design, variant: str | None = None, hints: str = "none", prior:
     its prediction against them); else they are computed here for ``hints="analytical"``."""
     if hints not in HINTS:
         raise ValueError(f"hints must be one of {HINTS}, not {hints!r}")
-    from llmulator.render import _compact, _function, _inputs, _num, isolate_digits
+    from llmulator.render import compact, input_lines, isolate_digits, kernel_function, num
     d = design
     a, m, w = d.arch, d.mapping, d.workload
     variant = variant if variant is not None else d.variant
     used = _used_ops(d)
-    out = ["### hw", f"clock {_num(a.clock_mhz)}"]
+    out = ["### hw", f"clock {num(a.clock_mhz)}"]
     out.append(f"pe {a.pe_array.rows} x {a.pe_array.cols} {a.pe_array.interconnect} depth "
                f"{a.pe_array.pipeline_depth_cycles}" if a.pe_array else "pe none")
     for o in a.operators.values():
@@ -69,9 +81,9 @@ def model_prompt(design, variant: str | None = None, hints: str = "none", prior:
             out.append(f"op {o.name} {o.count} lat {o.latency_cycles} {o.numeric[0]}{o.bits} "
                        f"e {_sci(o.energy_pj)} a {_sci(o.area_um2)}")
     for lv in a.memory:
-        cap = "-" if lv.capacity_kib is None else _num(lv.capacity_kib)
+        cap = "-" if lv.capacity_kib is None else num(lv.capacity_kib)
         out.append(f"mem {lv.name} {lv.kind} {cap} x {lv.instances} w {lv.width_bits} b {lv.banks} "
-                   f"p {lv.ports} bw {_num(lv.bandwidth_bytes_per_cycle)} lat {lv.latency_cycles} "
+                   f"p {lv.ports} bw {num(lv.bandwidth_bytes_per_cycle)} lat {lv.latency_cycles} "
                    f"rd {_sci(lv.read_energy_pj)} wr {_sci(lv.write_energy_pj)}")
     out.append("### map")
     for label in d.tree.loops:
@@ -93,16 +105,44 @@ def model_prompt(design, variant: str | None = None, hints: str = "none", prior:
         out.append("dataflow")
     out.append("### sizes")
     out += [f"{p} {d.sizes[p]}" for p in w.parameters]
-    out += [f"{s} {_num(v['value'])}" for s, v in w.scalars.items()]
+    out += [f"{s} {num(v['value'])}" for s, v in w.scalars.items()]
     out.append("### code")
-    code = [ln for ln in _function(d, False).splitlines() if not ln.lstrip().startswith("#pragma")]
+    code = [ln for ln in kernel_function(d, False).splitlines() if not ln.lstrip().startswith("#pragma")]
     out += [_FOR.sub(_short_for, ln) for ln in code]
     out.append("### inputs")
-    out += _inputs(d, variant)
+    out += input_lines(d, variant)
     if hints != "none":
         out.append("### facts")
         out += _facts(d, hints, prior)
-    return isolate_digits(_compact("\n".join(out))) + f"{PREDICT}\n"
+    return isolate_digits(compact("\n".join(out))) + f"{PREDICT}\n"
+
+
+def checkpoint_settings(path: str | Path) -> dict[str, Any]:
+    """What the checkpoint folder at ``path`` was trained to read: its ``llmulator.json`` (``format``,
+    ``hints``, ``head``, ...). A checkpoint from before that file read the first prompt format
+    (``prompt-v1``, no hints), which this version does not write."""
+    import json
+    f = Path(path) / "llmulator.json"
+    return json.loads(f.read_text()) if f.is_file() else {"format": "prompt-v1", "hints": "none", "head": "digits"}
+
+
+def checkpoint_prompts(path: str | Path | None, designs: Sequence, priors: Sequence[dict | None] | None = None,
+                       settings: dict[str, Any] | None = None) -> list[str]:
+    """Exactly the prompt the checkpoint at ``path`` reads for each design: :func:`model_prompt` with the
+    hints it was trained with. ``priors``: the designs' analytical metrics, when the caller has them;
+    ``settings``: the checkpoint's :func:`checkpoint_settings`, when the caller has read them.
+
+    Raises ``UserError`` when there is no checkpoint at ``path`` or it reads another prompt format."""
+    from llmulator.errors import UserError
+    if settings is None:
+        if path is None or not Path(path).is_dir():
+            raise UserError(f"no checkpoint folder at {path or '(none shipped)'}")
+        settings = checkpoint_settings(path)
+    if settings.get("format") != PROMPT_FORMAT:
+        raise UserError(f"the checkpoint at {path} reads prompt format {settings.get('format')!r}; "
+                        f"this version writes {PROMPT_FORMAT!r}: retrain it with `llmulator train llm`")
+    priors = priors if priors is not None else [None] * len(designs)
+    return [model_prompt(d, hints=settings.get("hints", "none"), prior=p) for d, p in zip(designs, priors, strict=True)]
 
 
 def _short_for(mt: re.Match) -> str:
@@ -123,12 +163,12 @@ def _sci(value: float) -> str:
 
 
 def _facts(d, hints: str, prior: dict[str, float] | None = None) -> list[str]:
-    from llmulator.render import _num
+    from llmulator.render import num
     lines = []
     for label in d.tree.loops:
         try:
             t = d.trips(label)
-            lines.append(f"trips {label} {_num(round(t)) if abs(t - round(t)) < 1e-9 else f'{t:.3g}'}")
+            lines.append(f"trips {label} {num(round(t)) if abs(t - round(t)) < 1e-9 else f'{t:.3g}'}")
         except Exception:  # noqa: BLE001 - a loop whose expected trips are unknown is written as such
             lines.append(f"trips {label} ?")
     if hints == "analytical":
