@@ -66,19 +66,12 @@ def add_estimator_options(p: argparse.ArgumentParser, dest: str = "estimator", d
                    help="the same as --estimator, as a comma-separated list")
 
 
-def train_subparsers(subparsers) -> Any:
-    """The sub-parsers of the shared ``train`` verb, created on first use.
-
-    Several plugins add training targets (``llmulator train llm``, ``train gnn``,
-    ...): each calls this with the CLI's sub-parsers object and adds its
-    target with ``.add_parser(name, ...)``, whatever the registration order.
-    """
-    p = subparsers.choices.get("train")
-    if p is None:
-        p = subparsers.add_parser("train", help="train a learned estimator on a synthesized dataset",
-                                  description="Train a learned estimator; see `llmulator train MODEL --help`.")
-        p._llmulator_targets = p.add_subparsers(dest="model", metavar="MODEL", required=True)
-    return p._llmulator_targets
+def _train_verb(subparsers) -> Any:
+    """The shared ``train`` verb; returns its sub-parsers object, which gets one target per registered
+    trainer (``llmulator.hookspecs.Trainer``, ``register_trainers``): ``llmulator train llm``, ``train gnn``, ..."""
+    p = subparsers.add_parser("train", help="train a learned estimator on a synthesized dataset",
+                              description="Train a learned estimator; see `llmulator train MODEL --help`.")
+    return p.add_subparsers(dest="model", metavar="MODEL", required=True)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,11 +100,23 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("render", help="render a design to HLS C or to the model prompt",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
-                       epilog="example:\n  llmulator render systolic-16x16 gemm gemm-ws-16x16 --hls -o gemm.c")
+                       epilog="examples:\n  llmulator render systolic-16x16 gemm gemm-ws-16x16 --hls -o gemm.c\n"
+                              "  llmulator render systolic-16x16 gemm gemm-ws-16x16 --prompt   (what the shipped llm "
+                              "model reads)\n"
+                              "  llmulator render hls-fpga spmv-csr spmv-csr-hls-fpga --prompt --variant skewed "
+                              "--estimator llm")
     _add_design_args(r)
     g = r.add_mutually_exclusive_group(required=True)
     g.add_argument("--hls", action="store_true", help="HLS C with the mapping applied")
-    g.add_argument("--prompt", action="store_true", help="the model prompt (digit-isolated numbers)")
+    g.add_argument("--prompt", action="store_true",
+                   help="exactly the text a model reads (digit-isolated numbers): by default the first estimator "
+                        "that reads a prompt, with its own checkpoint (the shipped llm model); see --estimator, "
+                        "--model")
+    r.add_argument("--estimator", metavar="NAME",
+                   help="with --prompt: the estimator whose model's prompt to show")
+    r.add_argument("--model", metavar="PATH",
+                   help="with --prompt: a checkpoint folder; show what that model reads (default: the "
+                        "estimator's own, i.e. its shipped model or LLMULATOR_<NAME>_MODEL)")
     r.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
     r.add_argument("--variant", help="input variant of the workload, for the prompt's input section")
     r.set_defaults(func=cmd_render)
@@ -165,6 +170,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     from . import plugins
     plugins.add_commands(sub)
+    plugins.add_trainers(lambda: _train_verb(sub))  # no trainer registered: no `train` verb
     _fill_help(p)
     return p
 
@@ -338,8 +344,10 @@ def _library_path(name: str) -> str:
 
 def cmd_render(args) -> int:
     from . import render
+    if args.hls and (args.estimator or args.model):
+        raise UserError("--estimator and --model choose whose prompt --prompt shows; leave them out with --hls")
     d = _load(args)
-    text = render.hls_c(d) if args.hls else render.prompt(d)
+    text = render.hls_c(d) if args.hls else _model_prompt(d, args.estimator, args.model)
     if args.output:
         from .fileio import atomic_write_text
         if Path(args.output).is_dir():
@@ -353,13 +361,43 @@ def cmd_render(args) -> int:
     return 0
 
 
+def _model_prompt(d, name: str | None, model: str | None) -> str:
+    """Exactly what a model reads for design ``d``: the ``prompts`` of an estimator that reads a prompt
+    (``llmulator.hookspecs.PromptReader``), estimator ``name``'s or else the first registered one whose
+    checkpoint gives one; ``model``: that checkpoint folder instead of the estimator's own."""
+    from . import plugins
+    from .hookspecs import PromptReader
+    if model is not None and not Path(model).is_dir():
+        raise UserError(f"--model {model}: no such checkpoint folder")
+    tried = []
+    for n in [name] if name else plugins.names("estimators"):
+        r = plugins.entry("estimators", n)
+        est = r.factory() if model is not None else r.get()  # another checkpoint: an instance of its own
+        if not isinstance(est, PromptReader):
+            if name:
+                raise UserError(f"estimator '{n}' has no model that reads a prompt; --prompt shows the text of one "
+                                "that has (see `llmulator plugins`)")
+            continue
+        if model is not None:
+            est.path = Path(model)
+        try:
+            return est.prompts([d])[0]
+        except UserError as e:
+            if name or model is not None:  # the one asked for, or the checkpoint given: its own reason
+                raise
+            tried.append(f"{n}: {e}")
+    raise UserError("no estimator gave its model's prompt" + "".join(f"\n  {t}" for t in tried)
+                    if tried else "no registered estimator reads a prompt (see `llmulator plugins`)")
+
+
 def _context_owner(name: str) -> tuple[Any, str]:
     """(calibrator, estimator name) of a saved calibration context, asking each calibrator's ``contexts()``."""
     from . import plugins
+    from .hookspecs import ContextCalibrator
     known = []
     for cname in plugins.names("calibrators"):
         cal = plugins.get("calibrators", cname)
-        ctxs = cal.contexts() if hasattr(cal, "contexts") and hasattr(cal, "apply") else {}
+        ctxs = cal.contexts() if isinstance(cal, ContextCalibrator) else {}
         if name in ctxs:
             return cal, ctxs[name]["estimator"]
         known += list(ctxs)
@@ -388,6 +426,7 @@ def _print_failures(kind: str, failed: dict) -> None:
 
 def cmd_estimate(args) -> int:
     from . import plugins
+    from .hookspecs import why_unavailable
     d = _load(args)
     owner = _context_owner(args.context) if args.context else None
     names = args.estimator or plugins.names("estimators")  # --context adds a column, it drops none
@@ -398,7 +437,7 @@ def cmd_estimate(args) -> int:
         plugins.entry("estimators", n)  # an unknown name is bad usage (exit 2), not a plugin failure
         try:
             est = plugins.get("estimators", n)
-            why = est.available() if hasattr(est, "available") else None
+            why = why_unavailable(est)
         except Exception as e:  # noqa: BLE001 - its factory or available() raised: its plugin's bug
             failed[n] = _failure("estimators", n, e)
             continue
@@ -425,7 +464,7 @@ def cmd_estimate(args) -> int:
         cal, base = owner
         col = f"{base}@{args.context}"
         est = plugins.get("estimators", base)
-        why = est.available() if hasattr(est, "available") else None
+        why = why_unavailable(est)
         if why:
             raise UserError(f"context '{args.context}' calibrates estimator '{base}', which is not available: {why}")
         try:
@@ -473,12 +512,13 @@ def cmd_estimate(args) -> int:
 
 def cmd_profile(args) -> int:
     from . import plugins
+    from .hookspecs import set_limits, why_unavailable
     from .inputs import inputs_for
     d = _load(args)
     plugins.entry("profilers", args.profiler)  # an unknown name is bad usage (exit 2)
     try:
         prof = plugins.get("profilers", args.profiler)
-        why = prof.available() if hasattr(prof, "available") else None
+        why = why_unavailable(prof)
     except (SpecError, UserError):
         raise
     except Exception as e:  # noqa: BLE001 - its plugin's bug
@@ -488,9 +528,7 @@ def cmd_profile(args) -> int:
         raise UserError(f"profiler '{args.profiler}' is not available: {why}")
     from .sandbox import Limits
     Limits(wall_s=args.time_limit, mem_bytes=args.mem_limit).check()  # no value turns a limit off
-    for attr, value in (("time_limit_s", args.time_limit), ("mem_limit_mb", args.mem_limit)):
-        if hasattr(prof, attr):
-            setattr(prof, attr, value)
+    set_limits(prof, time_limit_s=args.time_limit, mem_limit_mb=args.mem_limit)  # its declared limits
     if args.variant is not None:
         from .inputs import variants
         if args.variant not in variants(d.workload):
@@ -546,9 +584,10 @@ def _availability(kind: str, name: str) -> tuple[bool | None, str]:
     """(usable?, why not) of one component: its ``available()`` (True, "" without one); a component whose
     factory or ``available()`` raises is not available, and the reason blames its plugin."""
     from . import plugins
+    from .hookspecs import why_unavailable
     try:
         comp = plugins.get(kind, name)
-        why = comp.available() if hasattr(comp, "available") else None
+        why = why_unavailable(comp)
     except Exception as e:  # noqa: BLE001 - a broken plugin: say so in its row
         return False, f"raised {type(e).__name__}: {e} ({plugins.blame(kind, name)})"
     return (why is None), (why or "")

@@ -2,7 +2,10 @@
 
 Built-in plugins (package ``llmulator_plugins``) are registered through the
 same entry points as third-party ones, so they use exactly the public
-contract. Components are registered as factories and built lazily.
+contract (``llmulator.hookspecs``). Components are registered as factories and
+built lazily; each kind's ``register_*`` hooks run the first time a component of
+that kind is asked for (building the CLI's parser runs only ``register_trainers``
+and ``register_commands``).
 
 Isolation: a plugin module that fails to import, or whose ``register_*`` hook
 raises, is recorded in :func:`broken` (``llmulator plugins`` lists it) and its
@@ -26,7 +29,7 @@ import pluggy
 from . import hookspecs
 from .errors import UserError
 
-KINDS = ("estimators", "profilers", "calibrators", "generators")
+KINDS = ("estimators", "profilers", "calibrators", "generators", "trainers")  # one register_<kind> hook each
 BUILTIN_DIST = "llmulator"  # the distribution of the built-in plugins (llmulator_plugins.*)
 
 
@@ -50,7 +53,7 @@ class Registered:
 
 
 _PM: pluggy.PluginManager | None = None
-_REG: dict[str, dict[str, Registered]] | None = None
+_REG: dict[str, dict[str, Registered]] = {}  # kind -> name -> component, each kind collected on first use
 _DIST: dict[str, str] = {}  # plugin name -> "distribution version"
 _BROKEN: dict[tuple[str, str], str] = {}  # (plugin name, stage) -> what went wrong, naming its package
 
@@ -109,9 +112,9 @@ def manager() -> pluggy.PluginManager:
 
 def reset() -> None:
     """Forget loaded plugins (tests)."""
-    global _PM, _REG
+    global _PM
     _PM = None
-    _REG = None
+    _REG.clear()
     _DIST.clear()
     _BROKEN.clear()
 
@@ -119,12 +122,11 @@ def reset() -> None:
 def register_plugin(obj: Any, name: str | None = None, distribution: str | None = None) -> None:
     """Register a plugin object directly (for scripts and tests); ``distribution`` (``"name version"``)
     is what failures of its components are blamed on."""
-    global _REG
     pm = manager()
     pm.register(obj, name=name)
     if distribution is not None:
         _DIST[pm.get_name(obj)] = distribution
-    _REG = None
+    _REG.clear()
 
 
 def _name_of(factory: Any) -> str:
@@ -134,37 +136,46 @@ def _name_of(factory: Any) -> str:
     return name
 
 
+def components(kind: str) -> dict[str, Registered]:
+    """Name -> registered component of one kind (``"estimators"``, ..., ``"trainers"``), in registration
+    order; that kind's ``register_*`` hooks run on the first call."""
+    if kind not in _REG:
+        _REG[kind] = _collect(kind)
+    return _REG[kind]
+
+
+def _collect(kind: str) -> dict[str, Registered]:
+    pm = manager()
+    found: dict[str, Registered] = {}
+    hook = getattr(pm.hook, f"register_{kind}")
+    for impl in hook.get_hookimpls():
+        plugin_name = pm.get_name(impl.plugin) or repr(impl.plugin)
+        dist = _DIST.get(plugin_name)
+        mine: list[Registered] = []
+
+        def register(factory, _plugin=plugin_name, _dist=dist, _mine=mine):
+            _mine.append(Registered(kind, _name_of(factory), factory, _plugin, _dist))
+
+        try:
+            _call(impl, register=register)
+        except Exception as e:  # noqa: BLE001 - a broken hook loses its own components only
+            _BROKEN[plugin_name, kind] = (f"{origin(plugin_name, dist)}: its register_{kind} hook raised "
+                                          f"{type(e).__name__}: {e}")
+            continue
+        for r in mine:
+            other = found.get(r.name)
+            if other is not None:
+                raise UserError(
+                    f"two plugins register the {kind[:-1]} '{r.name}': {other.origin} and {r.origin}"
+                    if other.plugin != r.plugin else
+                    f"{r.origin} registers the {kind[:-1]} '{r.name}' twice")
+            found[r.name] = r
+    return found
+
+
 def registry() -> dict[str, dict[str, Registered]]:
-    global _REG
-    if _REG is None:
-        pm = manager()
-        reg: dict[str, dict[str, Registered]] = {k: {} for k in KINDS}
-        for kind in KINDS:
-            hook = getattr(pm.hook, f"register_{kind}")
-            for impl in hook.get_hookimpls():
-                plugin_name = pm.get_name(impl.plugin) or repr(impl.plugin)
-                dist = _DIST.get(plugin_name)
-                mine: list[Registered] = []
-
-                def register(factory, _kind=kind, _plugin=plugin_name, _dist=dist, _mine=mine):
-                    _mine.append(Registered(_kind, _name_of(factory), factory, _plugin, _dist))
-
-                try:
-                    _call(impl, register=register)
-                except Exception as e:  # noqa: BLE001 - a broken hook loses its own components only
-                    _BROKEN[plugin_name, kind] = (f"{origin(plugin_name, dist)}: its register_{kind} hook raised "
-                                                  f"{type(e).__name__}: {e}")
-                    continue
-                for r in mine:
-                    other = reg[kind].get(r.name)
-                    if other is not None:
-                        raise UserError(
-                            f"two plugins register the {kind[:-1]} '{r.name}': {other.origin} and {r.origin}"
-                            if other.plugin != r.plugin else
-                            f"{r.origin} registers the {kind[:-1]} '{r.name}' twice")
-                    reg[kind][r.name] = r
-        _REG = reg
-    return _REG
+    """Every kind's components (:func:`components` of each kind in :data:`KINDS`)."""
+    return {kind: components(kind) for kind in KINDS}
 
 
 def broken() -> list[str]:
@@ -175,11 +186,11 @@ def broken() -> list[str]:
 
 
 def names(kind: str) -> list[str]:
-    return list(registry()[kind])
+    return list(components(kind))
 
 
 def entry(kind: str, name: str) -> Registered:
-    entries = registry()[kind]
+    entries = components(kind)
     if name not in entries:
         known = ", ".join(entries) or "none"
         extra = "".join(f"\n  note: {why}" for why in _BROKEN.values())
@@ -194,7 +205,7 @@ def get(kind: str, name: str) -> Any:
 def blame(kind: str, name: str) -> str:
     """Whom to tell when the component ``name`` raises: its plugin and package, not llmulator
     (unless it is one of llmulator's own)."""
-    r = registry()[kind].get(name)
+    r = components(kind).get(name)
     if r is None:
         return f"a bug in the plugin that provides the {kind[:-1]} '{name}'"
     if r.distribution is not None and r.distribution.split()[0] == BUILTIN_DIST:
@@ -218,3 +229,33 @@ def add_commands(subparsers: Any) -> None:
         except Exception as e:  # noqa: BLE001 - one broken plugin must not take the CLI down
             _BROKEN[plugin_name, "commands"] = (f"{origin(plugin_name, _DIST.get(plugin_name))}: its "
                                                 f"register_commands hook raised {type(e).__name__}: {e}")
+
+
+def add_trainers(make_targets: Callable[[], Any]) -> None:
+    """A sub-parser for every registered :class:`~llmulator.hookspecs.Trainer`, plugin by plugin in pluggy's
+    call order (as :func:`add_commands` adds verbs), its handler the trainer's ``train``. ``make_targets()``
+    makes the sub-parsers object they go into (the ``train`` verb's); it is called before the first target
+    only, so no trainer means no verb. A trainer whose factory or ``add_arguments`` raises loses its target
+    only (``llmulator plugins`` names it)."""
+    import argparse
+    try:
+        trainers = components("trainers")
+    except UserError as e:  # two plugins register one target: `plugins` says so, the other verbs still work
+        _BROKEN["", "trainers"] = str(e)
+        return
+    pm = manager()
+    calls = [pm.get_name(i.plugin) or repr(i.plugin) for i in reversed(pm.hook.register_trainers.get_hookimpls())]
+    targets = None
+    for name, r in sorted(trainers.items(), key=lambda kv: calls.index(kv[1].plugin)):
+        try:
+            t = r.get()
+            targets = targets if targets is not None else make_targets()
+            p = targets.add_parser(name, help=t.help, description=t.description or None, epilog=t.epilog or None,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter)
+            t.add_arguments(p)
+        except Exception as e:  # noqa: BLE001 - one broken plugin must not take the CLI down
+            if targets is not None and targets.choices.pop(name, None) is not None:  # and out of the help listing
+                targets._choices_actions = [a for a in targets._choices_actions if a.dest != name]
+            _BROKEN[r.plugin, "trainers"] = f"{r.origin}: its trainer '{name}' raised {type(e).__name__}: {e}"
+            continue
+        p.set_defaults(func=t.train)

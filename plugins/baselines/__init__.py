@@ -16,7 +16,8 @@ def register_estimators(register):
 
 
 @hookimpl
-def register_commands(subparsers):
-    from .cli import add_command
+def register_trainers(register):
+    from .cli import TRAINERS
 
-    add_command(subparsers)
+    for cls in TRAINERS:
+        register(cls)

@@ -17,32 +17,60 @@ HELP = {"gnn": "the GNN baseline (control/data-flow graph of the mapped kernel)"
         "tensetmlp": "the Tenset-MLP baseline (segment-sum MLP over statements)"}
 
 
-def add_command(subparsers) -> None:
-    from llmulator.cli import train_subparsers
-    targets = train_subparsers(subparsers)
-    for name, text in HELP.items():
-        p = targets.add_parser(name, help=text, description=f"Train {text}.",
-                               formatter_class=argparse.RawDescriptionHelpFormatter,
-                               epilog=EPILOG.format(name=name, env=name.upper()))
-        p.add_argument("--data", required=True, help="dataset folder made by `llmulator synth`")
-        p.add_argument("--out", required=True, help="checkpoint folder (model.safetensors, config.json, state/)")
-        p.add_argument("--epochs", type=int, help="training epochs (default: the model's)")
-        p.add_argument("--batch", type=int, help="designs per step (default 32)")
-        p.add_argument("--lr", type=float, help="peak learning rate")
-        p.add_argument("--weight-decay", type=float, help="AdamW weight decay (default 1e-5)")
-        p.add_argument("--seed", type=int, default=0)
-        p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-        p.add_argument("--resume", action="store_true", help="continue from the state in --out")
-        p.add_argument("--holdout-family", metavar="FAMILY",
-                       help="leave-one-family-out: train without this application family (its rows form split "
-                            "test_family, evaluated at the end; bench it with `llmulator bench --holdout-family`)")
-        p.add_argument("--workers", type=int, default=1,
-                       help="processes for featurisation; with 2 or more, every baseline kind is featurised in the "
-                            "same pass and cached in the dataset folder for the other kinds' runs (default 1)")
-        p.add_argument("--max-train-rows", type=int, metavar="N",
-                       help="train on a seeded random subset of N training rows (learning curves)")
-        p.add_argument("--no-progress", action="store_true")
-        p.set_defaults(func=run, baseline=name)
+class BaselineTrainer:
+    """``llmulator train NAME`` for one learned baseline: a ``llmulator.hookspecs.Trainer``, registered by the
+    plugin's ``register_trainers``."""
+
+    name = ""
+
+    def __init__(self):
+        self.help = HELP[self.name]
+        self.description = f"Train {self.help}."
+        self.epilog = EPILOG.format(name=self.name, env=self.name.upper())
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_arguments(parser)
+        parser.set_defaults(baseline=self.name)
+
+    def train(self, args) -> int:
+        return run(args)
+
+
+class GNNTrainer(BaselineTrainer):
+    name = "gnn"
+
+
+class TLPTrainer(BaselineTrainer):
+    name = "tlp"
+
+
+class TensetMLPTrainer(BaselineTrainer):
+    name = "tensetmlp"
+
+
+TRAINERS = (GNNTrainer, TLPTrainer, TensetMLPTrainer)  # in HELP's order: `llmulator train --help` lists them so
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``llmulator train gnn|tlp|tensetmlp``."""
+    p.add_argument("--data", required=True, help="dataset folder made by `llmulator synth`")
+    p.add_argument("--out", required=True, help="checkpoint folder (model.safetensors, config.json, state/)")
+    p.add_argument("--epochs", type=int, help="training epochs (default: the model's)")
+    p.add_argument("--batch", type=int, help="designs per step (default 32)")
+    p.add_argument("--lr", type=float, help="peak learning rate")
+    p.add_argument("--weight-decay", type=float, help="AdamW weight decay (default 1e-5)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    p.add_argument("--resume", action="store_true", help="continue from the state in --out")
+    p.add_argument("--holdout-family", metavar="FAMILY",
+                   help="leave-one-family-out: train without this application family (its rows form split "
+                        "test_family, evaluated at the end; bench it with `llmulator bench --holdout-family`)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="processes for featurisation; with 2 or more, every baseline kind is featurised in the "
+                        "same pass and cached in the dataset folder for the other kinds' runs (default 1)")
+    p.add_argument("--max-train-rows", type=int, metavar="N",
+                   help="train on a seeded random subset of N training rows (learning curves)")
+    p.add_argument("--no-progress", action="store_true")
 
 
 def run(args) -> int:

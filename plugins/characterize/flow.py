@@ -291,13 +291,16 @@ class VcdActivity:
 _TS_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9, "ps": 1e-12, "fs": 1e-15}
 
 
-def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | None = None) -> VcdActivity:
+def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | None = None,
+              hierarchical: bool = False) -> VcdActivity:
     """Per-bit toggle counts and time-at-1 of every net in a VCD (streamed line by line).
 
     Nets are named without escapes, one entry per bit: ``a_r[3]``, ``_05_``, ``clk``. With
     ``scope`` (e.g. ``"tb.dut"``) only variables declared directly in that scope are kept. X and Z
     values are not levels: a 0->x->1 sequence counts as one toggle. The dump ends at the last
-    timestamp unless ``t_end`` is given.
+    timestamp unless ``t_end`` is given. With ``hierarchical`` every net is named with its scope path
+    below ``scope`` (``u_array.u_pe_0_1.w[3]``), so one dump of a hierarchical design serves every
+    instance of a module (plugins/rtl).
     """
     ids: dict[str, list[str]] = {}     # id code -> bit names (MSB first for vectors)
     stack: list[str] = []
@@ -351,9 +354,12 @@ def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | Non
                     if x == "$end":
                         break
                     rest.append(x)
-                if want is not None and stack != want:
+                if want is not None and (stack[:len(want)] != want if hierarchical else stack != want):
                     continue
                 ref = ref[1:] if ref.startswith("\\") else ref
+                if hierarchical:
+                    sub = stack[len(want):] if want is not None else stack
+                    ref = ".".join([*sub, ref])
                 rng = rest[0] if rest and rest[0].startswith("[") else None
                 if rng is None and "[" in ref and ref.endswith("]") and ":" in ref:
                     ref, rng = ref[:ref.index("[")], ref[ref.index("["):]
@@ -437,13 +443,20 @@ class Netlist:
     loads: dict[str, tuple[tuple[str, str], ...]]  # net -> ((instance, pin), ...) of input pins
 
 
-def parse_netlist(text: str, top: str, pins: dict[str, dict[str, dict[str, Any]]]) -> Netlist:
-    """Cell instances of a flat Yosys netlist and, per net, the input (load) pins it drives."""
+def parse_netlist(text: str, top: str, pins: dict[str, dict[str, dict[str, Any]]],
+                  submodules: bool = False) -> Netlist:
+    """Cell instances of a flat Yosys netlist and, per net, the input (load) pins it drives.
+
+    With ``submodules`` the text may hold several modules: only ``top``'s body is read, and instances of
+    other modules (a hierarchical netlist) are skipped rather than refused."""
     body_start = re.search(r"\bmodule\s+" + re.escape(top) + r"\b.*?\)\s*;", text, re.S)
     if not body_start:
         raise ValueError(f"module {top} not found in the netlist")
     ports = tuple(netlist_ports(text, top))
     body = text[body_start.end():]
+    if submodules:
+        end = re.search(r"^\s*endmodule\b", body, re.M)
+        body = body[:end.start()] if end else body
     inst_re = re.compile(r"^\s*([A-Za-z_]\w*)\s+(\\\S+|[A-Za-z_][\w$]*)\s*\((.*?)\)\s*;", re.S | re.M)
     conn_re = re.compile(r"\.(\w+)\s*\(\s*((?:\\\S+\s)|[^()]*?)\s*\)")
     cells: dict[str, str] = {}
@@ -453,6 +466,8 @@ def parse_netlist(text: str, top: str, pins: dict[str, dict[str, dict[str, Any]]
         if ctype in ("wire", "input", "output", "inout", "assign", "reg", "module", "endmodule"):
             continue
         if ctype not in pins:
+            if submodules:
+                continue
             raise ValueError(f"cell type {ctype} (instance {inst}) is not in the liberty")
         cells[inst] = ctype
         for pin, expr in conn_re.findall(m.group(3)):

@@ -1,7 +1,8 @@
 """Price points of a space with an estimator: vectorised where it can, one design at a time otherwise.
 
-Fast path (the analytical estimator on a single perfect nest that uses the
-PE array): points are grouped by their *outer* values (hardware, unroll,
+Fast path (an estimator with the ``BatchEstimator`` capability of
+``llmulator.hookspecs``, e.g. the analytical one, on a single perfect nest that
+uses the PE array): points are grouped by their *outer* values (hardware, unroll,
 pipeline II, partition), one Design is built per group, and the group's
 tile / spatial / order choices go through ``evaluate_batch`` as NumPy arrays.
 Everything else (another estimator, several nests, a point that binds no loop
@@ -67,7 +68,8 @@ class Evaluator:
 
     # -- setup --------------------------------------------------------------------------------
     def _fast_possible(self) -> bool:
-        if not hasattr(self.est, "evaluate_batch") or getattr(self.est, "name", "") != "analytical":
+        from llmulator.hookspecs import BatchEstimator
+        if not isinstance(self.est, BatchEstimator):  # a declared capability, not a name
             return False
         base = self._outer_design(tuple(0 for _ in self.outer_dims))
         if base is None or any(lm.fuse for lm in base.mapping.loops.values()):

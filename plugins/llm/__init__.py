@@ -1,4 +1,7 @@
-"""The LLM estimator plugin (the LLMulator method): digit-by-digit numeric prediction."""
+"""The LLM estimator plugin (the LLMulator method): digit-by-digit numeric prediction, and ``llmulator train llm``.
+
+Registration imports nothing heavy: the estimator's module and the trainer's options load without torch.
+"""
 
 from llmulator.hookspecs import hookimpl
 
@@ -13,7 +16,7 @@ def register_estimators(register):
 
 
 @hookimpl
-def register_commands(subparsers):
-    from .cli import add_command
+def register_trainers(register):
+    from .cli import LLMTrainer
 
-    add_command(subparsers)
+    register(LLMTrainer)

@@ -17,10 +17,23 @@ ablation heads (one model each):
   LLMULATOR_LLM_LOGMSE_MODEL=models/llm-logmse llmulator estimate hls-fpga atax atax-hls-fpga --estimator llm-logmse"""
 
 
-def add_command(subparsers) -> None:
-    from llmulator.cli import train_subparsers
-    p = train_subparsers(subparsers).add_parser("llm", help="the LLM estimator (digit-by-digit prediction)",
-                                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
+class LLMTrainer:
+    """``llmulator train llm``: a ``llmulator.hookspecs.Trainer``, registered by the plugin's ``register_trainers``."""
+
+    name = "llm"
+    help = "the LLM estimator (digit-by-digit prediction)"
+    description = ""
+    epilog = EPILOG
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        add_arguments(parser)
+
+    def train(self, args) -> int:
+        return run(args)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of ``llmulator train llm``."""
     p.add_argument("--data", required=True, help="dataset folder made by `llmulator synth`")
     p.add_argument("--out", required=True, help="checkpoint folder (safetensors, tokenizer, training state)")
     p.add_argument("--pretrain-steps", type=int, default=300)
@@ -54,7 +67,6 @@ def add_command(subparsers) -> None:
                         "(default 1: uniform)")
     p.add_argument("--max-train-rows", type=int, metavar="N",
                    help="train on a seeded random subset of N training rows (learning curves)")
-    p.set_defaults(func=run)
 
 
 def run(args) -> int:

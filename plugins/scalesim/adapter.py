@@ -455,6 +455,9 @@ class ScaleSimProfiler:
 
     name = "scalesim"
     version = VERSION  # becomes VERSION+scalesim-X.Y.Z once the interpreter was probed
+    # the Profiler contract's memory limit (llmulator.hookspecs): accepted, not enforced; a SCALE-Sim run is
+    # limited in wall time only (time_limit_s)
+    mem_limit_mb: int | None = None
 
     def __init__(self, python: str | os.PathLike | None = None, time_limit_s: float | None = None):
         self._python = Path(python) if python else None

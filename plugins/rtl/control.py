@@ -1,0 +1,335 @@
+"""Verilog of the control: loop-nest walkers, the operand engines, the controller and the top.
+
+Every engine (one per operand stream: the stationary preload, the west and north streams, the old
+outputs and the writer) walks the mapping's loop nest on its own copy of the walker: the fold's
+tile loops (mixed-radix counters, so a fused loop's members are digits of one counter), then its
+vectors (the stream's temporal point loops, or the rows of the array). From the walker's state it
+computes each lane's element address with the subscript's affine coefficients, coalesces lanes
+that share a word and requests the words from its level's arbiter; read data comes back after
+the bank latency into a ring of vector slots that the array consumes in order. The writer adds
+the array's outputs to the old values and writes them back (read-modify-write), and the reader
+of old values never runs ahead of the fold the writer is finishing (no read before write).
+"""
+
+from __future__ import annotations
+
+from .datapath import clog2
+from .layout import Layout
+from .plan import LoopPlan, Plan
+
+
+class Walker:
+    """The loop-nest walker's registers and next-state logic, as Verilog text with a name prefix."""
+
+    def __init__(self, plan: Plan, pre: str, inner: str):
+        self.plan, self.pre, self.inner = plan, pre, inner
+        self.tiles = [plan.loop(lb) for lb in plan.tile_order]
+        self.temporal = [plan.loop(lb) for lb in plan.temporal]
+        self.la = plan.loop(plan.loop_a)
+        self.decl: list[str] = []
+        self.wires: list[str] = []
+        self._n = 0
+
+    # helpers -------------------------------------------------------------------------------
+    def fw(self, lp: LoopPlan) -> int:
+        return clog2(lp.trips + lp.tile + 1) + 1
+
+    def dw(self, lp: LoopPlan) -> int:
+        return clog2(max(lp.radices) + 1) + 1
+
+    def bd(self, lp: LoopPlan, j: int) -> str:
+        return f"{self.pre}bd_{lp.label}_{j}" if lp.strip_mined else "0"
+
+    def bf(self, lp: LoopPlan) -> str:
+        return f"{self.pre}bf_{lp.label}" if lp.strip_mined else "0"
+
+    def addc(self, lp: LoopPlan, digits: list[str], c: int) -> list[str]:
+        """Wires holding ``digits + c`` in the loop's mixed radix (the carry out of the top is dropped)."""
+        cd = lp.digits(c % lp.trips) if c < lp.trips else lp.digits(c % lp.trips)
+        if c >= lp.trips:
+            cd = (cd[0] + c // lp.trips,) + cd[1:]
+        self._n += 1
+        k = self._n
+        w = self.dw(lp) + 1
+        out = [""] * len(digits)
+        carry = "1'b0"
+        for j in reversed(range(len(digits))):
+            s = f"{self.pre}ad{k}_{j}"
+            if len(digits) == 1:
+                self.wires.append(f"  wire [{w + clog2(c + 2)}:0] {s} = {digits[j]} + {cd[j]};")
+                out[j] = s
+                break
+            self.wires.append(f"  wire [{w - 1}:0] {s}_s = {digits[j]} + {cd[j]} + {carry};")
+            self.wires.append(f"  wire {s}_c = {s}_s >= {lp.radices[j]};")
+            self.wires.append(f"  wire [{w - 1}:0] {s} = {s}_c ? {s}_s - {lp.radices[j]} : {s}_s;")
+            carry = f"{s}_c"
+            out[j] = s
+        return out
+
+    def ext(self, lp: LoopPlan) -> str:
+        """Point extent of the loop in the current fold: min(tile, trips - base)."""
+        if not lp.strip_mined:
+            return str(lp.tile)
+        return f"{self.pre}ext_{lp.label}"
+
+    # the walker ------------------------------------------------------------------------------
+    def build(self) -> tuple[list[str], list[str], list[str], list[str]]:
+        """(declarations, wires, init statements, step statements)."""
+        pre = self.pre
+        D, init, step = self.decl, [], []
+        D.append(f"  reg {pre}walk_done; reg [31:0] {pre}fidx;")
+        init += [f"{pre}walk_done <= 0;", f"{pre}fidx <= 0;"]
+        for lp in self.plan.loops:
+            if lp.strip_mined:
+                D.append(f"  reg [{self.fw(lp) - 1}:0] {pre}bf_{lp.label};")
+                D.append("  " + " ".join(f"reg [{self.dw(lp) - 1}:0] {pre}bd_{lp.label}_{j};"
+                                         for j in range(len(lp.radices))))
+                init.append(f"{pre}bf_{lp.label} <= 0;")
+                init += [f"{pre}bd_{lp.label}_{j} <= 0;" for j in range(len(lp.radices))]
+                self.wires.append(f"  wire [{self.fw(lp) - 1}:0] {pre}ext_{lp.label} = "
+                                  f"({pre}bf_{lp.label} + {lp.tile} > {lp.trips}) ? {lp.trips} - {pre}bf_{lp.label} "
+                                  f": {lp.tile};")
+        # next fold: the innermost tile loop advances by its tile; a finished one resets and carries
+        carry = "1'b1"
+        nxt: dict[str, tuple[str, list[str]]] = {}
+        for lp in reversed(self.tiles):
+            last = f"{pre}tl_{lp.label}"
+            self.wires.append(f"  wire {last} = {pre}bf_{lp.label} + {lp.tile} >= {lp.trips};")
+            inc = self.addc(lp, [self.bd(lp, j) for j in range(len(lp.radices))], lp.tile)
+            cin = f"{pre}ci_{lp.label}"
+            self.wires.append(f"  wire {cin} = {carry};")
+            nbf = f"{pre}nbf_{lp.label}"
+            self.wires.append(f"  wire [{self.fw(lp) - 1}:0] {nbf} = {cin} ? ({last} ? 0 : {pre}bf_{lp.label} + "
+                              f"{lp.tile}) : {pre}bf_{lp.label};")
+            nbd = []
+            for j in range(len(lp.radices)):
+                n = f"{pre}nbd_{lp.label}_{j}"
+                self.wires.append(f"  wire [{self.dw(lp) - 1}:0] {n} = {cin} ? ({last} ? 0 : {inc[j]}) : "
+                                  f"{self.bd(lp, j)};")
+                nbd.append(n)
+            nxt[lp.label] = (nbf, nbd)
+            carry = f"{cin} && {last}"
+        self.wires.append(f"  wire {pre}all_tlast = {carry};")
+
+        def nbd_of(lp: LoopPlan, j: int) -> str:
+            return nxt[lp.label][1][j] if lp.label in nxt else "0"
+
+        fold_adv = [f"{pre}fidx <= {pre}fidx + 1;", f"if ({pre}all_tlast) {pre}walk_done <= 1;"]
+        for lp in self.tiles:
+            fold_adv.append(f"{pre}bf_{lp.label} <= {nxt[lp.label][0]};")
+            fold_adv += [f"{pre}bd_{lp.label}_{j} <= {nxt[lp.label][1][j]};" for j in range(len(lp.radices))]
+        if self.inner == "stream":
+            lasts = []
+            for lp in self.temporal:
+                D.append(f"  reg [{self.fw(lp) - 1}:0] {pre}p_{lp.label};")
+                D.append("  " + " ".join(f"reg [{self.dw(lp) - 1}:0] {pre}pd_{lp.label}_{j};"
+                                         for j in range(len(lp.radices))))
+                init.append(f"{pre}p_{lp.label} <= 0;")
+                init += [f"{pre}pd_{lp.label}_{j} <= 0;" for j in range(len(lp.radices))]
+                self.wires.append(f"  wire {pre}pl_{lp.label} = {pre}p_{lp.label} == {self.ext(lp)} - 1;")
+                lasts.append(f"{pre}pl_{lp.label}")
+            self.wires.append(f"  wire {pre}fold_end = {' && '.join(lasts) if lasts else '1' + chr(39) + 'b1'};")
+            # odometer, innermost first
+            chain = []
+            for idx in reversed(range(len(self.temporal))):
+                lp = self.temporal[idx]
+                inc = self.addc(lp, [f"{pre}pd_{lp.label}_{j}" for j in range(len(lp.radices))], 1)
+                body = [f"{pre}p_{lp.label} <= {pre}p_{lp.label} + 1;"]
+                body += [f"{pre}pd_{lp.label}_{j} <= {inc[j]};" for j in range(len(lp.radices))]
+                for inner in self.temporal[idx + 1:]:
+                    body.append(f"{pre}p_{inner.label} <= 0;")
+                    body += [f"{pre}pd_{inner.label}_{j} <= {self.bd(inner, j)};" for j in range(len(inner.radices))]
+                chain.append((f"!{pre}pl_{lp.label}", body))
+            end = list(fold_adv)
+            for lp in self.temporal:
+                end.append(f"{pre}p_{lp.label} <= 0;")
+                end += [f"{pre}pd_{lp.label}_{j} <= {nbd_of(lp, j)};" for j in range(len(lp.radices))]
+        else:  # rows of the array along a
+            la, A = self.la, self.plan.A
+            D.append(f"  reg [15:0] {pre}k;")
+            D.append("  " + " ".join(f"reg [{self.dw(la) - 1}:0] {pre}rd_{j};" for j in range(len(la.radices))))
+            init.append(f"{pre}k <= 0;")
+            init += [f"{pre}rd_{j} <= 0;" for j in range(len(la.radices))]
+            inc = self.addc(la, [f"{pre}rd_{j}" for j in range(len(la.radices))], 1)
+            self.wires.append(f"  wire {pre}fold_end = {pre}k == {A - 1};")
+            chain = [(f"!{pre}fold_end", [f"{pre}k <= {pre}k + 1;"]
+                      + [f"{pre}rd_{j} <= {inc[j]};" for j in range(len(la.radices))])]
+            end = list(fold_adv) + [f"{pre}k <= 0;"] + [f"{pre}rd_{j} <= {nbd_of(la, j)};"
+                                                        for j in range(len(la.radices))]
+        for n, (cond, body) in enumerate(chain):
+            step.append(("if" if n == 0 else "else if") + f" ({cond}) begin " + " ".join(body) + " end")
+        step.append(("else begin " if chain else "begin ") + " ".join(end) + " end")
+        return D, self.wires, init, step
+
+    def value(self, var: str, lane_loop: str | None, lane: int | None) -> str:
+        """The Verilog expression of a loop variable's value at the walker's current vector."""
+        for lp in self.plan.loops:
+            if var not in lp.vars:
+                continue
+            j = lp.vars.index(var)
+            if lp.label == lane_loop:
+                return self.lane_digits(lp, lane)[j]
+            if self.inner == "rows" and lp.label == self.plan.loop_a:
+                return f"{self.pre}rd_{j}"
+            if self.inner == "stream" and lp.label in self.plan.temporal:
+                return f"{self.pre}pd_{lp.label}_{j}"
+            return self.bd(lp, j)
+        raise KeyError(var)
+
+    _lane_cache: dict
+
+    def lane_digits(self, lp: LoopPlan, lane: int) -> list[str]:
+        cache = self.__dict__.setdefault("_lane_cache", {})
+        key = (lp.label, lane)
+        if key not in cache:
+            cache[key] = self.addc(lp, [self.bd(lp, j) for j in range(len(lp.radices))], lane)
+        return cache[key]
+
+
+ROLE_OF = {"rd_S": "S", "rd_X": "X", "rd_Y": "Y", "old": "O", "wr": "O"}
+
+
+def engine_module(plan: Plan, lay: Layout, kind: str) -> str:
+    """One operand engine: walker + lane addresses + requests (+ return ring for readers, RMW writer)."""
+    role = ROLE_OF[kind]
+    op = plan.operands[role]
+    pl = lay.placed[role]
+    lv = lay.levels[pl.level]
+    write = kind == "wr"
+    lane_loop = plan.loop_a if role == "X" else plan.loop_b
+    NL = plan.A if role == "X" else plan.B
+    inner = "rows" if role == "S" or (role == "O" and plan.shape == "os") else "stream"
+    EB, W, NB = op.bits, lv.width, lv.banks
+    BW, RW = clog2(NB), clog2(lv.depth)
+    LOG = clog2(pl.epw) if pl.epw > 1 else 0
+    OW = max(LOG, 1)
+    IW = clog2(NL)
+    words = lay.levels[pl.level].used_words
+    AW = max(clog2(words * pl.epw + 1) + 2, 8)
+    wk = Walker(plan, "", inner)
+    D, wires, init, step = wk.build()
+    L = [f"module {kind} (input clk, input rst, input start,"]
+    if write:
+        L += [f"  input in_valid, input [{NL * EB - 1}:0] in_vec, input old_valid, input [{NL * EB - 1}:0] old_vec,",
+              "  output in_ready, output reg [31:0] folds_done, output done,"]
+    else:
+        L += [f"  input pop, output head_valid, output [{NL * EB - 1}:0] head,"]
+        if kind == "old":
+            L += ["  input [31:0] fold_limit,"]
+    L += [f"  output [{NL - 1}:0] req, output [{NL * BW - 1}:0] bank, output [{NL * RW - 1}:0] row,",
+          f"  output [{NL * W - 1}:0] wdata, output [{NL * W // 8 - 1}:0] wmask,",
+          f"  input [{NL - 1}:0] gnt, input [{NL - 1}:0] rvalid, input [{NL * W - 1}:0] rdata);"]
+    L += D
+    L.append("  reg active;")
+    la = plan.loop(lane_loop)
+    lane_ext = wk.ext(la)
+    rowv = "1'b1"
+    if inner == "rows":
+        rowv = f"(k < {wk.ext(wk.la)})"
+    # lane addresses
+    for i in range(NL):
+        terms = [str(op.const)]
+        for var, c in op.coefs.items():
+            terms.append(f"{c} * {wk.value(var, lane_loop, i)}")
+        wires.append(f"  wire [{AW - 1}:0] el_{i} = " + " + ".join(terms) + ";")
+        wires.append(f"  wire [{AW - 1}:0] wd_{i} = {pl.base_word} + (el_{i} >> {LOG});")
+        wires.append(f"  wire [{OW - 1}:0] of_{i} = " + (f"el_{i}[{LOG - 1}:0];" if LOG else "0;"))
+        wires.append(f"  wire v_{i} = {i} < {lane_ext} && {rowv};")
+        lead = "v_0" if i == 0 else f"v_{i} && (!v_{i - 1} || wd_{i} != wd_{i - 1})"
+        wires.append(f"  wire ld_{i} = {lead};")
+        prev = f"li_{i - 1}" if i else f"{IW}'d0"
+        wires.append(f"  wire [{IW - 1}:0] li_{i} = ld_{i} ? {IW}'d{i} : {prev};")
+        wires.append(f"  assign bank[{(i + 1) * BW - 1}:{i * BW}] = " + (f"wd_{i} % {NB};" if NB > 1 else "0;"))
+        wires.append(f"  assign row[{(i + 1) * RW - 1}:{i * RW}] = wd_{i} / {NB};")
+    leaders = "{" + ", ".join(f"ld_{i}" for i in reversed(range(NL))) + "}"
+    L += wires
+    L.append(f"  reg [{NL - 1}:0] gd;")
+    L.append(f"  wire [{NL - 1}:0] lead = {leaders};")
+    if write:
+        L += [f"  reg [{NL * EB - 1}:0] cur; reg cur_v;",
+              "  wire can = active && !walk_done && cur_v;"]
+    else:
+        S = lv.latency + 3
+        SW = clog2(S)
+        L += [f"  reg [{SW}:0] cnt; reg [{SW - 1}:0] h, ip; reg [{S - 1}:0] ready;"]
+        L += [f"  reg [{NL * EB - 1}:0] slot_{s};" for s in range(S)]
+        gate = " && fidx <= fold_limit" if kind == "old" else ""
+        L.append(f"  wire can = active && !walk_done && cnt < {S}{gate};")
+    L.append("  assign req = can ? (lead & ~gd) : 0;")
+    L.append("  wire fin = can && ((lead & ~gd & ~gnt) == 0);")
+    if write:
+        # write data: each leader's word gathers the lanes that share it
+        for j in range(NL):
+            dterms, mterms = [], []
+            for i in range(j, NL):
+                sel = f"(v_{i} && li_{i} == {j})"
+                dterms.append(f"({sel} ? ({{{W}'d0}} | cur[{(i + 1) * EB - 1}:{i * EB}]) << (of_{i} * {EB}) : {W}'d0)")
+                mterms.append(f"({sel} ? ({{{W // 8}'d0}} | {{{EB // 8}{{1'b1}}}}) << (of_{i} * {EB // 8}) : "
+                              f"{W // 8}'d0)")
+            L.append(f"  assign wdata[{(j + 1) * W - 1}:{j * W}] = " + " | ".join(dterms) + ";")
+            L.append(f"  assign wmask[{(j + 1) * W // 8 - 1}:{j * W // 8}] = " + " | ".join(mterms) + ";")
+        sums = ", ".join(f"in_vec[{(i + 1) * EB - 1}:{i * EB}] + old_vec[{(i + 1) * EB - 1}:{i * EB}]"
+                         for i in reversed(range(NL)))
+        L.append(f"  wire [{NL * EB - 1}:0] sum = {{{sums}}};")
+        L.append("  wire load = in_valid && old_valid && (!cur_v || fin);")
+        L.append("  assign in_ready = load;")
+        L.append("  assign done = walk_done;")
+    else:
+        L.append("  assign wdata = 0; assign wmask = 0;")
+        S = lv.latency + 3
+        SW = clog2(S)
+        Lt = lv.latency
+        L.append("  assign head_valid = ready[h];")
+        L.append("  assign head = " + " : ".join(f"h == {s} ? slot_{s}" for s in range(S - 1)) + f" : slot_{S - 1};")
+        # context of the vector being issued, delayed by the bank latency
+        L.append(f"  reg cx_v [0:{Lt - 1}]; reg cx_f [0:{Lt - 1}]; reg [{SW - 1}:0] cx_s [0:{Lt - 1}];")
+        L.append(f"  reg [{NL - 1}:0] cx_lv [0:{Lt - 1}]; reg [{NL * IW - 1}:0] cx_li [0:{Lt - 1}]; "
+                 f"reg [{NL * OW - 1}:0] cx_of [0:{Lt - 1}];")
+        lvs = "{" + ", ".join(f"v_{i}" for i in reversed(range(NL))) + "}"
+        lis = "{" + ", ".join(f"li_{i}" for i in reversed(range(NL))) + "}"
+        ofs = "{" + ", ".join(f"of_{i}" for i in reversed(range(NL))) + "}"
+        T = Lt - 1
+        for i in range(NL):
+            L.append(f"  wire [{IW - 1}:0] rl_{i} = cx_li[{T}][{(i + 1) * IW - 1}:{i * IW}];")
+            L.append(f"  wire [{OW - 1}:0] ro_{i} = cx_of[{T}][{(i + 1) * OW - 1}:{i * OW}];")
+            L.append(f"  wire [{W - 1}:0] rw_{i} = rdata[rl_{i} * {W} +: {W}];")
+            L.append(f"  wire [{EB - 1}:0] re_{i} = rw_{i}[ro_{i} * {EB} +: {EB}];")
+            L.append(f"  wire rv_{i} = rvalid[rl_{i}];")
+        L.append("  integer q;")
+        L.append("  always @(posedge clk) begin")
+        L.append(f"    cx_v[0] <= !rst && can; cx_f[0] <= fin; cx_s[0] <= ip; cx_lv[0] <= {lvs}; cx_li[0] <= {lis}; "
+                 f"cx_of[0] <= {ofs};")
+        if Lt > 1:
+            L.append(f"    for (q = 1; q < {Lt}; q = q + 1) begin cx_v[q] <= cx_v[q-1]; cx_f[q] <= cx_f[q-1]; "
+                     "cx_s[q] <= cx_s[q-1]; cx_lv[q] <= cx_lv[q-1]; cx_li[q] <= cx_li[q-1]; "
+                     "cx_of[q] <= cx_of[q-1]; end")
+        L.append("    if (rst) begin cnt <= 0; h <= 0; ip <= 0; ready <= 0; end")
+        L.append("    else begin")
+        L.append("      cnt <= cnt + fin - (pop && ready[h]);")
+        L.append(f"      if (fin) ip <= ip == {S - 1} ? 0 : ip + 1;")
+        L.append(f"      if (pop && ready[h]) begin ready[h] <= 0; h <= h == {S - 1} ? 0 : h + 1; end")
+        L.append(f"      if (cx_v[{T}] && cx_f[{T}]) ready[cx_s[{T}]] <= 1;")
+        for s in range(S):
+            for i in range(NL):
+                L.append(f"      if (cx_v[{T}] && cx_s[{T}] == {s}) begin if (cx_lv[{T}][{i}]) begin if (rv_{i}) "
+                         f"slot_{s}[{(i + 1) * EB - 1}:{i * EB}] <= re_{i}; end else if (cx_f[{T}]) "
+                         f"slot_{s}[{(i + 1) * EB - 1}:{i * EB}] <= 0; end")
+        L.append("    end")
+        L.append("  end")
+    # walker and request state
+    L.append("  always @(posedge clk) begin")
+    L.append("    if (rst) begin active <= 0; gd <= 0; walk_done <= 0;" + (" cur_v <= 0; folds_done <= 0;" if write
+                                                                            else "") + " end")
+    L.append("    else if (start) begin active <= 1; gd <= 0; " + " ".join(init) + " end")
+    L.append("    else begin")
+    L.append("      gd <= fin ? 0 : gd | (gnt & req);")
+    if write:
+        L.append("      if (load) begin cur <= sum; cur_v <= 1; end else if (fin) cur_v <= 0;")
+        L.append("      if (fin && fold_end) folds_done <= folds_done + 1;")
+    L.append("      if (fin) begin")
+    L += ["        " + s for s in step]
+    L.append("      end")
+    L.append("    end")
+    L.append("  end")
+    L += ["endmodule", ""]
+    return "\n".join(L)

@@ -1,0 +1,322 @@
+"""Verilog of the datapath: the PE, the systolic array, the buffer banks and their arbiter.
+
+Every module here is written once per design and instantiated many times (one PE module for all
+PEs, one bank module for all banks of a level), so synthesis maps each unique module once.
+Everything in the array moves on ``adv``: the controller advances the array one step when the
+operands of the step are at the edges and the output has room, so a memory stall freezes the array
+instead of corrupting it.
+"""
+
+from __future__ import annotations
+
+from .layout import Layout
+from .plan import Plan
+
+
+def clog2(n: int) -> int:
+    return max(1, (max(n, 1) - 1).bit_length())
+
+
+def _ext(expr: str, src_bits: int, dst_bits: int, signed: bool) -> str:
+    """``expr`` (``src_bits`` wide) extended or truncated to ``dst_bits``."""
+    if src_bits == dst_bits:
+        return expr
+    if src_bits > dst_bits:
+        return f"{expr}[{dst_bits - 1}:0]"
+    fill = f"{{{dst_bits - src_bits}{{{expr}[{src_bits - 1}]}}}}" if signed else f"{{{dst_bits - src_bits}{{1'b0}}}}"
+    return f"{{{fill}, {expr}}}"
+
+
+def _product(a: str, abits: int, asig: bool, b: str, bbits: int, bsig: bool, obits: int) -> list[str]:
+    """Lines computing ``prod`` = a * b, as wide as the output (two's complement, wrapping like NumPy)."""
+    # a full-width product of the operands (one extra bit when one is unsigned), then extended: a
+    # multiplier as wide as the operands, not as wide as the accumulator
+    w = abits + bbits + (1 if asig != bsig else 0)
+    return [f"  wire [{w - 1}:0] ax = {_ext(a, abits, w, asig)};",
+            f"  wire [{w - 1}:0] bx = {_ext(b, bbits, w, bsig)};",
+            f"  wire [{w - 1}:0] pw = ax * bx;",
+            f"  wire [{obits - 1}:0] prod = {_ext('pw', w, obits, asig or bsig)};"]
+
+
+def pe_module(plan: Plan) -> str:
+    o = plan.operands
+    ob = o["O"].bits
+    xb = o["X"].bits
+    if plan.shape == "psum":
+        sb = o["S"].bits
+        return "\n".join([
+            "// one PE: a stationary operand register, a MAC, the west->east operand and north->south partial sum",
+            "module pe (input clk, input rst, input adv, input load,",
+            f"  input [{sb - 1}:0] s_in, input [{xb - 1}:0] x_in, input [{ob - 1}:0] p_in,",
+            f"  output reg [{xb - 1}:0] x_out, output reg [{ob - 1}:0] p_out);",
+            f"  reg [{sb - 1}:0] w;",
+            *_product("w", sb, o["S"].signed, "x_in", xb, o["X"].signed, ob),
+            "  always @(posedge clk) begin",
+            "    if (rst) begin w <= 0; x_out <= 0; p_out <= 0; end",
+            "    else if (adv) begin",
+            "      if (load) w <= s_in;",
+            "      x_out <= x_in;",
+            "      p_out <= p_in + prod;",
+            "    end",
+            "  end",
+            "endmodule", ""])
+    yb = o["Y"].bits
+    return "\n".join([
+        "// one PE: an output accumulator, a MAC, west->east and north->south operands; drain shifts the",
+        "// accumulators up one row per step",
+        "module pe (input clk, input rst, input adv, input drain,",
+        f"  input [{xb - 1}:0] x_in, input [{yb - 1}:0] y_in, input [{ob - 1}:0] acc_in,",
+        f"  output reg [{xb - 1}:0] x_out, output reg [{yb - 1}:0] y_out, output reg [{ob - 1}:0] acc);",
+        *_product("x_in", xb, o["X"].signed, "y_in", yb, o["Y"].signed, ob),
+        "  always @(posedge clk) begin",
+        "    if (rst) begin acc <= 0; x_out <= 0; y_out <= 0; end",
+        "    else if (adv) begin",
+        "      x_out <= x_in;",
+        "      y_out <= y_in;",
+        "      acc <= drain ? acc_in : acc + prod;",
+        "    end",
+        "  end",
+        "endmodule", ""])
+
+
+def array_module(plan: Plan) -> str:
+    """The A x B grid with its edge skew (west lanes delayed by their row, north by their column) and,
+    for partial sums, the de-skew that lines a step's outputs up into one vector."""
+    A, B = plan.A, plan.B
+    o = plan.operands
+    ob, xb = o["O"].bits, o["X"].bits
+    L = []
+    if plan.shape == "psum":
+        sb = o["S"].bits
+        L += ["module pe_array (input clk, input rst, input adv, input in_valid,",
+              f"  input [{A - 1}:0] load_row, input [{B * sb - 1}:0] s_vec, input [{A * xb - 1}:0] x_vec,",
+              f"  output [{B * ob - 1}:0] out_vec, output out_valid);"]
+    else:
+        yb = o["Y"].bits
+        L += ["module pe_array (input clk, input rst, input adv, input drain,",
+              f"  input [{A * xb - 1}:0] x_vec, input [{B * yb - 1}:0] y_vec,",
+              f"  output [{B * ob - 1}:0] out_vec);"]
+    # west skew: lane a through a registers
+    for a in range(A):
+        if a == 0:
+            L.append(f"  wire [{xb - 1}:0] xw_0 = x_vec[{xb - 1}:0];")
+            continue
+        L.append(f"  reg [{xb - 1}:0] xs_{a}_[0:{a - 1}];")
+        L.append(f"  wire [{xb - 1}:0] xw_{a} = xs_{a}_[{a - 1}];")
+    if plan.shape == "os":
+        yb = o["Y"].bits
+        for b in range(B):
+            if b == 0:
+                L.append(f"  wire [{yb - 1}:0] yn_0 = y_vec[{yb - 1}:0];")
+                continue
+            L.append(f"  reg [{yb - 1}:0] ys_{b}_[0:{b - 1}];")
+            L.append(f"  wire [{yb - 1}:0] yn_{b} = ys_{b}_[{b - 1}];")
+    L.append("  integer i;")
+    L.append("  always @(posedge clk) if (rst) begin")
+    for a in range(1, A):
+        L.append(f"    for (i = 0; i < {a}; i = i + 1) xs_{a}_[i] <= 0;")
+    if plan.shape == "os":
+        for b in range(1, B):
+            L.append(f"    for (i = 0; i < {b}; i = i + 1) ys_{b}_[i] <= 0;")
+    L.append("  end else if (adv) begin")
+    for a in range(1, A):
+        L.append(f"    xs_{a}_[0] <= x_vec[{(a + 1) * xb - 1}:{a * xb}];")
+        L.append(f"    for (i = 1; i < {a}; i = i + 1) xs_{a}_[i] <= xs_{a}_[i - 1];")
+    if plan.shape == "os":
+        for b in range(1, B):
+            L.append(f"    ys_{b}_[0] <= y_vec[{(b + 1) * yb - 1}:{b * yb}];")
+            L.append(f"    for (i = 1; i < {b}; i = i + 1) ys_{b}_[i] <= ys_{b}_[i - 1];")
+    L.append("  end")
+    # the grid
+    for a in range(A):
+        for b in range(B):
+            L.append(f"  wire [{xb - 1}:0] x_{a}_{b};")
+            if plan.shape == "psum":
+                L.append(f"  wire [{ob - 1}:0] p_{a}_{b};")
+            else:
+                L.append(f"  wire [{o['Y'].bits - 1}:0] y_{a}_{b};")
+                L.append(f"  wire [{ob - 1}:0] c_{a}_{b};")
+    for a in range(A):
+        for b in range(B):
+            xin = f"xw_{a}" if b == 0 else f"x_{a}_{b - 1}"
+            if plan.shape == "psum":
+                sb = o["S"].bits
+                pin = f"{ob}'d0" if a == 0 else f"p_{a - 1}_{b}"
+                L.append(f"  pe u_pe_{a}_{b} (.clk(clk), .rst(rst), .adv(adv), .load(load_row[{a}]), "
+                         f".s_in(s_vec[{(b + 1) * sb - 1}:{b * sb}]), .x_in({xin}), .p_in({pin}), "
+                         f".x_out(x_{a}_{b}), .p_out(p_{a}_{b}));")
+            else:
+                yin = f"yn_{b}" if a == 0 else f"y_{a - 1}_{b}"
+                cin = f"{ob}'d0" if a == A - 1 else f"c_{a + 1}_{b}"
+                L.append(f"  pe u_pe_{a}_{b} (.clk(clk), .rst(rst), .adv(adv), .drain(drain), .x_in({xin}), "
+                         f".y_in({yin}), .acc_in({cin}), .x_out(x_{a}_{b}), .y_out(y_{a}_{b}), .acc(c_{a}_{b}));")
+    if plan.shape == "psum":
+        # de-skew: column b's bottom output waits B-1-b steps; a valid bit follows the A+B-2 step latency
+        for b in range(B):
+            n = B - 1 - b
+            if n == 0:
+                L.append(f"  assign out_vec[{(b + 1) * ob - 1}:{b * ob}] = p_{A - 1}_{b};")
+                continue
+            L.append(f"  reg [{ob - 1}:0] ds_{b}_[0:{n - 1}];")
+            L.append(f"  assign out_vec[{(b + 1) * ob - 1}:{b * ob}] = ds_{b}_[{n - 1}];")
+        lat = A + B - 1
+        L.append(f"  reg [{lat - 1}:0] vchain;")
+        L.append(f"  assign out_valid = vchain[{lat - 1}];")
+        L.append("  always @(posedge clk) begin")
+        L.append("    if (rst) vchain <= 0;")
+        L.append(f"    else if (adv) vchain <= {{vchain[{max(lat - 2, 0)}:0], in_valid}};" if lat > 1
+                 else "    else if (adv) vchain <= in_valid;")
+        L.append("  end")
+        L.append("  always @(posedge clk) if (rst) begin")
+        for b in range(B - 1):
+            L.append(f"    for (i = 0; i < {B - 1 - b}; i = i + 1) ds_{b}_[i] <= 0;")
+        L.append("  end else if (adv) begin")
+        for b in range(B - 1):
+            n = B - 1 - b
+            L.append(f"    ds_{b}_[0] <= p_{A - 1}_{b};")
+            L.append(f"    for (i = 1; i < {n}; i = i + 1) ds_{b}_[i] <= ds_{b}_[i - 1];")
+        L.append("  end")
+    else:
+        for b in range(B):
+            L.append(f"  assign out_vec[{(b + 1) * ob - 1}:{b * ob}] = c_0_{b};")
+    L += ["endmodule", ""]
+    return "\n".join(L)
+
+
+# -- buffers --------------------------------------------------------------------------------------
+
+def bank_module(lv, sim: bool = True) -> str:
+    """One bank of a level: ``ports`` read/write ports, ``width`` bits, byte-masked writes, reads
+    registered through ``latency`` stages. ``sim=False`` gives the synthesis stand-in (see synth.py)."""
+    P, W, RW, Lt = lv.ports, lv.width, clog2(lv.depth), lv.latency
+    name = f"bank_{lv.name}"
+    head = [f"module {name} (input clk, input [{P - 1}:0] en, input [{P - 1}:0] we, input [{P * RW - 1}:0] addr,",
+            f"  input [{P * W - 1}:0] wdata, input [{P * W // 8 - 1}:0] wmask, output [{P * W - 1}:0] rdata);"]
+    if not sim:
+        # no SRAM compiler for this liberty: the bank's own registers stand for the macro's input latches
+        # and output register, so that paths into and out of the memory are timed; its area and power are
+        # reported apart and replaced by the technology table's memory figures
+        return "\n".join(head + [
+            f"  reg [{P - 1}:0] en_r, we_r; reg [{P * RW - 1}:0] addr_r; reg [{P * W - 1}:0] wdata_r;",
+            f"  reg [{P * W // 8 - 1}:0] wmask_r;",
+            "  always @(posedge clk) begin en_r <= en; we_r <= we; addr_r <= addr; wdata_r <= wdata; "
+            "wmask_r <= wmask; end",
+            f"  assign rdata = wdata_r ^ {{{P * W}{{^{{en_r, we_r, addr_r, wmask_r}}}}}};",
+            "endmodule", ""])
+    L = head + [f"  reg [{W - 1}:0] mem [0:{lv.depth - 1}];"]
+    for p in range(P):
+        for s in range(Lt):
+            L.append(f"  reg [{W - 1}:0] rd_{p}_{s};")
+    L.append("  integer i;")
+    L.append("  always @(posedge clk) begin")
+    for p in range(P):
+        a = f"addr[{(p + 1) * RW - 1}:{p * RW}]"
+        L.append(f"    if (en[{p}] && we[{p}]) for (i = 0; i < {W // 8}; i = i + 1)")
+        L.append(f"      if (wmask[{p * W // 8} + i]) mem[{a}][i*8 +: 8] <= wdata[{p * W} + i*8 +: 8];")
+        L.append(f"    if (en[{p}] && !we[{p}]) rd_{p}_0 <= mem[{a}];")
+        for s in range(1, Lt):
+            L.append(f"    rd_{p}_{s} <= rd_{p}_{s - 1};")
+    L.append("  end")
+    L.append("  assign rdata = {" + ", ".join(f"rd_{p}_{Lt - 1}" for p in reversed(range(P))) + "};")
+    L += ["endmodule", ""]
+    return "\n".join(L)
+
+
+def buffer_module(lv, nreq: int) -> str:
+    """A level: its banks and the arbiter that grants up to ``ports`` requests per bank per cycle in
+    priority order (request 0 first), routes read data back after the latency and counts accesses."""
+    P, W, NB, RW, Lt = lv.ports, lv.width, lv.banks, clog2(lv.depth), lv.latency
+    BW = clog2(NB)
+    CW = clog2(P + 1) + 1
+    name = f"buf_{lv.name}"
+    L = [f"module {name} (input clk, input rst,",
+         f"  input [{nreq - 1}:0] req, input [{nreq * BW - 1}:0] bank, input [{nreq * RW - 1}:0] row,",
+         f"  input [{nreq - 1}:0] we, input [{nreq * W - 1}:0] wdata, input [{nreq * W // 8 - 1}:0] wmask,",
+         f"  output [{nreq - 1}:0] gnt, output [{nreq - 1}:0] rvalid, output [{nreq * W - 1}:0] rdata,",
+         "  output reg [31:0] reads, output reg [31:0] writes);"]
+    for b in range(NB):
+        L.append(f"  wire [{CW - 1}:0] c_0_{b} = 0;")
+    for j in range(nreq):
+        bj = f"bank[{(j + 1) * BW - 1}:{j * BW}]" if NB > 1 else "1'b0"
+        L.append(f"  wire [{BW - 1}:0] b_{j} = {bj};")
+        free = " || ".join(f"(b_{j} == {b} && c_{j}_{b} < {P})" for b in range(NB))
+        L.append(f"  wire g_{j} = req[{j}] && ({free});")
+        L.append(f"  wire [{CW - 1}:0] pt_{j} = " + " | ".join(f"(b_{j} == {b} ? c_{j}_{b} : 0)" for b in range(NB))
+                 + ";")
+        for b in range(NB):
+            L.append(f"  wire [{CW - 1}:0] c_{j + 1}_{b} = c_{j}_{b} + (g_{j} && b_{j} == {b});")
+        L.append(f"  assign gnt[{j}] = g_{j};")
+    for b in range(NB):
+        for p in range(P):
+            sel = [f"s_{b}_{p}_{j}" for j in range(nreq)]
+            for j in range(nreq):
+                L.append(f"  wire s_{b}_{p}_{j} = g_{j} && b_{j} == {b} && pt_{j} == {p};")
+            L.append(f"  wire en_{b}_{p} = " + " || ".join(sel) + ";")
+            L.append(f"  wire we_{b}_{p} = " + " || ".join(f"({s} && we[{j}])" for j, s in enumerate(sel)) + ";")
+            L.append(f"  wire [{RW - 1}:0] ad_{b}_{p} = " + " | ".join(
+                f"({{{RW}{{{s}}}}} & row[{(j + 1) * RW - 1}:{j * RW}])" for j, s in enumerate(sel)) + ";")
+            L.append(f"  wire [{W - 1}:0] wd_{b}_{p} = " + " | ".join(
+                f"({{{W}{{{s}}}}} & wdata[{(j + 1) * W - 1}:{j * W}])" for j, s in enumerate(sel)) + ";")
+            L.append(f"  wire [{W // 8 - 1}:0] wm_{b}_{p} = " + " | ".join(
+                f"({{{W // 8}{{{s}}}}} & wmask[{(j + 1) * W // 8 - 1}:{j * W // 8}])" for j, s in enumerate(sel))
+                + ";")
+        L.append(f"  wire [{P * W - 1}:0] rd_{b};")
+        cat = lambda pre, b=b: "{" + ", ".join(f"{pre}_{b}_{p}" for p in reversed(range(P))) + "}"  # noqa: E731
+        L.append(f"  bank_{lv.name} u_bank_{b} (.clk(clk), .en({cat('en')}), .we({cat('we')}), .addr({cat('ad')}), "
+                 f".wdata({cat('wd')}), .wmask({cat('wm')}), .rdata(rd_{b}));")
+    # return path: which bank and port served each read, delayed by the latency
+    for j in range(nreq):
+        L.append(f"  reg rv_{j}_[0:{Lt - 1}]; reg [{BW - 1}:0] rb_{j}_[0:{Lt - 1}]; "
+                 f"reg [{CW - 1}:0] rp_{j}_[0:{Lt - 1}];")
+    L.append("  integer i;")
+    L.append("  always @(posedge clk) begin")
+    for j in range(nreq):
+        L.append(f"    rv_{j}_[0] <= !rst && g_{j} && !we[{j}]; rb_{j}_[0] <= b_{j}; rp_{j}_[0] <= pt_{j};")
+        if Lt > 1:
+            L.append(f"    for (i = 1; i < {Lt}; i = i + 1) begin rv_{j}_[i] <= rv_{j}_[i - 1]; "
+                     f"rb_{j}_[i] <= rb_{j}_[i - 1]; rp_{j}_[i] <= rp_{j}_[i - 1]; end")
+    nr = " + ".join(f"(g_{j} && !we[{j}])" for j in range(nreq))
+    nw = " + ".join(f"(g_{j} && we[{j}])" for j in range(nreq))
+    L.append(f"    if (rst) begin reads <= 0; writes <= 0; end else begin reads <= reads + {nr}; "
+             f"writes <= writes + {nw}; end")
+    L.append("  end")
+    for j in range(nreq):
+        L.append(f"  assign rvalid[{j}] = rv_{j}_[{Lt - 1}];")
+        terms = [f"((rb_{j}_[{Lt - 1}] == {b} && rp_{j}_[{Lt - 1}] == {p}) ? "
+                 f"rd_{b}[{(p + 1) * W - 1}:{p * W}] : {W}'d0)" for b in range(NB) for p in range(P)]
+        L.append(f"  assign rdata[{(j + 1) * W - 1}:{j * W}] = " + " | ".join(terms) + ";")
+    L += ["endmodule", ""]
+    return "\n".join(L)
+
+
+def fifo_module(name: str, width: int, depth: int) -> str:
+    """A small first-in first-out buffer of vectors (the array's output queue to the writer)."""
+    aw = clog2(depth)
+    return "\n".join([
+        f"module {name} (input clk, input rst, input push, input [{width - 1}:0] din, input pop,",
+        f"  output [{width - 1}:0] dout, output empty, output full);",
+        f"  reg [{width - 1}:0] m [0:{depth - 1}];",
+        f"  reg [{aw - 1}:0] rp, wp; reg [{aw}:0] n;",
+        "  assign dout = m[rp];",
+        "  assign empty = n == 0;",
+        f"  assign full = n == {depth};",
+        "  always @(posedge clk) begin",
+        "    if (rst) begin rp <= 0; wp <= 0; n <= 0; end",
+        "    else begin",
+        f"      if (push) begin m[wp] <= din; wp <= wp == {depth - 1} ? 0 : wp + 1; end",
+        f"      if (pop) rp <= rp == {depth - 1} ? 0 : rp + 1;",
+        "      n <= n + push - pop;",
+        "    end",
+        "  end",
+        "endmodule", ""])
+
+
+def level_requests(plan: Plan, lay: Layout) -> dict[str, list[tuple[str, int]]]:
+    """Per level, the engines that use it in priority order (writer first) with their lane counts."""
+    lanes = {"S": plan.B, "X": plan.A, "Y": plan.B, "O": plan.B}
+    order = [("wr", "O"), ("old", "O"), ("rd_S", "S"), ("rd_X", "X"), ("rd_Y", "Y")]
+    out: dict[str, list[tuple[str, int]]] = {lv: [] for lv in lay.levels}
+    for eng, role in order:
+        if role in plan.operands:
+            out[plan.operands[role].level].append((eng, lanes[role]))
+    return out

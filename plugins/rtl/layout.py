@@ -1,0 +1,83 @@
+"""Where each operand lives in its buffer: word bases, banks, bank depth.
+
+An array placed on a memory level is stored row-major, ``width_bits / element bits`` elements per
+word (elements never straddle words), words interleaved over the level's banks (word ``w`` is in
+bank ``w % banks`` at row ``w // banks``). Arrays follow each other word-aligned in the order of the
+plan's roles. The bank depth is the level's capacity, as the spec states it; the plan is refused
+when the operands do not fit.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+from llmulator.design import Design
+from llmulator.errors import UserError
+
+from .plan import Plan
+
+ROLE_ORDER = ("S", "X", "Y", "O")
+
+
+@attrs.frozen
+class Level:
+    name: str
+    width: int          # bits per word
+    banks: int
+    ports: int
+    latency: int        # read latency in cycles (at least 1: a registered memory)
+    depth: int          # words per bank (the spec's capacity)
+    used_words: int
+    read_pj: float      # spec energy per word access (technology-table defaults where the file has none)
+    write_pj: float
+    capacity_bits: float
+    area_um2: float     # the spec's (or table's) area of the whole level
+
+
+@attrs.frozen
+class Placed:
+    role: str
+    level: str
+    base_word: int
+    epw: int            # elements per word
+    words: int
+
+
+@attrs.frozen
+class Layout:
+    levels: dict[str, Level]
+    placed: dict[str, Placed]   # by role
+
+
+def layout(d: Design, plan: Plan) -> Layout:
+    placed: dict[str, Placed] = {}
+    cursor: dict[str, int] = {}
+    levels: dict[str, Level] = {}
+    for role in ROLE_ORDER:
+        op = plan.operands.get(role)
+        if op is None:
+            continue
+        lv = d.arch.level(op.level)
+        if lv.width_bits % op.bits:
+            raise UserError(f"rtl: level {lv.name} is {lv.width_bits} bits wide, not a multiple of {op.array}'s "
+                            f"{op.bits}-bit elements")
+        epw = lv.width_bits // op.bits
+        if epw & (epw - 1):
+            raise UserError(f"rtl: level {lv.name} holds {epw} elements of {op.array} per word; the address "
+                            "generator needs a power of two")
+        words = math.ceil(op.elems / epw)
+        base = cursor.get(lv.name, 0)
+        placed[role] = Placed(role, lv.name, base, epw, words)
+        cursor[lv.name] = base + words
+    for name, used in cursor.items():
+        lv = d.arch.level(name)
+        cap_bits = lv.capacity_bits * max(lv.instances, 1)
+        total_words = int(cap_bits // lv.width_bits) if math.isfinite(cap_bits) else used
+        if used > total_words:
+            raise UserError(f"rtl: the operands on {name} need {used} words of {lv.width_bits} bits; the level holds "
+                            f"{total_words} (capacity_kib {lv.capacity_kib} x {lv.instances} instance(s))")
+        depth = max(1, math.ceil(total_words / lv.banks))
+        levels[name] = Level(name, lv.width_bits, lv.banks, lv.ports, max(1, lv.latency_cycles), depth, used,
+                             lv.read_energy_pj, lv.write_energy_pj, cap_bits, lv.area_um2 * max(lv.instances, 1))
+    return Layout(levels, placed)

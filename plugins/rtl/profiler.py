@@ -1,0 +1,238 @@
+"""The rtl profiler: generate, simulate, check, synthesise; report in hlsim's metric vocabulary.
+
+profile(design, inputs) = plan (plan.py: a UserError when the design is no supported PE-array
+design) -> layout -> Verilog (top.py) -> Icarus simulation on the real inputs (cycles and buffer
+accesses counted by the hardware) -> functional check against the NumPy reference -> Yosys/OpenSTA
+(area, critical path, logic energy per cycle from the simulation's activity). Simulation and
+synthesis results are cached by content under ``$LLMULATOR_CACHE/rtl`` (default
+``~/.cache/llmulator/rtl``): the same design text and inputs never run twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from llmulator.design import Design
+from llmulator.errors import UserError
+from llmulator.inputs import Inputs, inputs_for, np_dtype, run_reference
+from llmulator.results import Profile
+
+VERSION = "0.1"
+VCD_CYCLES = 2000          # the activity window: the first cycles after start (fills, streams, drains)
+SIM_LIMIT = 50_000_000     # cycles before the testbench gives up (a stalled controller)
+
+
+def cache_root() -> Path:
+    root = Path(os.environ.get("LLMULATOR_CACHE", Path.home() / ".cache" / "llmulator")) / "rtl"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"rtl: cannot create the cache {root} ({e.strerror}); set LLMULATOR_CACHE") from None
+    return root
+
+
+def _key(*parts: bytes | str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p if isinstance(p, bytes) else p.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:24]
+
+
+class RtlProfiler:
+    name = "rtl"
+    version = VERSION
+
+    def __init__(self, time_limit_s: float = 600.0, mem_limit_mb: int = 4096, synthesize: bool | None = None,
+                 check_outputs: bool = True):
+        self.time_limit_s = time_limit_s
+        self.mem_limit_mb = mem_limit_mb
+        #: run Yosys/OpenSTA (area, fmax, energy); False: cycles and the functional check only. Off unless
+        #: LLMULATOR_RTL_SYNTH=1: Yosys 0.23 does not finish the buffer arbiter of even a 2x2 design within
+        #: minutes on this machine yet (docs/rtl.md), so a plain profile would only time out
+        self.synthesize = synthesize if synthesize is not None else os.environ.get("LLMULATOR_RTL_SYNTH") == "1"
+        self.check_outputs = check_outputs
+
+    def available(self) -> str | None:
+        missing = [t for t in ("iverilog", "vvp", "yosys") if shutil.which(t) is None]
+        if missing:
+            return (f"{', '.join(missing)} not on PATH; run `bash scripts/install_eda.sh` (apt: iverilog, yosys, "
+                    "opensta and the OSU018 liberty)")
+        return None
+
+    # ------------------------------------------------------------------------------------------
+    def build(self, design: Design):
+        """(plan, layout, rtl) of a design; a UserError when it is not a supported PE-array design."""
+        from .layout import layout
+        from .plan import make_plan
+        from .top import generate
+        plan = make_plan(design)
+        lay = layout(design, plan)
+        return plan, lay, generate(plan, lay)
+
+    def profile(self, design: Design, inputs: Inputs | dict[str, np.ndarray] | None = None) -> Profile:
+        from . import sim
+        t0 = time.perf_counter()
+        why = self.available()
+        if why is not None:
+            raise UserError(f"profiler 'rtl' is not available: {why}")
+        d = design
+        if inputs is None:
+            inputs = inputs_for(d)
+        elif isinstance(inputs, dict):
+            inputs = Inputs(inputs, "given arrays")
+        plan, lay, rtl = self.build(d)
+        w = d.workload
+        out_name = plan.operands["O"].array
+        out_shape = w.shape(out_name, d.sizes)
+        out_dtype = np_dtype(w.arrays[out_name].dtype)
+        arrays = {}
+        for role in ("S", "X", "Y"):
+            if role in plan.operands:
+                n = plan.operands[role].array
+                if n not in inputs.arrays:
+                    raise UserError(f"rtl: no input data for array '{n}'")
+                a = np.asarray(inputs.arrays[n])
+                want = np_dtype(w.arrays[n].dtype), w.shape(n, d.sizes)
+                if a.dtype != want[0] or a.shape != want[1]:
+                    raise UserError(f"rtl: input '{n}' is {a.dtype}{list(a.shape)}, the workload declares "
+                                    f"{want[0]}{list(want[1])}")
+                arrays[n] = a
+        text = rtl.text()
+        window = (0, VCD_CYCLES) if self.synthesize else None
+        skey = _key(VERSION, text, str(window), *(arrays[n].tobytes() + str(arrays[n].dtype).encode()
+                                                  for n in sorted(arrays)))
+        folder = cache_root() / f"sim-{skey}"
+        cached = folder / "result.json"
+        hit = cached.is_file()
+        if hit:
+            r = json.loads(cached.read_text())
+            res = sim.SimResult(r["cycles"], r["reads"], r["writes"],
+                                {out_name: np.array(r["out"], dtype=np.int64).astype(out_dtype).reshape(out_shape)},
+                                folder / "act.vcd" if (folder / "act.vcd").is_file() else None, r["vcd_cycles"])
+        else:
+            tmp = Path(tempfile.mkdtemp(prefix="sim-", dir=cache_root()))
+            (tmp / "design.v").write_text(text)
+            res = sim.run("iverilog", "vvp", tmp / "design.v", lay, plan, arrays, out_shape, out_dtype, tmp,
+                          SIM_LIMIT, self.time_limit_s, window)
+            from llmulator.fileio import atomic_write_json
+            atomic_write_json(tmp / "result.json", {
+                "cycles": res.cycles, "reads": res.reads, "writes": res.writes, "vcd_cycles": res.vcd_cycles,
+                "out": res.outputs[out_name].astype(np.int64).reshape(-1).tolist()})
+            for junk in ("sim.vvp",):
+                (tmp / junk).unlink(missing_ok=True)
+            try:
+                tmp.rename(folder)
+            except OSError:  # another process cached the same design first
+                shutil.rmtree(tmp, ignore_errors=True)
+            res = sim.SimResult(res.cycles, res.reads, res.writes, res.outputs,
+                                folder / "act.vcd" if (folder / "act.vcd").is_file() else None, res.vcd_cycles)
+        check = self._check(d, inputs, res.outputs) if self.check_outputs else "not-run"
+        prof = self._metrics(d, plan, lay, rtl, res, skey)
+        prof.functional_check = check
+        prof.inputs = inputs.origin
+        prof.design = d.name
+        prof.seconds = time.perf_counter() - t0
+        prof.counters["cached_simulation"] = float(hit)
+        return prof
+
+    def _check(self, d: Design, inputs: Inputs, outs: dict[str, np.ndarray]) -> str:
+        if not d.workload.reference:
+            return "not-run: the workload has no reference"
+        ref = run_reference(d.workload, inputs.arrays, d.sizes)
+        bad = []
+        for name, got in outs.items():
+            want = ref[name]
+            if not np.array_equal(got, want):
+                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+                idx = np.unravel_index(int(np.argmax(diff)), diff.shape)
+                where = "".join(f"[{int(i)}]" for i in idx)
+                bad.append(f"{name}{where}: got {got[idx].item()}, reference {want[idx].item()} "
+                           f"({int((diff > 0).sum())} of {diff.size} differ)")
+        return "pass" if not bad else "fail: " + "; ".join(bad)
+
+    def _metrics(self, d: Design, plan, lay, rtl, res, skey: str) -> Profile:
+        arch = d.arch
+        cycles = float(res.cycles)
+        macs = math.prod(lp.trips for lp in plan.loops)
+        counters = {"ops.mac": float(macs), "units.mac": float(plan.A * plan.B), "folds": float(len(plan.folds())),
+                    "pe_rows": float(plan.A if not plan.transposed else plan.B),
+                    "pe_cols": float(plan.B if not plan.transposed else plan.A)}
+        breakdown: dict[str, float] = {}
+        mem_energy = 0.0
+        mem_area = 0.0
+        for name, lv in lay.levels.items():
+            r, w_ = res.reads.get(name, 0), res.writes.get(name, 0)
+            counters[f"reads.{name}"] = float(r)
+            counters[f"writes.{name}"] = float(w_)
+            spec = arch.level(name)
+            leak = spec.leakage_mw * max(spec.instances, 1) * cycles / arch.clock_mhz * 1e3  # mW x us = nJ -> pJ
+            e = r * lv.read_pj + w_ * lv.write_pj + leak
+            breakdown[f"energy_pj.{name}"] = e
+            breakdown[f"area_um2.{name}"] = lv.area_um2
+            mem_energy += e
+            mem_area += lv.area_um2
+        notes = [f"{plan.dataflow} ({plan.shape}) on a {counters['pe_rows']:g}x{counters['pe_cols']:g} systolic array; "
+                 f"{counters['folds']:g} folds; operands on {', '.join(lay.levels)} (banked as specified), "
+                 "preloaded: DRAM transfers are not simulated",
+                 "cycles: counted by the generated hardware from start to the last output write (Icarus)"]
+        metrics = {"cycles": cycles, "latency_us": cycles / arch.clock_mhz}
+        if self.synthesize:
+            syn = self._synth(d, plan, lay, rtl, res, skey)
+            logic_e = syn["logic_energy_per_cycle_pj"] * cycles
+            breakdown["energy_pj.logic"] = logic_e
+            breakdown["area_um2.logic"] = syn["logic_area_um2"]
+            breakdown["area_um2.pe"] = syn["area_um2"].get("pe", 0.0)
+            breakdown["area_um2.pe_each"] = syn["area_um2"].get("pe", 0.0) / (plan.A * plan.B)
+            for m, v in syn["area_um2"].items():
+                if not m.startswith("bank_") and m not in ("pe",):
+                    breakdown[f"area_um2.rtl.{m}"] = v
+            breakdown["critical_path_ns"] = syn["critical_path_ns"]
+            breakdown["fmax_mhz"] = syn["fmax_mhz"]
+            breakdown["logic_energy_per_cycle_pj"] = syn["logic_energy_per_cycle_pj"]
+            counters["annotated_pins"] = float(syn["annotated_pins"])
+            energy = logic_e + mem_energy
+            metrics.update({"energy_pj": energy, "area_um2": syn["logic_area_um2"] + mem_area,
+                            "power_mw": energy * arch.clock_mhz / cycles * 1e-3 if cycles else 0.0})
+            notes.append(f"area/energy: logic synthesised with Yosys against the OSU 0.18 um liberty (critical path "
+                         f"{syn['critical_path_ns']:.2f} ns, fmax {syn['fmax_mhz']:.0f} MHz; energy from OpenSTA with "
+                         f"the simulation's activity over {res.vcd_cycles} cycles); buffers: no SRAM macros in this "
+                         "liberty, so their area and access energy are the architecture's memory figures x the "
+                         "counted accesses")
+            if syn["fmax_mhz"] < arch.clock_mhz:
+                notes.append(f"the logic does not close timing at the architecture's {arch.clock_mhz:g} MHz in this "
+                             f"0.18 um library (fmax {syn['fmax_mhz']:.0f} MHz)")
+        return Profile(profiler=self.name, version=self.version, metrics=metrics, counters=counters,
+                       breakdown=breakdown, notes=notes)
+
+    def _synth(self, d: Design, plan, lay, rtl, res, skey: str) -> dict:
+        from llmulator_plugins.characterize import flow as cz
+
+        from . import synth
+        tools = cz.find_tools()
+        lib_sha = hashlib.sha256(tools.liberty.read_bytes()).hexdigest()[:16]
+        key = _key(VERSION, rtl.text(synth=True), lib_sha, f"{d.arch.clock_mhz:g}", skey,
+                   json.dumps({k: v for k, v in tools.versions.items() if k != "liberty"}, sort_keys=True))
+        folder = cache_root() / f"syn-{key}"
+        cached = folder / "result.json"
+        if cached.is_file():
+            return json.loads(cached.read_text())
+        tmp = Path(tempfile.mkdtemp(prefix="syn-", dir=cache_root()))
+        out = synth.run_synthesis(rtl, plan, lay, tools, tmp, d.arch.clock_mhz, res.vcd, res.vcd_cycles,
+                                  self.time_limit_s)
+        from llmulator.fileio import atomic_write_json
+        atomic_write_json(tmp / "result.json", out)
+        (tmp / "activity.tcl").unlink(missing_ok=True)
+        try:
+            tmp.rename(folder)
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return out

@@ -1,0 +1,148 @@
+"""The rtl profiler: the plan of a design (always), generated Verilog (always), and tiny arrays simulated
+with Icarus (skipped with the reason when iverilog is missing) with exact cycle counts derived by hand.
+
+Hand counts: the memory here is wide (8 banks x 4 ports of 32 bits, 1 cycle latency), so no step
+waits for the buffer. Cycle 1 is the first cycle after ``start``. Every engine issues its first
+vector in cycle 1; a read granted in cycle c returns in cycle c+1 and its vector is at the head of
+the engine's ring in cycle c+2, so the array's first advance is in cycle 3.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from llmulator.design import load_design
+from llmulator.errors import UserError
+from llmulator_plugins.rtl.layout import layout
+from llmulator_plugins.rtl.plan import make_plan
+from llmulator_plugins.rtl.top import generate
+
+ARCH = """
+architecture:
+  version: 1
+  name: sys-{n}x{n}
+  clock_mhz: 100
+  compute:
+    pe_array: {{rows: {n}, cols: {n}, interconnect: systolic}}
+    operators:
+      mac: {{count: {nn}, bits: 8, latency_cycles: 1}}
+  memory:
+    - {{name: DRAM, kind: dram, width_bits: 64, bandwidth_bytes_per_cycle: 8, latency_cycles: 10}}
+    - {{name: GLB, kind: sram, capacity_kib: 4, width_bits: 32, banks: 8, ports: 4, latency_cycles: 1}}
+"""
+
+GEMM = """
+workload:
+  version: 1
+  name: gemm
+  parameters: {{M: {m}, N: {nn}, K: {k}}}
+  arrays:
+    A: {{shape: [M, K], dtype: int8, role: in}}
+    B: {{shape: [K, N], dtype: int8, role: in}}
+    C: {{shape: [M, N], dtype: int32, role: out}}
+  einsum: "C[m,n] += A[m,k] * B[k,n]"
+  kernel: |
+    L_m: for (int m = 0; m < M; m++) {{
+      L_n: for (int n = 0; n < N; n++) {{
+        L_k: for (int k = 0; k < K; k++) {{
+          C[m][n] += A[m][k] * B[k][n];
+        }}
+      }}
+    }}
+  inputs:
+    seed: 1
+    arrays:
+      A: {{distribution: randint, range: [-128, 127]}}
+      B: {{distribution: randint, range: [-128, 127]}}
+  reference: |
+    C = A.astype(np.int32) @ B.astype(np.int32)
+"""
+
+MAPS = {
+    "ws": ("L_k: {{tile: {n}, spatial: rows}}", "L_n: {{tile: {n}, spatial: cols}}", "[L_n, L_k, L_m]"),
+    "os": ("L_m: {{tile: {n}, spatial: rows}}", "L_n: {{tile: {n}, spatial: cols}}", "[L_m, L_n, L_k]"),
+    "is": ("L_k: {{tile: {n}, spatial: rows}}", "L_m: {{tile: {n}, spatial: cols}}", "[L_m, L_k, L_n]"),
+}
+
+
+def design(write, n: int, df: str, m: int, nn: int, k: int):
+    a = write("arch.yaml", ARCH.format(n=n, nn=n * n))
+    w = write("gemm.yaml", GEMM.format(m=m, nn=nn, k=k))
+    rows, cols, order = MAPS[df]
+    mp = write("map.yaml", f"""
+        mapping:
+          version: 1
+          name: {df}
+          workload: gemm
+          loops:
+            {rows.format(n=n)}
+            {cols.format(n=n)}
+          order: {order}
+          placement: {{A: GLB, B: GLB, C: GLB}}
+        """)
+    return load_design(a, w, mp)
+
+
+@pytest.mark.parametrize("df, shape, stationary", [("ws", "psum", "B"), ("is", "psum", "A"), ("os", "os", "C")])
+def test_plan_dataflows(write, df, shape, stationary):
+    plan = make_plan(design(write, 2, df, 4, 2, 2))
+    assert (plan.shape, plan.dataflow, plan.A, plan.B) == (shape, df, 2, 2)
+    role = "O" if df == "os" else "S"
+    assert plan.operands[role].array == stationary
+    # C[m][n] row-major: address m*N + n
+    assert plan.operands["O"].coefs == {"m": 2, "n": 1}
+
+
+def test_plan_refuses_what_is_not_a_systolic_pe_array():
+    from llmulator.library import resolve
+    rs = load_design(resolve("architecture", "systolic-16x16"), resolve("workload", "conv2d"),
+                     resolve("mapping", "conv2d-rs-eyeriss"), "mini")
+    with pytest.raises(UserError, match="not a PE-array design the rtl profiler supports"):
+        make_plan(rs)
+    fpga = load_design(resolve("architecture", "hls-fpga"), resolve("workload", "atax"),
+                       resolve("mapping", "atax-hls-fpga"))
+    with pytest.raises(UserError, match="no compute.pe_array"):
+        make_plan(fpga)
+
+
+def test_generated_verilog_is_hierarchical(write):
+    d = design(write, 3, "ws", 4, 3, 3)
+    plan = make_plan(d)
+    rtl = generate(plan, layout(d, plan))
+    text = rtl.text()
+    assert text.count("module pe (") == 1
+    assert text.count("  pe u_pe_") == 9                    # one PE module instantiated per PE
+    assert text.count("module bank_GLB (") == 1 and text.count("bank_GLB u_bank_") == 8  # the spec's 8 banks
+    assert "reg [31:0] mem [0:127];" in text                # 4 KiB = 1024 words of 32 bits over 8 banks
+
+
+needs_iverilog = pytest.mark.skipif(shutil.which("iverilog") is None or shutil.which("vvp") is None,
+                                    reason="iverilog/vvp not installed (scripts/install_eda.sh)")
+
+
+@needs_iverilog
+@pytest.mark.parametrize("n, df, dims, cycles", [
+    # ws 2x2, C[4x2] = A[4x2] B[2x2], one fold: preload 2 advances (cycles 3-4), stream M=4 (5-8),
+    # drain A+B-1 = 3 (9-11; the last output vector enters the writer queue at the advance of cycle 11);
+    # the writer takes it in cycle 12, writes both words in cycle 13, the controller sees done in 14.
+    (2, "ws", (4, 2, 2), 14),
+    # os 2x2, two folds over M (m = 0..1, 2..3): per fold stream K=2, wait A+B-2 = 2, drain A = 2
+    # advances: 12 advances in cycles 3-14, writer 15-16, done seen in 17.
+    (2, "os", (4, 2, 2), 17),
+    # ws 3x3, C[4x3], one fold: preload 3 (3-5), stream 4 (6-9), drain 5 (10-14), writer 15-16, done 17.
+    (3, "ws", (4, 3, 3), 17),
+])
+def test_tiny_arrays_exact_cycles_and_outputs(write, tmp_path, monkeypatch, n, df, dims, cycles):
+    from llmulator_plugins.rtl.profiler import RtlProfiler
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    d = design(write, n, df, *dims)
+    prof = RtlProfiler(synthesize=False).profile(d)
+    assert prof.functional_check == "pass"
+    assert prof.metrics["cycles"] == cycles
+    m, nn, k = dims
+    assert prof.counters["ops.mac"] == m * nn * k
+    assert prof.counters["writes.GLB"] > 0
+    # a second profile of the same design and inputs comes from the cache
+    again = RtlProfiler(synthesize=False).profile(d)
+    assert again.counters["cached_simulation"] == 1.0 and again.metrics["cycles"] == cycles
