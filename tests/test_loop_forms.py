@@ -175,7 +175,7 @@ def test_learned_baselines_ignore_an_operator_class_training_never_varied():
     from llmulator_plugins.baselines.features import arch_feature_names
     model = gnn.load()
     idx = [i for i, n in enumerate(arch_feature_names()) if n.startswith("shift ")]
-    saved = model.g_std[idx].clone()
+    saved = model.g_std[idx].copy() if hasattr(model.g_std, "copy") else model.g_std[idx].clone()  # numpy or torch
     model.g_std[idx] = 1e-3
     try:
         a = gnn.estimate([base])[0].metrics["cycles"]

@@ -4,8 +4,12 @@ The checkpoint is a folder with ``model.safetensors`` and ``config.json``
 (written by ``llmulator train <name>``): the folder named by
 ``LLMULATOR_<NAME>_MODEL``, else the one shipped in this package
 (``default_model/<name>/``). ``estimate`` featurises every design (pure
-Python), then runs one batched forward pass per ``batch_size`` designs;
-torch is imported only when the estimator is used.
+Python), then runs one batched forward pass per ``batch_size`` designs. The
+forward pass runs in NumPy (``numpy_models.py``, the torch modules' forward op
+for op, equal to float32 rounding; no torch import, which alone costs 1.5-3 s
+of a cold ``llmulator estimate``); ``backend = "torch"`` (or
+``LLMULATOR_BASELINES_BACKEND=torch``) runs the torch module of ``models.py``
+instead, which training uses.
 
 Outputs are guarded (``guards.py``): log-predictions clipped to the range of
 the training targets, ``power_mw`` derived from energy and cycles, and a
@@ -42,6 +46,11 @@ class BaselineEstimator:
         self.batch_size = batch_size
         self._model = None
         self._checker = None
+        self.backend = "auto"  # "auto"/"numpy": numpy_models.py; "torch": models.py
+
+    def _backend(self) -> str:
+        backend = self.backend if self.backend != "auto" else os.environ.get("LLMULATOR_BASELINES_BACKEND", "auto")
+        return "torch" if backend == "torch" else "numpy"
 
     def available(self) -> str | None:
         if not (self.path / "model.safetensors").is_file() or not (self.path / "config.json").is_file():
@@ -49,24 +58,25 @@ class BaselineEstimator:
                     f"LLMULATOR_{self.name.upper()}_MODEL to a checkpoint folder)")
         # find_spec, not import: torch alone takes seconds to import, and `available` runs for every estimate
         from importlib.util import find_spec
-        if find_spec("torch") is None or find_spec("safetensors") is None:
+        needs = ("numpy", "safetensors") + (("torch",) if self._backend() == "torch" else ())
+        if any(find_spec(m) is None for m in needs):
             return "needs the ml extra: pip install 'llmulator[ml]'"
         return None
 
     def load(self):
         if self._model is None:
             from llmulator.status import status
-            from llmulator.threads import torch_threads
-            with status(f"loading the {self.name} model"), torch_threads():
+            if self._backend() == "torch":
+                from llmulator.threads import torch_threads as threads_of
+            else:
+                from llmulator.npinfer import blas_threads as threads_of
+            with status(f"loading the {self.name} model"), threads_of():
                 self._load()
         return self._model
 
     def _load(self) -> None:
         if self._model is None:
-            from safetensors.torch import load_file
-
             from .data import FEATURE_VERSION
-            from .models import build
             why = self.available()
             if why:
                 raise UserError(f"estimator '{self.name}' is not available: {why}")
@@ -75,26 +85,49 @@ class BaselineEstimator:
                 raise UserError(f"{self.path}/config.json is a '{config.get('kind')}' model with features "
                                 f"v{config.get('feature_version')}; the {self.name} estimator needs a "
                                 f"'{self.name}' model with features v{FEATURE_VERSION} (retrain it)")
-            model = build(config)
-            model.load_state_dict(load_file(str(self.path / "model.safetensors")))
-            model.eval()
+            if self._backend() == "torch":
+                from safetensors.torch import load_file
+
+                from .models import build
+                model = build(config)
+                model.load_state_dict(load_file(str(self.path / "model.safetensors")))
+                model.eval()
+            else:
+                from llmulator.npinfer import load_safetensors
+
+                from .numpy_models import NumpyBaseline
+                model = NumpyBaseline(config, load_safetensors(self.path / "model.safetensors"))
             from .data import METRICS
             from .guards import Checker
             self._checker = Checker(self.name, config, model, METRICS)
             self._model = model
 
     def estimate(self, designs: Sequence) -> list[Estimate]:
-        from llmulator.threads import torch_threads
         model = self.load()
-        with torch_threads():  # the idle cores (llmulator.threads): small passes, slowed by busy cores
+        if getattr(model, "numpy", False):
+            from llmulator.npinfer import blas_threads as threads_of
+        else:
+            from llmulator.threads import torch_threads as threads_of
+        with threads_of():  # the idle cores (llmulator.threads): small passes, slowed by busy cores
             return self._estimate(model, designs)
+
+    def _forward(self, model, packed):
+        """The network's normalised log-metrics of a packed batch, a float32 array (either backend)."""
+        import numpy as np
+        if getattr(model, "numpy", False):
+            from .numpy_models import batch_of
+            return np.asarray(model(batch_of(packed)), np.float32)
+        import torch
+
+        from .data import to_batch
+        with torch.no_grad():
+            return np.asarray(model(to_batch(packed)).numpy(), np.float32)
 
     def _estimate(self, model, designs: Sequence) -> list[Estimate]:
         import numpy as np
-        import torch
         from llmulator.results import power_mw
 
-        from .data import DIMS, FEATURISERS, METRICS, pack, to_batch
+        from .data import DIMS, FEATURISERS, METRICS, pack
         from .guards import OOD_CONFIDENCE, clip_confidence
         check = self._checker
         fn = FEATURISERS[self.name]
@@ -104,8 +137,8 @@ class BaselineEstimator:
             chunk = list(designs[k:k + self.batch_size])
             t0 = time.perf_counter()
             packed = pack([fn(d) for d in chunk], DIMS[self.name])
-            with torch.no_grad():
-                raw = (model(to_batch(packed)).double() * model.y_std.double() + model.y_mean.double()).numpy()
+            y_std, y_mean = (np.asarray(getattr(model, k), np.float64) for k in ("y_std", "y_mean"))
+            raw = self._forward(model, packed).astype(np.float64) * y_std + y_mean
             logs, factor = check.outputs(raw)
             flags = check.features(packed["x"], packed["x_off"], packed["g"])
             dt = (time.perf_counter() - t0) / max(len(chunk), 1)

@@ -120,8 +120,7 @@ class Checker:
     def __init__(self, kind: str, config: dict[str, Any], model, metrics: tuple[str, ...]):
         self.kind = kind
         self.metrics = metrics
-        buf = {k: getattr(model, k).detach().double().numpy() for k in
-               ("x_mean", "x_std", "g_mean", "g_std", "y_mean", "y_std")}
+        buf = {k: _float64(getattr(model, k)) for k in ("x_mean", "x_std", "g_mean", "g_std", "y_mean", "y_std")}
         self.buf = buf
         self.lo, self.hi, self.range_source = target_log_range(config, metrics, buf["y_mean"], buf["y_std"])
         rng = config.get("feature_range") or {}
@@ -177,6 +176,11 @@ class Checker:
         clipped = np.clip(safe, self.lo, self.hi)
         factor = np.where(finite, np.exp(np.abs(safe - clipped)), np.inf)
         return clipped, factor
+
+
+def _float64(t) -> np.ndarray:
+    """A normalisation buffer (a torch tensor, or a NumPy array from numpy_models) as a float64 array."""
+    return np.array(t.detach().double().numpy() if hasattr(t, "detach") else t, dtype=np.float64)
 
 
 def clip_confidence(factor: float) -> float:

@@ -58,8 +58,11 @@ def allowed_ids(tokenizer) -> list[list[int]]:
 
 
 def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
-    """Metrics, confidence and interval for each prompt (:func:`decode_lean` for a lean model, else
-    :func:`decode_reference`)."""
+    """Metrics, confidence and interval for each prompt (:func:`decode_lean` for a lean model,
+    ``lean_numpy.decode_numpy`` for a NumPy one, else :func:`decode_reference`)."""
+    if getattr(model, "numpy", False):
+        from .lean_numpy import decode_numpy
+        return decode_numpy(model, tokenizer, prompts, max_length)
     if getattr(model, "lean", False):
         return decode_lean(model, tokenizer, prompts, max_length)
     return decode_reference(model, tokenizer, prompts, max_length)

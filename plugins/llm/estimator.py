@@ -7,17 +7,27 @@ downloaded and ``trust_remote_code`` is never set. Torch is imported only when
 the estimator is used (``available`` looks the packages up without importing
 them).
 
-A plain Llama checkpoint with our tokenizer (the shipped one) runs on the lean
-path (``lean.py``: torch + safetensors + tokenizers, logits identical to
-transformers'; ``decode.decode_lean``: per-prompt prefill and the prior's
-digits verified as a draft), loaded once per process and shared by every
-estimator object reading that checkpoint; anything else (``--base-model``
-checkpoints, the ablation heads, ``backend = "transformers"`` as LoRA
-calibration asks, ``LLMULATOR_LLM_BACKEND=transformers``) loads a transformers
-model of its own. Predictions are batched under ``torch.inference_mode`` with
-torch's threads set to the idle cores unless ``threads`` says otherwise
-(``llmulator.threads``); a spinner shows on stderr (a terminal only) while a
-model loads. Speed: docs/benchmarks-llm.md, docs/benchmarks-estimate.md.
+A plain Llama checkpoint with our tokenizer (the shipped one) runs without
+transformers, loaded once per process and shared by every estimator object
+reading that checkpoint, on one of two backends:
+
+* ``numpy`` (the default where the model computes in float32, as on this
+  project's machines): ``lean_numpy.py``, the forward pass in NumPy from the
+  safetensors weights and the lean decoding on it: no torch at all (its import
+  alone is 1.5-3 s of a cold ``llmulator estimate``); logits equal to the torch
+  forward's to float32 rounding, the same digits (tests/test_llm_numpy.py);
+* ``lean`` (torch): ``lean.py``, logits identical to transformers', with
+  ``decode.decode_lean`` (per-prompt prefill and the prior's digits verified as
+  a draft); the default where the model computes in bfloat16 (a CPU with
+  native bfloat16 products, which NumPy does not have).
+
+Anything else (``--base-model`` checkpoints, the ablation heads, ``backend =
+"transformers"`` as LoRA calibration asks) loads a transformers model of its
+own. ``LLMULATOR_LLM_BACKEND`` (numpy | lean | transformers) overrides the
+choice. Predictions are batched with the BLAS's or torch's threads set to the
+idle cores unless ``threads`` says otherwise (``llmulator.threads``); a spinner
+shows on stderr (a terminal only) while a model loads. Speed:
+docs/benchmarks-llm.md, docs/benchmarks-estimate.md.
 
 The ablation variants (``heads.py``: ``llm-mse``, ``llm-logmse``,
 ``llm-binned``) are the same class with another head; they ship no model and
@@ -58,7 +68,7 @@ def inference_dtype() -> str:
     return "bfloat16" if (" avx512_bf16" in flags or " amx_bf16" in flags) else "float32"
 
 
-# (checkpoint, its mtime, dtype) -> (lean model, tokenizer, None): each loaded once per process
+# (checkpoint, its mtime, dtype, backend) -> (lean or numpy model, tokenizer, None): each loaded once per process
 _LOADED: dict[tuple, tuple] = {}
 
 
@@ -92,7 +102,8 @@ class LLMEstimator:
         self._tok = None
         self._head = None
         self.meta: dict = {}
-        # "auto": the lean path (lean.py) where the checkpoint allows it, else transformers; "transformers": a
+        # "auto": numpy (lean_numpy.py) or the torch lean path (lean.py) where the checkpoint allows it, else
+        # transformers; "numpy", "lean": that one where the checkpoint allows it; "transformers": a
         # transformers model of this object's own (what LoRA calibration injects its adapters into)
         self.backend = "auto"
 
@@ -110,19 +121,31 @@ class LLMEstimator:
             return f"the checkpoint at {self.path} has head '{meta.get('head')}', this estimator needs '{self.head}'"
         # find_spec, not import: torch alone takes seconds to import, and `available` runs for every estimate
         from importlib.util import find_spec
-        needs = ("torch", "safetensors", "tokenizers") + (() if self._lean() else ("transformers",))
+        needs = {"numpy": ("numpy", "safetensors", "tokenizers"), "lean": ("torch", "safetensors", "tokenizers"),
+                 "transformers": ("torch", "safetensors", "tokenizers", "transformers")}[self._backend()]
         if any(find_spec(m) is None for m in needs):
             return "needs the ml extra: pip install 'llmulator[ml]'"
         return None
 
     def _lean(self) -> bool:
-        """Whether the checkpoint runs on the lean path (``lean.py``: no transformers): ``backend`` "auto" (the
-        default; ``LLMULATOR_LLM_BACKEND`` overrides it) takes it for every checkpoint it supports."""
+        """Whether the checkpoint runs without transformers (the ``numpy`` or the torch ``lean`` backend)."""
+        return self._backend() != "transformers"
+
+    def _backend(self) -> str:
+        """``numpy``, ``lean`` (torch) or ``transformers``: ``backend`` "auto" (the default;
+        ``LLMULATOR_LLM_BACKEND`` overrides it) takes numpy for every checkpoint the lean path supports when the
+        model computes in float32, the torch lean path when in bfloat16 (NumPy has no bfloat16 products)."""
         backend = self.backend if self.backend != "auto" else os.environ.get("LLMULATOR_LLM_BACKEND", "auto")
+        if backend == "torch":
+            backend = "lean"
         if backend == "transformers" or self.head != "digits":
-            return False
+            return "transformers"
         from .lean import unsupported
-        return unsupported(self.path) is None
+        if unsupported(self.path) is not None:
+            return "transformers"
+        if backend in ("numpy", "lean"):
+            return backend
+        return "numpy" if inference_dtype() == "float32" else "lean"
 
     def _meta(self) -> dict:
         from .text import checkpoint_settings
@@ -133,15 +156,21 @@ class LLMEstimator:
         by every estimator object that reads it (nothing changes it); a transformers model is this object's own."""
         if self._model is None:
             self.meta = self._meta()
-            lean = self._lean()
-            key = (str(self.path.resolve()), _mtime(self.path), inference_dtype())
-            if lean and key in _LOADED:
+            backend = self._backend()
+            key = (str(self.path.resolve()), _mtime(self.path), inference_dtype(), backend)
+            if backend != "transformers" and key in _LOADED:
                 self._model, self._tok, self._head = _LOADED[key]
+            elif backend == "numpy":  # NumPy + safetensors + tokenizers: no torch (lean_numpy.py)
+                from .lean import LeanTokenizer
+                from .lean_numpy import NumpyLlama
+                with loading(f"loading the {self.name} model"):
+                    self._model, self._tok, self._head = NumpyLlama(self.path), LeanTokenizer(self.path), None
+                _LOADED[key] = (self._model, self._tok, self._head)
             else:
                 from llmulator.threads import torch_threads
                 with loading(f"loading the {self.name} model"), torch_threads(self.threads):
-                    self._model, self._tok, self._head = self._load(lean)
-                if lean:
+                    self._model, self._tok, self._head = self._load(backend == "lean")
+                if backend == "lean":
                     _LOADED[key] = (self._model, self._tok, self._head)
         return self._model, self._tok
 
@@ -202,11 +231,13 @@ class LLMEstimator:
 
         A design without an analytical prior (when the checkpoint reads it) raises ``SpecError`` before the
         model runs, for a batch as for one design: callers price the rest one at a time."""
-        from llmulator.threads import torch_threads
-
         from .guards import guard
         from .train import predict
         model, tok = self.load()
+        if getattr(model, "numpy", False):
+            from llmulator.npinfer import blas_threads as threads_of
+        else:
+            from llmulator.threads import torch_threads as threads_of
         t0 = time.perf_counter()
         priors = self.priors(designs)
         prompts = self.prompts(designs, priors)
@@ -216,7 +247,7 @@ class LLMEstimator:
         for k in range(0, len(order), self.batch_size):
             idx = order[k:k + self.batch_size]
             t0 = time.perf_counter()
-            with torch_threads(self.threads):  # the idle cores unless told (llmulator.threads)
+            with threads_of(self.threads):  # the idle cores unless told (llmulator.threads)
                 preds = predict(model, tok, [prompts[i] for i in idx], self.meta, self._head)
             dt = (time.perf_counter() - t0) / len(idx) + render_s
             for i, p in zip(idx, preds, strict=True):
