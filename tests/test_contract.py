@@ -298,3 +298,68 @@ def test_dse_takes_its_fast_path_by_capability_not_by_name(third_party):
             return plugins.get("estimators", "analytical").estimate(designs)
 
     assert not Evaluator(space, Named()).fast
+
+
+# -- the house: docs/architecture.md's map of rooms matches the code --------------------------------
+
+
+def _core_imports() -> dict[str, set[str]]:
+    """Each module of core/ -> the llmulator / llmulator_plugins modules it imports, function-level imports
+    included and ``if TYPE_CHECKING:`` blocks left out."""
+    import ast
+    out = {}
+    for f in sorted((ROOT / "core").glob("*.py")):
+        tree = ast.parse(f.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING":
+                node.body = []
+        found = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:  # from . import x / from .x import y
+                    mods = [node.module] if node.module else [a.name for a in node.names]
+                    found |= {f"llmulator.{m.split('.')[0]}" for m in mods}
+                elif node.module and node.module.split(".")[0] in ("llmulator", "llmulator_plugins"):
+                    found.add(node.module if node.module != "llmulator" else "llmulator")
+                    if node.module == "llmulator":
+                        found |= {f"llmulator.{a.name}" for a in node.names}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.split(".")[0] in ("llmulator", "llmulator_plugins")}
+        out[f.stem] = found
+    return out
+
+
+def _layers() -> dict[str, int]:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("## Rooms of `core/`", 1)[1].split("\nRoom by room", 1)[0]
+    layer = {}
+    for row in section.splitlines():
+        m = re.match(r"\| (\d+) [^|]*\| ([^|]*) \|", row)
+        if m:
+            for name in re.findall(r"`(\w+)`", m.group(2)):
+                assert name not in layer, f"docs/architecture.md puts `{name}` in two layers"
+                layer[name] = int(m.group(1))
+    return layer
+
+
+def test_every_core_room_is_on_the_map_and_imports_only_its_layer_or_above():
+    layer = _layers()
+    imports = _core_imports()
+    missing = sorted(m for m in imports if m != "__init__" and m not in layer)
+    assert not missing, f"core modules missing from the layer table of docs/architecture.md: {missing}"
+    for mod, found in imports.items():
+        assert not any(t.startswith("llmulator_plugins") for t in found), f"core/{mod}.py imports a plugin"
+        if mod == "__init__":
+            continue
+        for t in found:
+            dep = t.split(".")[1] if "." in t else None
+            if dep in layer and dep != mod:
+                assert layer[dep] <= layer[mod], (f"core/{mod}.py (layer {layer[mod]}) imports {dep} (layer "
+                                                  f"{layer[dep]}): move one, and say so in docs/architecture.md")
+
+
+def test_every_plugin_is_on_the_map():
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split("## Rooms of `plugins/`", 1)[1]
+    named = set(re.findall(r"^\| `(\w+)` \|", text, flags=re.M))
+    present = {p.name for p in (ROOT / "plugins").iterdir() if (p / "__init__.py").is_file()}
+    assert present <= named, f"plugins missing from docs/architecture.md: {sorted(present - named)}"
