@@ -1,0 +1,336 @@
+"""One kernel statement analysed: its operations by class, its array accesses (affine forms where the
+index is affine) and its expression DAG; and the context the kernel's analysis carries through the body.
+
+``expr_stmt`` is what ``llmulator.kernel_parse`` calls for every assignment,
+declaration with an initialiser, branch condition and loop condition. Index
+arithmetic is address generation (dedicated, strength-reduced counters in HLS):
+it is not counted as datapath operations, but loads inside an index
+(indirection) are. ``x += a * b`` is one fused ``mac`` (a ``mul`` and an
+``add`` in the unfused counts).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pycparser import c_ast
+
+from . import loopforms as lf
+from .errors import Diagnostic, SpecError
+from .kernel import _GEN, BINOP_CLASSES, FUNC_CLASSES, Access, Affine, Loop, OpNode, Statement
+
+
+class Ctx:
+    """What the analysis knows at a point of the kernel: its arrays, scalars, parameters, locals (and
+    what each holds), the enclosing loop variables, the loops so far, and where the kernel sits in
+    its YAML file (for diagnostics)."""
+
+    def __init__(self, arrays: set[str], scalars: set[str], params: set[str], file: str, line0: int):
+        self.arrays, self.scalars, self.params = arrays, scalars, params
+        self.file, self.line0 = file, line0
+        self.locals: dict[str, str] = {}
+        self.loops: dict[str, Loop] = {}
+        self.loop_vars: list[str] = []
+        self.auto = 0
+        self.float_arrays: set[str] = set()
+        self.values = lf.Values()  # what each local holds here (program order; see llmulator.loopforms)
+
+    def value(self, node: c_ast.Node | None) -> lf.Static:
+        return lf.value_of(node, self.values, self.loop_vars, self.params | self.scalars, set(self.locals))
+
+    def assign(self, name: str, node: c_ast.Node | None) -> None:
+        """``name = node`` here: the local now holds this value (or data, or something not fixed)."""
+        self.values.assign(name, self.value(node) if node is not None else lf.Static(None, "not initialised"))
+
+    def line(self, node: c_ast.Node) -> int:
+        return (node.coord.line - 1 + self.line0) if node is not None and node.coord else self.line0
+
+    def error(self, node: c_ast.Node | None, msg: str, expected: str = "", hint: str = "") -> SpecError:
+        return SpecError(Diagnostic(self.file, self.line(node) if node is not None else None, None,
+                                    "workload.kernel", msg, expected, hint))
+
+
+def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
+    """Affine form of an index over the enclosing loop variables, or None."""
+    if isinstance(n, c_ast.Constant):
+        try:
+            return Affine({}, str(int(n.value, 0)))
+        except ValueError:
+            return None
+    if isinstance(n, c_ast.ID):
+        if n.name in ctx.loop_vars:
+            return Affine({n.name: 1}, "0")
+        if n.name in ctx.params:
+            return Affine({}, n.name)
+        held = ctx.values.static.get(n.name) if n.name in ctx.locals else None
+        if held is not None:
+            return affine(held, ctx)  # a local holding an expression of loop variables and parameters
+        return None  # a data-derived local: indirect
+    if isinstance(n, c_ast.UnaryOp) and n.op == "-":
+        a = affine(n.expr, ctx)
+        return None if a is None else Affine({k: -v for k, v in a.coefs.items()}, f"-({a.const})")
+    if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
+        a, b = affine(n.left, ctx), affine(n.right, ctx)
+        if a is None or b is None:
+            return None
+        sign = 1 if n.op == "+" else -1
+        coefs = dict(a.coefs)
+        for k, v in b.coefs.items():
+            coefs[k] = coefs.get(k, 0) + sign * v
+        return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
+    if isinstance(n, c_ast.BinaryOp) and n.op == "*":
+        a, b = affine(n.left, ctx), affine(n.right, ctx)
+        if a is None or b is None:
+            return None
+        if not a.coefs and a.const.lstrip("-").isdigit():
+            k = int(a.const)
+            return Affine({v: c * k for v, c in b.coefs.items()}, f"{k} * ({b.const})")
+        if not b.coefs and b.const.lstrip("-").isdigit():
+            k = int(b.const)
+            return Affine({v: c * k for v, c in a.coefs.items()}, f"{k} * ({a.const})")
+        if not a.coefs and not b.coefs:
+            return Affine({}, f"({a.const}) * ({b.const})")
+        return None
+    return None
+
+
+def is_float(e: c_ast.Node, ctx: Ctx) -> bool:
+    """Whether an expression computes in floating point (a float constant, array, local or scalar, a
+    math function, a cast to float)."""
+    if isinstance(e, c_ast.Constant):
+        return e.type in ("float", "double")
+    if isinstance(e, c_ast.ArrayRef):
+        return _base(e) in ctx.float_arrays
+    if isinstance(e, c_ast.ID):
+        t = ctx.locals.get(e.name, "")
+        return t in ("float", "double", "_Float16") or e.name in ctx.scalars
+    if isinstance(e, c_ast.BinaryOp):
+        return is_float(e.left, ctx) or is_float(e.right, ctx)
+    if isinstance(e, c_ast.UnaryOp):
+        return is_float(e.expr, ctx)
+    if isinstance(e, c_ast.FuncCall):
+        return True
+    if isinstance(e, c_ast.Cast):
+        return "float" in _GEN.visit(e.to_type) or "double" in _GEN.visit(e.to_type)
+    if isinstance(e, c_ast.TernaryOp):
+        return is_float(e.iftrue, ctx) or is_float(e.iffalse, ctx)
+    return False
+
+
+def expr_stmt(n: c_ast.Node, ctx: Ctx, decl_name: str | None) -> Statement:
+    """Operations, accesses and the expression DAG of one statement (``decl_name``: the local a
+    declaration initialises with ``n``)."""
+    return _Builder(n, ctx).statement(decl_name)
+
+
+class _Builder:
+    """One statement's analysis under way. ``visit`` returns a node index of ``dag``, -1 for a constant
+    (or nothing), or -2 - k for ``local_refs[k]`` (a local read: a register, no node of its own)."""
+
+    def __init__(self, n: c_ast.Node, ctx: Ctx):
+        self.n, self.ctx = n, ctx  # the statement (where errors point) and the analysis context
+        self.dag: list[OpNode] = []
+        self.addr_mode: list[bool] = []  # non-empty while visiting an index (address generation)
+        self.accesses: list[Access] = []
+        self.reads_locals: set[str] = set()
+        self.ops, self.unfused = Counter(), Counter()
+        self.local_refs: list[str] = []
+        self.written: str | None = None  # the local the statement assigns
+        self.copied: str | None = None  # the local it copies into ``written`` (``x = y``)
+
+    def statement(self, decl_name: str | None) -> Statement:
+        n, ctx = self.n, self.ctx
+        if decl_name is not None:
+            r = self.visit(n)
+            self.written = decl_name
+            if r <= -2:
+                self.copied = self.local_refs[-2 - r]
+        else:
+            self.visit(n)
+        return Statement(_GEN.visit(n) if decl_name is None else f"{decl_name} = {_GEN.visit(n)}",
+                         ctx.line(n), self.ops, self.unfused, self.accesses, self.dag, self.written,
+                         self.reads_locals, copies=self.copied)
+
+    def error(self, msg: str, expected: str = "", hint: str = "") -> SpecError:
+        return self.ctx.error(self.n, msg, expected, hint)
+
+    def count(self, cls: str) -> None:
+        self.ops[cls] += 1
+        self.unfused[cls] += 1
+
+    def local(self, name: str) -> int:
+        self.reads_locals.add(name)
+        self.local_refs.append(name)
+        return -2 - (len(self.local_refs) - 1)
+
+    def add(self, op: str, deps: list[int], array: str | None = None, fl: bool = False,
+            access: Access | None = None) -> int:
+        reads = tuple(dict.fromkeys(self.local_refs[-2 - d] for d in deps if d <= -2))
+        self.dag.append(OpNode(op, [d for d in deps if d >= 0], array, fl, reads, access=access))
+        return len(self.dag) - 1
+
+    @staticmethod
+    def pick(a: int, b: int) -> int:
+        """What an address computation depends on: a node if any, else a local."""
+        return max(a, b) if max(a, b) >= 0 else min(a, b)
+
+    def access(self, e: c_ast.ArrayRef, write: bool, read: bool) -> tuple[str, list[int], Access]:
+        ctx = self.ctx
+        idx_nodes = []
+        cur = e
+        while isinstance(cur, c_ast.ArrayRef):
+            idx_nodes.append(cur.subscript)
+            cur = cur.name
+        if not isinstance(cur, c_ast.ID):
+            raise self.error("unsupported array reference", "NAME[i][j]")
+        name = cur.name
+        if name not in ctx.arrays and name not in ctx.locals:
+            raise self.error(f"unknown array '{name}'", "one of: " + ", ".join(sorted(ctx.arrays)),
+                             "declare it under workload.arrays")
+        idx_nodes.reverse()
+        # index arithmetic is address generation (dedicated, strength-reduced counters in HLS):
+        # it is not counted as datapath operations, but loads inside an index (indirection) are
+        self.addr_mode.append(True)
+        try:
+            deps = [self.visit(i) for i in idx_nodes]
+        finally:
+            self.addr_mode.pop()
+        acc = Access(name, tuple(_GEN.visit(i) for i in idx_nodes), tuple(affine(i, ctx) for i in idx_nodes),
+                     write, read)
+        if name in ctx.arrays:  # the workload's arrays: what traffic and footprints count
+            self.accesses.append(acc)
+        return name, deps, acc
+
+    def load(self, e: c_ast.ArrayRef) -> int:
+        name, deps, acc = self.access(e, False, True)
+        return self.add("load", deps, name, access=acc)
+
+    def visit(self, e: c_ast.Node) -> int:
+        how = _VISIT.get(type(e))
+        if how is None:
+            raise self.error(f"unsupported expression: {type(e).__name__}")
+        return how(self, e)
+
+    def constant(self, e: c_ast.Constant) -> int:
+        return -1
+
+    def name(self, e: c_ast.ID) -> int:
+        ctx = self.ctx
+        if e.name in ctx.locals and e.name not in ctx.loop_vars:
+            return self.local(e.name)
+        elif (e.name not in ctx.loop_vars and e.name not in ctx.params and e.name not in ctx.scalars
+              and e.name not in ctx.arrays):
+            raise self.error(f"unknown name '{e.name}'", "a loop variable, local, parameter, scalar or array",
+                             "declare locals before use; parameters go under workload.parameters")
+        return -1
+
+    def binary(self, e: c_ast.BinaryOp) -> int:
+        a, b = self.visit(e.left), self.visit(e.right)
+        cls = BINOP_CLASSES.get(e.op)
+        if cls is None:
+            raise self.error(f"unsupported operator '{e.op}'")
+        if self.addr_mode:
+            return self.pick(a, b)
+        self.count(cls)
+        return self.add(cls, [a, b], fl=is_float(e, self.ctx))
+
+    def unary(self, e: c_ast.UnaryOp) -> int:
+        if e.op in ("p++", "++", "p--", "--"):
+            target = self.visit(e.expr)
+            self.count("add")
+            r = self.add("add", [target])
+            if isinstance(e.expr, c_ast.ArrayRef):
+                name, deps, acc = self.access(e.expr, True, False)
+                self.add("store", [r] + deps, name, access=acc)
+            return r
+        if e.op == "sizeof":
+            return -1
+        a = self.visit(e.expr)
+        if e.op == "-":
+            self.count("add")
+            return self.add("add", [a], fl=is_float(e.expr, self.ctx))
+        if e.op == "!" or e.op == "~":
+            self.count("logic")
+            return self.add("logic", [a])
+        return a
+
+    def cast(self, e: c_ast.Cast) -> int:
+        return self.visit(e.expr)
+
+    def ternary(self, e: c_ast.TernaryOp) -> int:
+        c, a, b = self.visit(e.cond), self.visit(e.iftrue), self.visit(e.iffalse)
+        self.count("select")
+        return self.add("select", [c, a, b])
+
+    def call(self, e: c_ast.FuncCall) -> int:
+        fname = e.name.name if isinstance(e.name, c_ast.ID) else _GEN.visit(e.name)
+        args = [self.visit(x) for x in (e.args.exprs if e.args else [])]
+        cls = FUNC_CLASSES.get(fname)
+        if cls is None:
+            raise self.error(f"unsupported function '{fname}'", "one of: " + ", ".join(sorted(FUNC_CLASSES)),
+                             "write it with operators (e.g. x > 0 ? x : 0) or a listed function")
+        self.count(cls)
+        return self.add(cls, args, fl=True)
+
+    def expr_list(self, e: c_ast.ExprList) -> int:
+        last = -1
+        for x in e.exprs:
+            last = self.visit(x)
+        return last
+
+    def assign(self, e: c_ast.Assignment) -> int:
+        rhs = e.rvalue
+        if e.op in ("+=", "-=") and isinstance(rhs, c_ast.BinaryOp) and rhs.op == "*":  # fused: a mac
+            a, b = self.visit(rhs.left), self.visit(rhs.right)
+            self.unfused["mul"] += 1
+            self.unfused["add"] += 1
+            self.ops["mac"] += 1
+            cur = self.lhs_read(e.lvalue)
+            r = self.add("mac", [a, b, cur], fl=is_float(rhs, self.ctx))
+            self.dag[r].acc = cur if cur >= 0 else -1
+        else:
+            r = self.visit(rhs)
+            if e.op != "=":
+                cls = BINOP_CLASSES.get(e.op[:-1])
+                if cls is None:
+                    raise self.error(f"unsupported operator '{e.op}'")
+                cur = self.lhs_read(e.lvalue)
+                self.count(cls)
+                r = self.add(cls, [r, cur], fl=is_float(e.lvalue, self.ctx) or is_float(rhs, self.ctx))
+        return self.store(e.lvalue, r)
+
+    def lhs_read(self, lv: c_ast.Node) -> int:
+        if isinstance(lv, c_ast.ArrayRef):
+            return self.load(lv)
+        if isinstance(lv, c_ast.ID):
+            return self.local(lv.name)
+        return -1
+
+    def store(self, lv: c_ast.Node, r: int) -> int:
+        ctx = self.ctx
+        if isinstance(lv, c_ast.ArrayRef):
+            name, deps, acc = self.access(lv, True, False)
+            return self.add("store", [r] + deps, name, access=acc)
+        if isinstance(lv, c_ast.ID):
+            if lv.name in ctx.arrays or lv.name in ctx.params:
+                raise self.error(f"cannot assign to '{lv.name}'", "a local or an array element")
+            if lv.name not in ctx.locals:
+                raise self.error(f"unknown name '{lv.name}'", "a declared local variable")
+            self.written = lv.name
+            if r <= -2:
+                self.copied = self.local_refs[-2 - r]
+            return r
+        raise self.error("unsupported assignment target")
+
+
+_VISIT = {c_ast.Constant: _Builder.constant, c_ast.ID: _Builder.name, c_ast.ArrayRef: _Builder.load,
+          c_ast.BinaryOp: _Builder.binary, c_ast.UnaryOp: _Builder.unary, c_ast.Cast: _Builder.cast,
+          c_ast.TernaryOp: _Builder.ternary, c_ast.FuncCall: _Builder.call, c_ast.Assignment: _Builder.assign,
+          c_ast.ExprList: _Builder.expr_list}
+
+
+def _base(e: c_ast.ArrayRef) -> str:
+    cur = e
+    while isinstance(cur, c_ast.ArrayRef):
+        cur = cur.name
+    return cur.name if isinstance(cur, c_ast.ID) else ""

@@ -1,0 +1,271 @@
+"""The kernel's C body parsed with pycparser and read into a ``LoopTree`` (``llmulator.kernel.analyze``).
+
+``analyze_cached`` memoises the tree on everything the analysis reads;
+``_check_subset`` refuses the C a kernel may not hold before anything compiles
+it; ``_stmt`` reads statements, branches and declarations, ``_loop`` loops
+(their heads: ``llmulator.kernel_heads``), and every expression statement is
+analysed by ``llmulator.kernel_expr``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pycparser import c_ast, c_parser
+
+from . import loopforms as lf
+from .errors import Diagnostic, SpecError
+from .kernel import _GEN, _PRELUDE, C_TYPES, FUNC_CLASSES, Branch, Loop, LoopTree, Node, Statement, strip_comments
+from .kernel_expr import Ctx, expr_stmt
+from .kernel_heads import enter, for_head
+
+_CACHE: dict[tuple, LoopTree] = {}
+_CACHE_SIZE = 512
+
+
+def analyze_cached(workload, file: str | None = None) -> LoopTree:
+    """Parse ``workload.kernel`` into a LoopTree; SpecError (with YAML line) on bad C.
+
+    Results are memoised on everything the analysis reads (kernel text, declarations, file and
+    line), so the many designs that share one kernel (a sweep, a synthesized dataset) parse it once.
+    The returned tree is shared: treat it as read-only.
+    """
+    smap = workload.source_map
+    key = (file, smap.file if smap else None, smap.locate(("workload", "kernel")) if smap else None,
+           workload.kernel, tuple((n, a.dtype, a.shape) for n, a in workload.arrays.items()),
+           tuple(workload.parameters), tuple((k, v["dtype"]) for k, v in workload.scalars.items()))
+    hit = _CACHE.get(key)
+    if hit is not None:
+        return hit
+    tree = _analyze(workload, file)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.pop(next(iter(_CACHE)))
+    _CACHE[key] = tree
+    return tree
+
+
+def _analyze(workload, file: str | None = None) -> LoopTree:
+    smap = workload.source_map
+    file = file or (smap.file if smap else "<kernel>")
+    line0 = 1
+    if smap is not None:
+        ln, _ = smap.locate(("workload", "kernel"))
+        # a block scalar ('|') starts on the next line
+        text_line = (ln or 1)
+        raw = workload.raw.get("kernel") if workload.raw else None
+        line0 = text_line + 1 if raw is not None and _is_block_scalar(smap.file, text_line) else text_line
+    arrays = set(workload.arrays)
+    ctx = Ctx(arrays, set(workload.scalars), set(workload.parameters), file, line0)
+    ctx.float_arrays = {n for n, a in workload.arrays.items() if a.dtype.startswith("fp")}
+    decls = []
+    for p in workload.parameters:
+        decls.append(f"int {p};")
+    for s, v in workload.scalars.items():
+        decls.append(f"{C_TYPES[v['dtype']]} {s};")
+    for a in workload.arrays.values():
+        dims = "".join("[1]" for _ in a.shape)
+        decls.append(f"{C_TYPES[a.dtype]} {a.name}{dims};")
+    header = _PRELUDE + " ".join(decls) + "\nvoid __kernel(void) {\n"
+    src = header + strip_comments(workload.kernel) + "\n}\n"
+    # the header occupies 3 source lines before the kernel's first line
+    ctx.line0 = line0 - 3
+    parser = c_parser.CParser()
+    try:
+        ast = parser.parse(src, filename=file)
+    except c_parser.ParseError as e:
+        msg = str(e)
+        line = None
+        parts = msg.split(":")
+        if len(parts) >= 3 and parts[1].strip().isdigit():
+            line = int(parts[1]) - 1 + ctx.line0
+            msg = ":".join(parts[3:]).strip() if len(parts) > 3 else msg
+        hint = "check semicolons and braces; the kernel is a function body"
+        if msg.startswith("before:"):
+            # pycparser names the token it could not place: say so plainly
+            msg = f"unexpected '{msg[len('before:'):].strip()}'"
+            hint = "a missing ';', ')' or operator just before it is the usual cause; " + hint
+        raise SpecError(Diagnostic(file, line, None, "workload.kernel", f"C syntax error: {msg}",
+                                   "HLS-C statements with labelled loops", hint)) from None
+    func = ast.ext[-1]
+    body = func.body.block_items or []
+    _check_subset(func.body, ctx)
+    roots = _block(body, ctx, None)
+    if not ctx.loops:
+        raise ctx.error(None, "the kernel has no loops", "at least one labelled loop (L_i: for (...))")
+    return LoopTree(roots=roots, loops=ctx.loops, locals=ctx.locals, source=workload.kernel)
+
+
+def _check_subset(body: c_ast.Node, ctx: Ctx) -> None:
+    """The C a kernel may hold, checked on the whole body before anything compiles it: arrays,
+    scalars, locals and the allow-listed functions (``FUNC_CLASSES``); no function declarations or
+    calls outside that list (so no ``system``, however declared), no pointers, address-of,
+    dereference or pointer casts (nothing reaches memory outside the declared arrays), no ``extern``
+    (nothing reaches the simulator's own variables), no names starting with ``__`` (reserved for the
+    implementation and the simulator's instrumentation). The operating-system sandbox
+    (``llmulator.sandbox``) confines whatever runs anyway; this check says early and precisely what
+    is refused."""
+
+    def refuse(node, what: str, hint: str = "") -> None:
+        raise ctx.error(node, f"{what} is not allowed in a kernel", "arrays, scalars, locals and the math "
+                        "functions listed under 'Operator classes' in docs/spec-reference.md", hint)
+
+    class V(c_ast.NodeVisitor):
+        def visit_Decl(self, n):
+            if "extern" in (n.storage or []):
+                refuse(n, f"the extern declaration of '{n.name}'")
+            if n.name and n.name.startswith("__"):
+                refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+            self.generic_visit(n)
+
+        def visit_FuncDecl(self, n):
+            refuse(n, "a function declaration", "call the math functions directly; they need no prototype")
+
+        def visit_FuncDef(self, n):
+            refuse(n, "a function definition")
+
+        def visit_PtrDecl(self, n):
+            refuse(n, "a pointer", "index the arrays instead (buf[i], not *p++)")
+
+        def visit_UnaryOp(self, n):
+            if n.op in ("&", "*"):
+                refuse(n, f"the {'address-of' if n.op == '&' else 'dereference'} operator '{n.op}'",
+                       "index the arrays instead")
+            self.generic_visit(n)
+
+        def visit_StructRef(self, n):
+            refuse(n, "a struct or pointer member access (. or ->)", "use one array per field")
+
+        def visit_ID(self, n):
+            if n.name.startswith("__"):
+                refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+
+        def visit_FuncCall(self, n):
+            name = n.name.name if isinstance(n.name, c_ast.ID) else None
+            if name not in FUNC_CLASSES:
+                refuse(n, f"a call to '{name or _GEN.visit(n.name)}'",
+                       "write it with operators (e.g. x > 0 ? x : 0) or a listed function")
+            if n.args is not None:
+                self.visit(n.args)
+
+        def visit_Goto(self, n):
+            refuse(n, "goto")
+
+    V().visit(body)
+
+
+def _is_block_scalar(path: str, line: int) -> bool:
+    try:
+        with open(path, encoding="utf-8") as f:
+            for i, text in enumerate(f, 1):
+                if i == line:
+                    s = text.rstrip()
+                    return s.endswith("|") or s.endswith("|-") or s.endswith(">") or s.endswith("|+")
+    except OSError:
+        pass
+    return True
+
+
+def _block(items: list[c_ast.Node], ctx: Ctx, parent: Loop | None, label: str | None = None) -> list[Node]:
+    out: list[Node] = []
+    for it in items:
+        out.extend(_stmt(it, ctx, parent))
+    return out
+
+
+def _stmt(node: c_ast.Node, ctx: Ctx, parent: Loop | None, label: str | None = None) -> list[Node]:
+    if isinstance(node, c_ast.Label):
+        return _stmt(node.stmt, ctx, parent, node.name)
+    if isinstance(node, c_ast.Compound):
+        return _block(node.block_items or [], ctx, parent)
+    if isinstance(node, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+        return [_loop(node, ctx, parent, label)]
+    if isinstance(node, c_ast.If):
+        cond = expr_stmt(node.cond, ctx, None)
+        held = ctx.value(node.cond)
+        dd = held.data
+        before = ctx.values.copy()
+        then = _stmt(node.iftrue, ctx, parent) if node.iftrue else []
+        after_then, ctx.values = ctx.values, before
+        orelse = _stmt(node.iffalse, ctx, parent) if node.iffalse else []
+        ctx.values.join(after_then)
+        return [Branch(label, _GEN.visit(node.cond), ctx.line(node), dd, cond, then, orelse, index_text=held.text)]
+    if isinstance(node, c_ast.Decl):
+        ctype = _GEN.visit(node.type).strip() if node.type is not None else "int"
+        ctx.locals[node.name] = ctype.split("[")[0].strip()
+        if node.init is None:
+            ctx.assign(node.name, None)
+            return []
+        if isinstance(node.init, c_ast.InitList):
+            # a constant table (``const int T[4] = {...}``): a ROM filled when the design is built
+            ctx.assign(node.name, None)
+            return []
+        st = expr_stmt(node.init, ctx, node.name)
+        ctx.assign(node.name, node.init)
+        return [st]
+    if isinstance(node, c_ast.Pragma):
+        return []
+    if isinstance(node, c_ast.EmptyStatement):
+        return []
+    if isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall)):
+        st = expr_stmt(node, ctx, None)
+        _track(node, ctx)
+        return [st]
+    if isinstance(node, (c_ast.Break, c_ast.Continue)):
+        return [Statement(_GEN.visit(node), ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
+    if isinstance(node, c_ast.Return):
+        if node.expr is not None:
+            raise ctx.error(node, "the kernel returns nothing: `return` ends it, without a value",
+                            "return;", "write the value to an out array first (out[0] = v; return;)")
+        return [Statement("return", ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
+    raise ctx.error(node, f"unsupported statement: {type(node).__name__}",
+                    "for/while loops, if, assignments and declarations")
+
+
+def _track(node: c_ast.Node, ctx: Ctx) -> None:
+    """What an assignment statement (or ``x++``) leaves in its local."""
+    if isinstance(node, c_ast.Assignment) and isinstance(node.lvalue, c_ast.ID) and node.lvalue.name in ctx.locals:
+        rhs = node.rvalue if node.op == "=" else lf.compound_value(node.op[:-1], node.lvalue, node.rvalue)
+        ctx.assign(node.lvalue.name, rhs)
+    elif isinstance(node, c_ast.UnaryOp) and node.op in ("p++", "++", "p--", "--") and \
+            isinstance(node.expr, c_ast.ID) and node.expr.name in ctx.locals:
+        op = "+" if "++" in node.op else "-"
+        ctx.assign(node.expr.name, c_ast.BinaryOp(op, node.expr, c_ast.Constant("int", "1")))
+    elif isinstance(node, c_ast.ExprList):
+        for x in node.exprs:
+            _track(x, ctx)
+
+
+def _loop(node, ctx: Ctx, parent: Loop | None, label: str | None) -> Loop:
+    if label is None:
+        ctx.auto += 1
+        label = f"_L{ctx.auto}"
+    if label in ctx.loops:
+        raise ctx.error(node, f"duplicate loop label '{label}'", "unique labels")
+    line = ctx.line(node)
+    if isinstance(node, c_ast.For):
+        loop, changing = for_head(node, ctx, parent, label, line)
+    else:
+        changing = enter(node, ctx, label, None)
+        loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True, simple=False,
+                    dynamic_reason="a while loop: its trips are what its condition makes of the run's values")
+    at_head = ctx.values.copy()
+    if isinstance(node, c_ast.For):
+        ctx.loop_vars.append(loop.var)
+        ctx.locals.setdefault(loop.var, "int")
+        loop.cond_stmt = expr_stmt(node.cond, ctx, None) if node.cond is not None else None
+    else:
+        loop.cond_stmt = expr_stmt(node.cond, ctx, None)
+    ctx.loops[label] = loop
+    loop.body = _stmt(node.stmt, ctx, loop) if node.stmt is not None else []
+    if loop.var:
+        ctx.loop_vars.pop()
+        ctx.values.static[loop.var] = None  # after the loop: its exit value
+        ctx.values.data.discard(loop.var)
+        for n, held in list(ctx.values.static.items()):  # values written in terms of the ended loop's variable
+            if held is not None and loop.var in lf.ids(held):
+                ctx.values.static[n] = None
+    # after the loop: the body may have run any number of times (zero included)
+    ctx.values.join(at_head)
+    for n in changing:
+        ctx.values.static[n] = None
+    return loop

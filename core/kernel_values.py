@@ -1,0 +1,116 @@
+"""The values a loop variable takes and the conditions over them, evaluated without running the kernel.
+
+C semantics on integer loop variables and parameters: ``/`` truncates between
+integers, a loop enumerates its variable's values for given outer values (an
+additive step, a geometric one, or one that runs until its variable equals its
+bound), and an ``if`` over loop variables and parameters is compiled once from
+a whitelisted Python AST. ``LoopTree`` (``llmulator.kernel``) counts trips and
+branch probabilities with these.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+
+from .expr import ExprError, evaluate
+
+MAX_VALUES = 10_000_000
+
+
+def values(loop, names: dict[str, float]) -> range | list[int]:
+    """The values a static loop's variable takes for these outer values (C semantics, integer bounds):
+    a range for an additive step, the enumerated values for a geometric one or one that runs until its
+    variable equals the bound. A loop that would not end (a zero step, a factor that cannot reach the
+    bound) raises ValueError."""
+    lo = int(eval_c(loop.lower_text, names))
+    hi = int(eval_c(loop.upper_text, names))
+    step = loop.step if loop.step_text is None else int(eval_c(loop.step_text, names))
+    if loop.step_op == "+" and not loop.cond_op:
+        if step == 0:
+            raise ValueError(f"loop {loop.label} steps by 0")
+        return range(lo, hi, step)
+    out: list[int] = []
+    v = lo
+    up = loop.step > 0
+    while (v != hi) if loop.cond_op == "!=" else (v < hi if up else v > hi):
+        out.append(v)
+        if len(out) > MAX_VALUES:
+            raise ValueError(f"loop {loop.label} does not reach its bound")
+        nv = step_value(loop.step_op, v, step)
+        if nv == v:
+            raise ValueError(f"loop {loop.label} does not reach its bound (stuck at {v})")
+        v = nv
+    return out
+
+
+def step_value(op: str, v: int, step: int) -> int:
+    if op == "+":
+        return v + step
+    if op == "*":
+        return v * step
+    if op == "/":
+        return int(v / step) if step else v
+    if op == "<<":
+        return v << step
+    return v >> step
+
+
+def is_frac(names: dict[str, float]) -> bool:
+    return any(isinstance(v, float) and not float(v).is_integer() for v in names.values())
+
+
+def eval_c(text: str, names: dict[str, float]) -> float:
+    """A bound's C text at these values; between integers ``/`` truncates as in C."""
+    text = text.replace("(int)", "")
+    if "/" in text and not is_frac(names):
+        text = text.replace("/", "//")
+    return float(evaluate(text, names))
+
+
+_ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Compare,
+            ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq, ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.Div,
+            ast.FloorDiv, ast.Mod, ast.Constant, ast.Name, ast.Load, ast.BitAnd, ast.BitOr, ast.BitXor,
+            ast.LShift, ast.RShift, ast.Invert, ast.IfExp, ast.Call)
+
+
+class _CDivision(ast.NodeTransformer):
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Div):  # integer loop indices: C's / truncates
+            node.op = ast.FloorDiv()
+        return node
+
+
+@functools.lru_cache(maxsize=1024)
+def condition(cond: str):
+    """A C condition over integer loop variables and parameters (``&&``, ``||``, ``!``, comparisons,
+    + - * / %) compiled once; anything else (calls, array reads, fields) raises ExprError."""
+    text = re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
+    try:
+        tree = ast.parse(text, mode="eval")
+    except SyntaxError:
+        raise ExprError(f"cannot read condition {cond!r}") from None
+    bad = next((n for n in ast.walk(tree) if not isinstance(n, _ALLOWED) or
+                (isinstance(n, ast.Constant) and not isinstance(n.value, (int, float))) or
+                (isinstance(n, ast.Call) and not (isinstance(n.func, ast.Name) and n.func.id in ("min", "max")
+                                                  and not n.keywords))), None)
+    if bad is not None:
+        raise ExprError(f"condition {cond!r} reads more than loop variables and parameters")
+    calls = {n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call)}
+    names = sorted({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - calls)
+    code = compile(ast.fix_missing_locations(_CDivision().visit(tree)), "<condition>", "eval")
+    return code, names
+
+
+def holds(cond: str, names: dict[str, float]) -> bool:
+    """Whether a C condition over loop variables and parameters holds for these values."""
+    code, needed = condition(cond)
+    missing = [n for n in needed if n not in names]
+    if missing:
+        raise ExprError(f"condition {cond!r} reads {', '.join(missing)}, not a loop variable or parameter")
+    return bool(eval(code, _SAFE, {n: names[n] for n in needed}))  # noqa: S307 - whitelisted AST
+
+
+_SAFE = {"__builtins__": {}, "min": min, "max": max}
