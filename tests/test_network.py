@@ -155,6 +155,21 @@ def test_table_fits_80_columns_and_dataflow_save(tmp_path, capsys, monkeypatch):
     assert json.loads(out)["estimates"][0]["metrics"]["cycles"] == conv1["estimates"][0]["metrics"]["cycles"]
 
 
+def test_every_estimator_on_a_network(tmp_path, capsys):
+    """Each available estimator prices every layer (or refuses it, said per layer), from one batched call."""
+    code, out, err = run(capsys, "estimate", ARCH, "--network", transformer(tmp_path / "t.onnx"), "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    names = set(r["totals"])
+    assert "analytical" in names and len(names) >= 2, (names, r["skipped"])
+    for lay in r["layers"]:
+        assert {e["estimator"] for e in lay["estimates"]} | set(lay["refused"]) == names
+        for e in lay["estimates"]:
+            assert e["metrics"]["cycles"] > 0
+    for n, t in r["totals"].items():
+        assert t["layers"] + t["refused"] == len(r["layers"]), n
+
+
 def test_plot(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     png = tmp_path / "net.png"
