@@ -157,8 +157,39 @@ class Design:
         return used
 
     def placement(self, array: str) -> str:
-        """The memory level an array lives in (``mapping.placement``; else the outermost level)."""
-        return self.mapping.placement.get(array, self.arch.memory[0].name)
+        """The memory level an array lives in (``mapping.placement``; else, with multi-level tiling
+        (``mapping.levels``), the outermost on-chip level that keeps it; else the outermost level)."""
+        lvl = self.mapping.placement.get(array)
+        if lvl is None and self.mapping.levels:
+            lvl = self.levels_placement.get(array)
+        return lvl if lvl is not None else self.arch.memory[0].name
+
+    @cached_property
+    def levels_placement(self) -> dict[str, str]:
+        """With ``mapping.levels``: each array's outermost non-DRAM level that keeps it (what rendering,
+        hlsim and the single-placement models use; the inner levels' tiling only the analytical model's
+        nest analysis reads)."""
+        entries = {e.get("level"): e for e in self.mapping.levels}
+        out: dict[str, str] = {}
+        for lv in self.arch.memory:
+            e = entries.get(lv.name)
+            if e is None or lv.kind == "dram":
+                continue
+            keep = e.get("keep")
+            keep = keep if keep is not None else [a for a in self.workload.arrays if a not in (e.get("bypass") or [])]
+            for a in keep:
+                out.setdefault(a, lv.name)
+        return out
+
+    def levels_note(self) -> str | None:
+        """With ``mapping.levels``: the one-line remark rendered C and hlsim profiles carry."""
+        if not self.mapping.levels:
+            return None
+        placed = ", ".join(f"{a} at {lv}" for a, lv in self.levels_placement.items()) or "none on chip"
+        tiled = [e["level"] for e in self.mapping.levels if any(e.get(k) for k in ("temporal", "spatial", "fanout"))]
+        return (f"multi-level tiling (mapping.levels): arrays placed at the outermost on-chip level that keeps "
+                f"them ({placed}); the tiling of {', '.join(tiled) or 'the levels'} (temporal and spatial factors) "
+                "is not rendered or simulated here, only the analytical estimator's nest analysis reads it")
 
     def to_dict(self) -> dict[str, Any]:
         """The design's names (architecture, workload, mapping, preset, variant) as a JSON-ready dict."""
@@ -373,6 +404,8 @@ def check_design(d: Design) -> None:
                     f"'{a.name}': {', '.join(of_kind)}") if of_kind else _close(lvl, levels)
             diags.append(_mdiag(m, ("placement", arr), f"unknown memory level '{lvl}'",
                                 "one of: " + ", ".join(levels), hint))
+    if m.levels:
+        diags.extend(level_diagnostics(d))
     for arr, p in m.partition.items():
         if arr not in arrays:
             diags.append(_mdiag(m, ("partition", arr), f"unknown array '{arr}'",
@@ -390,6 +423,8 @@ def check_design(d: Design) -> None:
     # buffer capacity per level
     by_level: dict[str, list[tuple[str, float]]] = {}
     for arr in w.arrays:
+        if m.levels and arr not in m.placement:
+            continue  # placed by multi-level tiling: its tiles are checked per level by the nest analysis
         lvl = d.placement(arr)
         if a.level(lvl).kind == "dram":
             continue
@@ -434,6 +469,64 @@ def check_design(d: Design) -> None:
                                     "'Operator classes'), or use an architecture that has it"))
     if diags:
         raise SpecError(_dedupe(diags))
+
+
+def level_diagnostics(d: Design) -> list[Diagnostic]:
+    """A multi-level mapping's (``mapping.levels``) names checked against the other two files: memory
+    levels that exist (once each), loop labels, arrays in keep/bypass, fan-out stage names, and every
+    loop's factors multiplying to its trips. The analytical model's tiling runs the same checks."""
+    a, m = d.arch, d.mapping
+    levels = [lv.name for lv in a.memory]
+    labels = [lb for lb in d.tree.loops if not lb.startswith("_")]
+    arrays = sorted(d.workload.arrays)
+    diags: list[Diagnostic] = []
+    seen: set[str] = set()
+    prods: dict[str, int] = {}
+    for i, e in enumerate(m.levels):
+        name = e.get("level")
+        if name not in levels:
+            diags.append(_mdiag(m, ("levels", i, "level"), f"unknown memory level '{name}' (architecture "
+                                f"'{a.name}' has no such level)", "one of: " + ", ".join(levels),
+                                _close(str(name), levels)))
+        elif name in seen:
+            diags.append(_mdiag(m, ("levels", i, "level"), f"level '{name}' appears twice in levels",
+                                "each memory level at most once"))
+        seen.add(name)
+        stages = [("temporal", e.get("temporal") or {}, ("levels", i, "temporal")),
+                  ("spatial", e.get("spatial") or {}, ("levels", i, "spatial"))]
+        for k, st in enumerate(e.get("fanout") or []):
+            stages.append(("spatial", st.get("spatial") or {}, ("levels", i, "fanout", k, "spatial")))
+            if st.get("name") in levels:
+                diags.append(_mdiag(m, ("levels", i, "fanout", k, "name"), f"fan-out stage '{st.get('name')}' "
+                                    "has the name of a memory level", "a name of its own"))
+        for _kind, factors, path in stages:
+            for lb, n in factors.items():
+                if lb not in labels:
+                    diags.append(_mdiag(m, path + (lb,), f"unknown loop label '{lb}'", "one of: "
+                                        + ", ".join(labels), _close(lb, labels), key=True))
+                else:
+                    prods[lb] = prods.get(lb, 1) * int(n)
+        for j, lb in enumerate(e.get("order") or []):
+            if lb not in labels:
+                diags.append(_mdiag(m, ("levels", i, "order", j), f"unknown loop label '{lb}' in order",
+                                    "one of: " + ", ".join(labels), _close(lb, labels)))
+        for key in ("keep", "bypass"):
+            for j, arr in enumerate(e.get(key) or []):
+                if arr not in arrays:
+                    diags.append(_mdiag(m, ("levels", i, key, j), f"unknown array '{arr}'",
+                                        "one of: " + ", ".join(arrays), _close(arr, arrays)))
+    if diags:
+        return diags
+    for lb in labels:
+        try:
+            trips = d.trips(lb)
+        except SpecError:
+            continue
+        if prods.get(lb, 1) != trips:
+            diags.append(_mdiag(m, ("levels",), f"the factors of loop {lb} over all levels multiply to "
+                                f"{prods.get(lb, 1)}, but it has {trips:g} trips",
+                                f"temporal and spatial factors whose product is {trips:g}"))
+    return diags
 
 
 def _check_legal(d: Design, label: str, loop: Loop, lm) -> list[Diagnostic]:

@@ -582,7 +582,8 @@ def hls_c(design) -> str:
                for s, v in w.scalars.items()]
     return _env().get_template("hls.c.j2").render(
         arch=d.arch.name, workload=w.name, mapping=d.mapping.name, preset=d.preset or "(default parameters)",
-        defines=[(p, sizes[p]) for p in w.parameters], scalars=scalars, function=kernel_function(d, True))
+        defines=[(p, sizes[p]) for p in w.parameters], scalars=scalars, function=kernel_function(d, True),
+        note=d.levels_note())
 
 
 # ----------------------------------------------------------------------------------------------

@@ -45,7 +45,10 @@ class Space:
 
 @dataclass
 class Level:
-    """One storage level of the tiling, outermost first in the list given to ``analyze``."""
+    """One storage level of the tiling, outermost first in the list given to ``analyze``; or, with
+    ``virtual``, a further spatial fan-out stage below the storage level before it (Timeloop's spatial
+    container, a ``dummy_storage`` level): it keeps nothing, has no temporal loops and no energy, and is
+    left out of the results, but its children's deltas are multicast within the stage only."""
 
     name: str
     instances: int = 1  # hardware instances of this level
@@ -61,6 +64,10 @@ class Level:
     read_bw: float | None = None  # words per cycle per instance
     write_bw: float | None = None
     shared_bw: float | None = None
+    cluster: int = 1  # instances sharing one physical access (Timeloop's cluster_size)
+    split: int | None = None  # the first ``split`` spatial loops run along the mesh's X, the rest along Y
+    virtual: bool = False  # a fan-out stage (no storage)
+    mesh_x: int | None = None  # a stage's instances along X (export)
 
 
 @dataclass
@@ -96,31 +103,30 @@ def _prod(xs) -> int:
 
 
 class _Delta:
-    """Timeloop's per-instance delta state of a child tile (its last box and the gradient of its
-    last sliding move), reset on any change of stride direction."""
+    """Timeloop's delta state of one child tile (``OperationSpace::SaveAndSubtractIfSameStride`` as it was
+    until January 2025, the version that wrote the reference outputs): the last box and the translation
+    of the last step, a vector over the data-space dimensions. The first step after a reset is always
+    a delta (and records its translation, a zero vector included: a tile that stayed put); a later step
+    by the same vector is a delta; any other step (standing still after a move included) re-sends the
+    whole tile and resets the translation. So a tile that stays put while an inner loop runs re-sends
+    itself whole on its next move."""
 
     def __init__(self, extent: list[int]):
         self.ext = extent
         self.size = _prod(extent)
         self.prev: tuple[int, ...] | None = None
-        self.grad: tuple[int, int] | None = None
+        self.trans: tuple[int, ...] | None = None  # None: Timeloop's null translation
 
     def step(self, lo: tuple[int, ...]) -> int:
         prev, self.prev = self.prev, lo
-        if prev is None:
-            self.grad = None
-            return self.size
-        moved = [(k, lo[k] - prev[k]) for k in range(len(lo)) if lo[k] != prev[k]]
-        if not moved:
-            self.grad = None
-            return 0
-        if len(moved) == 1 and abs(moved[0][1]) < self.ext[moved[0][0]]:
-            k, dv = moved[0]
-            g = (k, 1 if dv > 0 else -1)
-            if self.grad is None or self.grad == g:
-                self.grad = g
-                return abs(dv) * self.size // self.ext[k]
-        self.grad = None
+        t = None if prev is None else tuple(a - b for a, b in zip(lo, prev, strict=True))
+        if self.trans is None or t == self.trans:
+            if self.trans is None:
+                self.trans = t
+            if t is None:
+                return self.size
+            return self.size - _prod(max(0, e - abs(v)) for e, v in zip(self.ext, t, strict=True))
+        self.trans = None
         return self.size
 
 
@@ -159,7 +165,7 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
     # utilised instances of level j: product of the spatial loops of the levels above it
     util_inst = [float(_prod(n for (lj, _, n, sp) in loops if sp and lj > j)) for j in range(N)]
 
-    out_acc: dict[str, dict[str, dict[str, float]]] = {lv.name: {} for lv in levels}
+    out_acc: dict[str, dict[str, dict[str, float]]] = {lv.name: {} for lv in levels if not lv.virtual}
     for sp in spaces:
         size = [_prod(_box(sp, ext_upto[last[j]])) for j in range(N)]
         # per-instance accesses of level j (its children's deltas, one per distinct offset) and the
@@ -225,7 +231,7 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
             weighted[outer] = A[outer] * fan[outer]
         for j in range(N):
             lv = inner[j]
-            if not alive[j]:
+            if not alive[j] or lv.virtual:
                 continue
             outermost = not any(alive[o] for o in range(j + 1, N))
             if sp.rw:
@@ -245,6 +251,8 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
     compute_cycles = temporal_iters
     throttle = 1.0
     for lv in levels:
+        if lv.virtual:
+            continue
         st = out_acc[lv.name].values()
         r = sum(s["per_instance"]["reads"] for s in st)
         w = sum(s["per_instance"]["fills"] + s["per_instance"]["updates"] for s in st)
@@ -256,18 +264,22 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
     by_space: dict[str, dict[str, float]] = {}
     leak: dict[str, float] = {}
     for lv in levels:
+        if lv.virtual:
+            continue
         st = out_acc[lv.name]
         e = 0.0
         by_space[lv.name] = {}
         for name, s in st.items():
             pi = s["per_instance"]
             b = max(lv.block, 1)
+            # a cluster of instances shares one access: each utilised cluster pays it once
+            payers = s["instances"] if lv.cluster <= 1 else min(s["instances"], lv.instances / lv.cluster)
             es = (math.ceil(pi["reads"] / b) * lv.read_pj + math.ceil(pi["fills"] / b) * lv.fill_pj
-                  + math.ceil(pi["updates"] / b) * lv.update_pj) * s["instances"]
+                  + math.ceil(pi["updates"] / b) * lv.update_pj) * payers
             by_space[lv.name][name] = es
             e += es
         inst = max([s["instances"] for s in st.values()] or [0.0])
-        leak[lv.name] = lv.leak_pj * cycles * max(inst, 1.0) if st else 0.0
+        leak[lv.name] = lv.leak_pj * cycles * max(inst, 1.0)  # a level that keeps nothing leaks too
         energy[lv.name] = e + leak[lv.name]
     energy["MAC"] = macs * mac_pj
     total = sum(energy.values())
@@ -326,29 +338,16 @@ def levels_of(d) -> tuple[dict[str, int], list[Space], list[Level], float, int]:
     """The design's mapping levels as ``Level`` records, checked (known levels and loops, factors that
     multiply to every loop's trips, tiles that fit every level)."""
     from llmulator import tech
+    from llmulator.design import level_diagnostics
+    from llmulator.errors import SpecError
 
     dims, spaces, labels = problem_of(d)
     arch = d.arch
     raw_mem = {m["name"]: m for m in arch.raw.get("memory", [])}
-    names = [m.name for m in arch.memory]
-    given = {}
-    for i, e in enumerate(d.mapping.levels):
-        if e["level"] not in names:
-            raise _mdiag(d, ("levels", i, "level"), f"unknown memory level '{e['level']}'",
-                         "one of: " + ", ".join(names))
-        if e["level"] in given:
-            raise _mdiag(d, ("levels", i, "level"), f"level '{e['level']}' appears twice")
-        for key in ("temporal", "spatial"):
-            for lb in e.get(key, {}):
-                if lb not in dims:
-                    raise _mdiag(d, ("levels", i, key, lb), f"unknown loop label '{lb}'",
-                                 "one of: " + ", ".join(labels))
-        for key in ("keep", "bypass"):
-            for a in e.get(key, []):
-                if a not in {s.name for s in spaces}:
-                    raise _mdiag(d, ("levels", i, key), f"unknown array '{a}'",
-                                 "one of: " + ", ".join(s.name for s in spaces))
-        given[e["level"]] = (i, e)
+    diags = level_diagnostics(d)  # the same checks as ``llmulator validate``
+    if diags:
+        raise SpecError(diags)
+    given = {e["level"]: (i, e) for i, e in enumerate(d.mapping.levels)}
     elem_bits = max(tech.DTYPE_BITS.get(a.dtype, 32) for a in d.workload.arrays.values())
     levels: list[Level] = []
     for lv in arch.memory:
@@ -360,20 +359,21 @@ def levels_of(d) -> tuple[dict[str, int], list[Space], list[Level], float, int]:
             keep = [s.name for s in spaces if s.name not in e.get("bypass", [])]
         r = raw_mem.get(lv.name, {})
         wb = int(r.get("word_bits", elem_bits))
+        cluster = int(r.get("cluster_size", 1))
         levels.append(Level(
             name=lv.name, instances=lv.instances, temporal=[(lb, int(t[lb])) for lb in order if lb in t],
             spatial=[(lb, int(n)) for lb, n in e.get("spatial", {}).items()], keep=frozenset(keep),
-            block=max(lv.width_bits // wb, 1), read_pj=lv.read_energy_pj, fill_pj=lv.write_energy_pj,
+            block=max(lv.width_bits // (wb * cluster), 1), cluster=cluster, read_pj=lv.read_energy_pj,
+            fill_pj=lv.write_energy_pj,
             update_pj=float(r.get("update_energy_pj", lv.write_energy_pj)),
             leak_pj=lv.leakage_mw * 1000.0 / arch.clock_mhz,
             capacity_words=None if lv.capacity_kib is None else lv.capacity_bits / wb,
             read_bw=r.get("read_bandwidth_words"), write_bw=r.get("write_bandwidth_words"),
-            shared_bw=r.get("shared_bandwidth_words")))
-    for lb, n in dims.items():
-        prod = _prod(f for L in levels for x, f in L.temporal + L.spatial if x == lb)
-        if prod != n:
-            raise _mdiag(d, ("levels",), f"the factors of loop {lb} multiply to {prod}, but it has {n} trips",
-                         f"factors whose product is {n}")
+            shared_bw=r.get("shared_bandwidth_words"), split=e.get("split"), mesh_x=r.get("mesh_x")))
+        for st in e.get("fanout", []):
+            levels.append(Level(name=st["name"], instances=int(st.get("instances", 1)),
+                                spatial=[(lb, int(n)) for lb, n in st.get("spatial", {}).items()],
+                                keep=frozenset(), split=st.get("split"), virtual=True, mesh_x=st.get("mesh_x")))
     mac = arch.operators.get("mac")
     return dims, spaces, levels, (mac.energy_pj if mac else 0.0), (mac.count if mac else 1)
 
@@ -384,14 +384,17 @@ def estimate(d) -> Result:
     dims, spaces, levels, mac_pj, n_mac = levels_of(d)
     r = analyze(dims, spaces, levels, mac_pj=mac_pj, mac_instances=n_mac)
     for L in levels:
-        if L.capacity_words is None:
+        if L.capacity_words is None or L.virtual:
             continue
-        need = sum(s["size"] for s in r.accesses[L.name].values())
+        tiles = {sp: s["size"] for sp, s in r.accesses[L.name].items()}
+        need = sum(tiles.values())
         if need > L.capacity_words:
             idx = next((k for k, e in enumerate(d.mapping.levels) if e["level"] == L.name), None)
+            detail = ", ".join(f"{sp} {n:g}" for sp, n in sorted(tiles.items(), key=lambda t: -t[1]))
             raise _mdiag(d, ("levels", idx) if idx is not None else ("levels",),
-                         f"the tiles kept at {L.name} need {need:g} words, more than its "
-                         f"{L.capacity_words:g}", "tiles that fit the level", "smaller factors at or below it")
+                         f"the tiles kept at {L.name} need {need:g} words per instance ({detail}), more than its "
+                         f"capacity of {L.capacity_words:g} words", f"tiles of at most {L.capacity_words:g} words "
+                         f"at {L.name}", "smaller factors at or below this level, or bypass a data space here")
     return r
 
 

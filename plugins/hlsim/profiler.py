@@ -90,6 +90,8 @@ class HlsimProfiler:
                  else "not-run: checked on another sample of the same compiled kernel")
         prof = self._metrics(d, inst, timing, scalars, sites)
         prof.notes.extend(timing.notes)
+        if d.mapping.levels:
+            prof.notes.append(d.levels_note())
         prof.functional_check = check
         prof.inputs = inputs.origin
         prof.seconds = time.perf_counter() - t0

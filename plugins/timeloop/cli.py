@@ -52,7 +52,10 @@ def _dump(path: Path, data: dict, comment: str) -> None:
     path.write_text(f"# {comment}\n" + text)
 
 
-def import_timeloop(paths: list[str], out: str | Path, name: str | None = None) -> list[Path]:
+def import_timeloop(paths: list[str], out: str | Path, name: str | None = None,
+                    notes: list[str] | None = None) -> list[Path]:
+    """Write DIR/arch.yaml, workload.yaml, mapping.yaml (validated); what was read but not imported (mapper
+    settings and constraints) is appended to ``notes`` and written as comments atop mapping.yaml."""
     from llmulator.design import load_design
 
     from . import convert, reader
@@ -64,15 +67,23 @@ def import_timeloop(paths: list[str], out: str | Path, name: str | None = None) 
     src = "imported from Timeloop: " + ", ".join(spec.sources)
     files = [out / "arch.yaml", out / "workload.yaml", out / "mapping.yaml"]
     for f, data in zip(files, (arch, wl, mp), strict=True):
-        _dump(f, data, src)
-    d = load_design(*files)  # validated: schemas, cross-file checks and the tiling's own
+        _dump(f, data, src if f.name != "mapping.yaml" or not spec.notes else
+              src + "".join(f"\n# note: {n}" for n in spec.notes))
+    if notes is not None:
+        notes.extend(spec.notes)
+    d = load_design(*files)  # validated: schemas, cross-file checks and the tiling's own (tiles that fit)
     from llmulator_plugins.analytical import tiling
-    tiling.levels_of(d)
+    tiling.estimate(d)
     return files
 
 
 def run_import(args) -> int:
-    files = import_timeloop(args.paths, args.out, args.name)
+    import sys
+
+    notes: list[str] = []
+    files = import_timeloop(args.paths, args.out, args.name, notes)
+    for n in notes:
+        print(f"note: {n}", file=sys.stderr)
     for f in files:
         print(f)
     return 0

@@ -89,16 +89,28 @@ def build_levels(spec: TLSpec) -> list[dict[str, Any]]:
         order = list(reversed(order_inner_first))  # outer to inner
         tloops = [(d, temporal.get(d, 1)) for d in order]
         sp = p["spatial"] or {}
-        sorder = list(reversed([d for d in p["sperm"] if d in dims] + [d for d in dims if d not in p["sperm"]]))
-        sloops = [(d, sp.get(d, 1)) for d in sorder if sp.get(d, 1) > 1]
+        # spatial loops in Timeloop's permutation order (innermost first; the first `split` run along X)
+        sperm = [d for d in p["sperm"] if d in dims] + [d for d in dims if d not in p["sperm"]]
+        sloops = [(d, sp.get(d, 1)) for d in sperm if sp.get(d, 1) > 1]
+        split = None
+        if p["split"] is not None:
+            split = sum(1 for d in sperm[:int(p["split"])] if sp.get(d, 1) > 1)
+            if split == len(sloops) and int(p["split"]) >= len(sperm):
+                split = None  # all along X: Timeloop's default
         if lv.spatial_only:
             if any(n > 1 for _, n in tloops):
                 raise err(p.get("src") or lv.src, f"temporal loops on the spatial container {lv.name} are not "
                           "supported", hint="put them on the storage level above")
             if not out:
                 raise err(lv.src, f"spatial container {lv.name} above every storage level")
-            out[-1]["spatial"] = out[-1]["spatial"] + sloops
-            out[-1]["fanout_name"] = lv.name
+            if not sloops:
+                continue  # a fan-out of 1: passes its parent's data through
+            if out[-1]["spatial"] or out[-1]["fanout"]:
+                # a further fan-out stage: multicast within the stage only, as Timeloop does
+                out[-1]["fanout"].append({"name": lv.name, "spatial": sloops, "split": split,
+                                          "instances": lv.instances})
+            else:
+                out[-1]["spatial"], out[-1]["split"] = sloops, split
             continue
         keep = p["keep"]
         bypass = p["bypass"] if p["bypass"] is not None else (lv.bypass or [])
@@ -109,10 +121,12 @@ def build_levels(spec: TLSpec) -> list[dict[str, Any]]:
                 raise err(lv.src, f"level {lv.name} keeps or bypasses '{nm}', not a data space", None,
                           "one of " + ", ".join(space_names))
         out.append({"name": lv.name, "lv": lv, "temporal": [x for x in tloops if x[1] > 1] or [],
-                    "order": order, "spatial": sloops, "keep": [s for s in space_names if s in keep]})
+                    "order": order, "spatial": sloops, "split": split if sloops else None, "fanout": [],
+                    "keep": [s for s in space_names if s in keep]})
     # every dimension's factors multiply to its bound
     for d in dims:
-        prod = math.prod(n for lvd in out for dd, n in lvd["temporal"] + lvd["spatial"] if dd == d)
+        prod = math.prod(n for lvd in out for dd, n in lvd["temporal"] + lvd["spatial"]
+                         + [x for st in lvd["fanout"] for x in st["spatial"]] if dd == d)
         if prod != spec.instance[d]:
             raise err(spec.mapping_src, f"the factors of {d} multiply to {prod}, but the problem instance "
                       f"has {d} = {spec.instance[d]}", None, f"factors whose product is {spec.instance[d]}")
@@ -131,7 +145,10 @@ def to_specs(spec: TLSpec, name: str | None = None) -> tuple[dict, dict, dict]:
         lv: TLLevel = L["lv"]
         kind = _kind(lv, i == 0)
         e = _ert(spec, lv, ("read", "write", "update", "leak")) or {}
-        m: dict[str, Any] = {"name": ident(lv.name), "kind": kind, "width_bits": lv.word_bits * lv.block}
+        m: dict[str, Any] = {"name": ident(lv.name), "kind": kind,
+                             "width_bits": lv.word_bits * lv.block * lv.cluster}
+        if lv.cluster > 1:
+            m["cluster_size"] = lv.cluster
         if lv.depth is not None and kind != "dram":
             m["capacity_kib"] = lv.depth * lv.word_bits / 8 / 1024
         elif kind != "dram":
@@ -203,6 +220,17 @@ def to_specs(spec: TLSpec, name: str | None = None) -> tuple[dict, dict, dict]:
             e["order"] = [f"L_{d}" for d in L["order"] if any(d == dd for dd, _ in L["temporal"])]
         if L["spatial"]:
             e["spatial"] = {f"L_{d}": n for d, n in L["spatial"]}
+            if L["split"] is not None:
+                e["split"] = L["split"]
+        if L["fanout"]:
+            e["fanout"] = []
+            for st in L["fanout"]:
+                s: dict[str, Any] = {"name": ident(st["name"]), "spatial": {f"L_{d}": n for d, n in st["spatial"]}}
+                if st["split"] is not None:
+                    s["split"] = st["split"]
+                if st["instances"] > 1:
+                    s["instances"] = st["instances"]
+                e["fanout"].append(s)
         e["keep"] = [ident(k) for k in L["keep"]]
         mlevels.append(e)
     mp = {"mapping": {"version": 1, "name": base + "-map", "workload": base, "architecture": base + "-arch",
@@ -221,8 +249,10 @@ def check_names(spec: TLSpec) -> None:
 def from_design(d) -> tuple[dict, dict, dict, dict]:
     """A Design whose mapping has ``levels`` as Timeloop v0.4 specs: (arch, problem, mapping, ERT) dicts.
 
-    Levels with several instances sit in a container whose spatial mesh is the instance ratio to the
-    level above; the ERT carries every level's energies per action as the architecture gives them."""
+    Between a level and the next inner one (or the MACs) sit containers whose spatial meshes are the
+    instance ratios: one for the level's own fan-out (``spatial``), then one per ``fanout`` stage, named
+    after it; each container is the target of that fan-out's spatial directive (permutation and split).
+    The ERT carries every level's energies per action as the architecture gives them."""
     from llmulator_plugins.analytical import tiling
 
     dims, spaces, levels, mac_pj, n_mac = tiling.levels_of(d)
@@ -235,24 +265,43 @@ def from_design(d) -> tuple[dict, dict, dict, dict]:
     for L in levels:
         L.temporal = [(dim(x), n) for x, n in L.temporal]
         L.spatial = [(dim(x), n) for x, n in L.spatial]
+    groups: list[tuple[Any, tiling.Level, list[tiling.Level]]] = []  # (memory level, its Level, its stages)
+    mem = iter(d.arch.memory)
+    for L in levels:
+        if L.virtual:
+            groups[-1][2].append(L)
+        else:
+            groups.append((next(mem), L, []))
     raw = {m["name"]: m for m in d.arch.raw.get("memory", [])}
     clock_s = 1e-6 / d.arch.clock_mhz
     nodes: list[dict] = [{"_tag": "!Container", "name": "system",
                           "attributes": {"technology": d.arch.technology, "global_cycle_seconds": clock_s}}]
     ert_tables = []
-    prev = 1
-    for lv, L in zip(d.arch.memory, levels, strict=True):
-        if lv.instances != prev:
-            if lv.instances % prev:
-                raise SpecError(tiling._mdiag(d, ("levels",), f"level {lv.name}: {lv.instances} instances is "
-                                              f"not a multiple of the {prev} above it").diagnostics)
-            nodes.append({"_tag": "!Container", "name": f"{lv.name}_array",
-                          "spatial": {"meshX": lv.instances // prev}})
-            prev = lv.instances
-        wb = lv.width_bits // max(L.block, 1)
+    spatial_dirs: list[dict] = []
+
+    def directive(target: str, loops: list[tuple[str, int]], split: int | None) -> dict:
+        sp = dict(loops)
+        m = {"target": target, "type": "spatial", "factors": " ".join(f"{lb}={sp.get(lb, 1)}" for lb in dims),
+             "permutation": [lb for lb, _ in loops] + [lb for lb in dims if lb not in sp]}
+        if split is not None:
+            m["split"] = split
+        return m
+
+    def mesh(ratio: int, loops: list[tuple[str, int]], split: int | None) -> dict:
+        if split is not None:
+            x = math.prod(n for _, n in loops[:split])
+            y = math.prod(n for _, n in loops[split:])
+            if x * y == ratio:
+                return {"meshX": x, "meshY": y} if y > 1 else {"meshX": x}
+        return {"meshX": ratio}
+
+    for i, (lv, L, stages) in enumerate(groups):
+        wb = lv.width_bits // max(L.block * L.cluster, 1)
         attrs: dict[str, Any] = {"width": lv.width_bits, "datawidth": wb}
         if lv.capacity_kib is not None:
-            attrs["depth"] = int(round(lv.capacity_bits / lv.width_bits))
+            attrs["depth"] = int(round(lv.capacity_bits / (lv.width_bits / L.cluster)))
+        if L.cluster > 1:
+            attrs["cluster_size"] = L.cluster
         if lv.banks > 1:
             attrs["n_banks"] = lv.banks
         for k in ("read", "write", "shared"):
@@ -263,11 +312,25 @@ def from_design(d) -> tuple[dict, dict, dict, dict]:
         ert_tables.append({"name": f"system_top_level.{lv.name}[1..{lv.instances}]", "actions": [
             {"name": "read", "energy": L.read_pj}, {"name": "write", "energy": L.fill_pj},
             {"name": "update", "energy": L.update_pj}, {"name": "leak", "energy": L.leak_pj}]})
-    if n_mac != prev:
-        if n_mac % prev:
-            raise SpecError(tiling._mdiag(d, ("levels",), f"{n_mac} MACs is not a multiple of the {prev} "
-                                          "instances of the innermost level").diagnostics)
-        nodes.append({"_tag": "!Container", "name": "mac_array", "spatial": {"meshX": n_mac // prev}})
+        # the fan-out hops down to the next level (or the MACs): the level's own, then its stages
+        below = groups[i + 1][0].instances if i + 1 < len(groups) else n_mac
+        hops = [(f"{groups[i + 1][0].name if i + 1 < len(groups) else 'mac'}_array", L.spatial, L.split)]
+        hops += [(st.name, st.spatial, st.split) for st in stages]
+        points = [lv.instances]
+        for _name, loops, _split in hops[:-1]:
+            nxt = [st.instances for st in stages][len(points) - 1]
+            points.append(nxt if nxt > 1 else points[-1] * math.prod(n for _, n in loops))
+        points.append(below)
+        for k, (name, loops, split) in enumerate(hops):
+            a, b = points[k], points[k + 1]
+            if b % a:
+                raise SpecError(tiling._mdiag(d, ("levels",), f"level {lv.name}: {b} instances below it is not a "
+                                              f"multiple of the {a} above").diagnostics)
+            if b == a and not loops:
+                continue
+            nodes.append({"_tag": "!Container", "name": name, "spatial": mesh(b // a, loops, split)})
+            if loops:
+                spatial_dirs.append(directive(name, loops, split))
     mac = d.arch.operators.get("mac")
     nodes.append({"_tag": "!Component", "name": "MAC", "class": "intmac",
                   "attributes": {"width": mac.bits if mac else 16}})
@@ -280,21 +343,15 @@ def from_design(d) -> tuple[dict, dict, dict, dict]:
                          **({"read_write": True} if s.rw else {})} for s in spaces]},
         "instance": dict(dims)}}
     mapping = []
-    for lv, L in zip(d.arch.memory, levels, strict=True):
+    for lv, L, _stages in groups:
         t = dict(L.temporal)
         order = [lb for lb, _ in L.temporal] + [lb for lb in dims if lb not in t]
         mapping.append({"target": lv.name, "type": "temporal",
                         "factors": " ".join(f"{lb}={t.get(lb, 1)}" for lb in dims),
                         "permutation": list(reversed(order))})
-        if L.spatial:
-            sp = dict(L.spatial)
-            inner = next((i for i, x in enumerate(nodes) if x.get("name") == lv.name), None)
-            target = next((x["name"] for x in nodes[inner + 1:] if x.get("_tag") == "!Container"), None)
-            mapping.append({"target": target or lv.name, "type": "spatial",
-                            "factors": " ".join(f"{lb}={sp.get(lb, 1)}" for lb in dims),
-                            "permutation": [lb for lb, _ in L.spatial] + [lb for lb in dims if lb not in sp]})
         mapping.append({"target": lv.name, "type": "dataspace", "keep": sorted(L.keep),
                         "bypass": sorted(s.name for s in spaces if s.name not in L.keep)})
+    mapping += spatial_dirs
     arch = {"architecture": {"version": 0.4, "nodes": nodes}}
     return arch, problem, {"mapping": mapping}, {"ERT": {"version": "0.4", "tables": ert_tables}}
 

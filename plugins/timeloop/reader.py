@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from llmulator.errors import Diagnostic, SpecError
 
-KNOWN_TAGS = {"!Container", "!Component", "!Parallel", "!Hierarchical", "!Nothing"}
+KNOWN_TAGS = {"!Container", "!Component", "!Parallel", "!Hierarchical", "!Nothing", "!nomerge"}
 IGNORED_KEYS = {"mapper", "mapspace", "mapspace_constraints", "constraints", "architecture_constraints",
                 "compound_components", "globals", "sparse_optimizations", "variables", "ART",
                 "dumped_by_timeloop_front_end", "model", "components", "ERT_summary", "ART_summary",
@@ -47,20 +47,62 @@ class _Loader(yaml.SafeLoader):
     pass
 
 
+def _merge_deep(d: dict, src: Any) -> None:
+    """Timeloop's hierarchical merge (``<<<``): keys of ``d`` win; where both hold mappings they merge
+    the same way, where both hold lists the merged items follow ``d``'s own; a value tagged ``!nomerge``
+    is taken as written."""
+    for k, v in src.items():
+        if k == "_tag":
+            continue
+        if k not in d:
+            d[k] = v
+            continue
+        mine = d[k]
+        if getattr(mine, "nomerge", False):
+            continue
+        if isinstance(mine, dict) and isinstance(v, dict):
+            merged = LDict(mine)
+            merged.file, merged.line = getattr(mine, "file", ""), getattr(mine, "line", None)
+            merged.key_lines = dict(getattr(mine, "key_lines", {}))
+            _merge_deep(merged, v)
+            d[k] = merged
+        elif isinstance(mine, list) and isinstance(v, list):
+            merged_l = LList(list(mine) + list(v))
+            merged_l.file, merged_l.line = getattr(mine, "file", ""), getattr(mine, "line", None)
+            d[k] = merged_l
+
+
 def _construct_mapping(loader: _Loader, node: yaml.MappingNode, tag: str | None = None) -> LDict:
+    """A mapping with lines; YAML merge keys: ``<<`` (keys of the mapping win, then the merged mappings
+    in order) and Timeloop's hierarchical ``<<<`` (``_merge_deep``)."""
     d = LDict()
     d.file, d.line, d.key_lines = loader.name, node.start_mark.line + 1, {}
+    merges: list[tuple[str, Any, int]] = []
     for k_node, v_node in node.value:
+        if k_node.tag == "tag:yaml.org,2002:merge" or (isinstance(k_node, yaml.ScalarNode)
+                                                        and k_node.value in ("<<", "<<<")):
+            kind = "<<<" if k_node.value == "<<<" else "<<"
+            value = loader.construct_object(v_node, deep=True)
+            parts = value if isinstance(value, list) else [value]
+            for part in parts:
+                if not isinstance(part, dict):
+                    raise SpecError(Diagnostic(loader.name, k_node.start_mark.line + 1, None, kind,
+                                               f"merge key {kind} needs a mapping (an alias such as *name)"))
+                merges.append((kind, part, k_node.start_mark.line + 1))
+            continue
         key = loader.construct_object(k_node, deep=True)
         value = loader.construct_object(v_node, deep=True)
-        if key in ("<<<", "<<") and isinstance(value, dict | list):
-            for part in value if isinstance(value, list) else [value]:
-                for k2, v2 in part.items():
-                    d.setdefault(k2, v2)
-                    d.key_lines.setdefault(k2, k_node.start_mark.line + 1)
-            continue
         d[key] = value
         d.key_lines[key] = k_node.start_mark.line + 1
+    for kind, part, line in merges:
+        keys = [k for k in part if k not in d and k != "_tag"]
+        if kind == "<<":
+            for k in keys:
+                d[k] = part[k]
+        else:
+            _merge_deep(d, part)
+        for k in keys:
+            d.key_lines.setdefault(k, line)
     if tag:
         d["_tag"] = tag
     return d
@@ -74,6 +116,15 @@ def _construct_seq(loader: _Loader, node: yaml.SequenceNode) -> LList:
 
 def _construct_tagged(loader: _Loader, tag_suffix: str, node: yaml.Node) -> Any:
     tag = "!" + tag_suffix
+    if tag == "!nomerge":  # a value a hierarchical merge (<<<) must not merge into
+        if isinstance(node, yaml.MappingNode):
+            v = _construct_mapping(loader, node)
+        elif isinstance(node, yaml.SequenceNode):
+            v = _construct_seq(loader, node)
+        else:
+            return loader.construct_scalar(node)
+        v.nomerge = True
+        return v
     if tag not in KNOWN_TAGS:
         raise SpecError(Diagnostic(loader.name, node.start_mark.line + 1, node.start_mark.column + 1, "",
                                    f"unknown YAML tag {tag}", "one of " + ", ".join(sorted(KNOWN_TAGS)),
@@ -125,6 +176,36 @@ def err(obj: Any, msg: str, key: str | None = None, expected: str = "", hint: st
     return SpecError(Diagnostic(f, line, None, key or "", msg, expected, hint))
 
 
+def _where(obj: Any, key: str | None = None) -> str:
+    line = obj.at(key) if isinstance(obj, LDict) else getattr(obj, "line", None)
+    return f"{getattr(obj, 'file', '') or '<timeloop>'}:{line}" if line else (getattr(obj, "file", "") or "<timeloop>")
+
+
+MAPPER_KEYS = {"mapper": "mapper settings", "mapspace": "mapspace template",
+               "mapspace_constraints": "mapspace constraints", "constraints": "mapper constraints"}
+
+
+def _note_mapper_inputs(spec: TLSpec, doc: Any) -> None:
+    """Mapper inputs are read but not imported: a note each (llmulator has no mapper constraints; the
+    mapping is taken as given). Keep/bypass targets of architecture constraints are the exception: they
+    are the levels' default keep sets."""
+    if not isinstance(doc, LDict):
+        return
+    for k, what in MAPPER_KEYS.items():
+        if k in doc:
+            spec.notes.append(f"{_where(doc, k)}: {what} (`{k}`) ignored: llmulator imports the mapping given "
+                              "and has no mapper search to constrain")
+    ac = doc.get("architecture_constraints")
+    if isinstance(ac, dict):
+        other = [t for t in ac.get("targets") or [] if isinstance(t, dict)
+                 and t.get("type") not in ("bypass", "dataspace", "datatype")]
+        if other:
+            kinds = sorted({str(t.get("type")) for t in other})
+            spec.notes.append(f"{_where(doc, 'architecture_constraints')}: {len(other)} architecture constraint(s) "
+                              f"of type {', '.join(kinds)} ignored (mapper search limits); keep/bypass targets "
+                              "are used as the levels' default keep sets")
+
+
 # -- records ----------------------------------------------------------------------------------------
 @dataclass
 class TLLevel:
@@ -149,8 +230,21 @@ class TLLevel:
         b = a.get("block_size", a.get("block-size"))
         if b is None:
             w = a.get("width", a.get("memory_width"))
-            return max(int(w) // self.word_bits, 1) if w else 1
+            return max(int(w) // self.word_bits // self.cluster, 1) if w else 1
         return int(b)
+
+    @property
+    def cluster(self) -> int:
+        """Instances sharing one physical access (Timeloop's cluster_size; derived from width when a
+        block size is given too)."""
+        a = self.attrs
+        c = a.get("cluster_size", a.get("cluster-size"))
+        if c is not None:
+            return max(int(c), 1)
+        b, w = a.get("block_size", a.get("block-size")), a.get("width", a.get("memory_width"))
+        if b is not None and w:
+            return max(int(w) // (self.word_bits * int(b)), 1)
+        return 1
 
     @property
     def depth(self) -> int | None:
@@ -179,6 +273,7 @@ class TLSpec:
     sources: list[str] = field(default_factory=list)
     technology: str | None = None
     cycle_seconds: float | None = None
+    notes: list[str] = field(default_factory=list)  # what was read but not imported ("file:line: ...")
 
 
 _RANGE = re.compile(r"^(.*?)\[(\d+)\.\.(\d+)\]$")
@@ -220,6 +315,10 @@ def _component(spec: TLSpec, node: LDict, instances: int, attrs: dict, keyname: 
         lv.mesh_x = int(a["meshX"])
     cons = node.get("constraints") or {}
     ds = cons.get("dataspace") if isinstance(cons, dict) else None
+    other = [k for k in cons if k != "dataspace"] if isinstance(cons, dict) else []
+    if other:
+        spec.notes.append(f"{_where(node, 'constraints')}: mapper constraints of {name} ({', '.join(map(str, other))}) "
+                          "ignored: they bound a mapper's search, and llmulator imports the mapping given")
     if ds:
         lv.keep = list(ds.get("keep") or []) if "keep" in ds else None
         lv.bypass = list(ds.get("bypass") or [])
@@ -434,6 +533,7 @@ def load(paths: list[str | Path]) -> TLSpec:
     cands: dict[str, list[tuple[Path, Any, bool]]] = {}
     for f in files:
         doc = load_yaml(f)
+        _note_mapper_inputs(spec, doc)
         processed = isinstance(doc, dict) and "dumped_by_timeloop_front_end" in doc
         for k in classify(doc):
             cands.setdefault(k, []).append((f, doc, processed))
