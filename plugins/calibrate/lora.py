@@ -37,16 +37,18 @@ LOSSES = {"dpo": ["sigmoid", "sft"], "sft": ["sft"], "dpo-pure": ["sigmoid"]}
 
 
 def check_estimator(estimator, calibrator: str) -> Path:
-    """The estimator's checkpoint folder, after checking it is a digit-writing language model that can load."""
-    path = getattr(estimator, "path", None)
-    if path is None or not hasattr(estimator, "load") or not hasattr(estimator, "prompts"):
+    """The estimator's checkpoint folder, after checking it is a digit-writing language model that can load
+    (the ``LanguageModelEstimator`` capability of ``llmulator.hookspecs``: checkpoint, prompts, head, load)."""
+    from llmulator.hookspecs import LanguageModelEstimator, why_unavailable
+    path = estimator.path if isinstance(estimator, LanguageModelEstimator) else None
+    if path is None:
         raise UserError(f"calibrator '{calibrator}' trains LoRA adapters of a language model and needs the llm "
                         f"estimator (got '{getattr(estimator, 'name', estimator)}'); use --calibrator scale for "
                         "other estimators")
-    why = estimator.available() if hasattr(estimator, "available") else None
+    why = why_unavailable(estimator)
     if why:
         raise UserError(f"estimator '{estimator.name}' is not available: {why}")
-    if getattr(estimator, "head", "digits") != "digits":
+    if estimator.head != "digits":
         raise UserError(f"calibrator '{calibrator}' needs an estimator that writes digits, not the "
                         f"'{estimator.head}' head of '{estimator.name}'; use --calibrator scale")
     return Path(path).resolve()

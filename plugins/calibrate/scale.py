@@ -77,7 +77,8 @@ class ScaledEstimator:
         self.version = self.version or str(getattr(self.base, "version", ""))
 
     def available(self) -> str | None:
-        return self.base.available() if hasattr(self.base, "available") else None
+        from llmulator.hookspecs import why_unavailable
+        return why_unavailable(self.base)
 
     def estimate(self, designs):
         out = []
