@@ -38,7 +38,9 @@ import yaml
 from llmulator.design import load_design
 from llmulator.fileio import atomic_write_text
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
-from llmulator_plugins.scalesim.adapter import ScaleSimProfiler, describe_layer, run_config
+from llmulator_plugins.scalesim.adapter import ScaleSimProfiler
+from llmulator_plugins.scalesim.config import run_config
+from llmulator_plugins.scalesim.layer import describe_layer
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "scalesim.md"

@@ -19,16 +19,9 @@ import pytest
 from llmulator import plugins
 from llmulator.design import load_design
 from llmulator.errors import UserError
-from llmulator_plugins.scalesim.adapter import (
-    DATAFLOWS,
-    Layer,
-    ScaleSimProfiler,
-    describe_layer,
-    detect_dataflow,
-    parse_reports,
-    run_config,
-    sram_split,
-)
+from llmulator_plugins.scalesim.adapter import ScaleSimProfiler
+from llmulator_plugins.scalesim.config import DATAFLOWS, detect_dataflow, parse_reports, run_config, sram_split
+from llmulator_plugins.scalesim.layer import Layer, describe_layer
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "scalesim"
