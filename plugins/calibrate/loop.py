@@ -23,6 +23,17 @@ It stops when the error of ``metric`` is under ``tol`` percent, after
 ``max_iters`` updates, or when the next round would need a profiler run beyond
 ``budget``.
 
+In-sample or held out: each iteration's error is scored on one input's
+profile. When feedback from that input is already in the replay buffer (with a
+single input, every iteration after the first), the error is *in-sample*: it
+says the update fitted the data it was given (a ``scale`` update fits one input
+exactly: 0.00 %), not that it will be right on the next input. Iterations are
+marked ``in_sample``, and the option ``holdout`` (inputs no feedback came from;
+``llmulator calibrate`` adds one by default) is profiled after the loop to
+measure the error of the uncalibrated and the calibrated estimator on data
+the calibration never saw (``CalibrationReport.held_out``). Held-out profiles
+are not counted against ``budget`` (``held_out["profiler_runs"]``).
+
 A calibrator supplies a *state* object with ``estimate(design) -> metrics``,
 ``base_estimate(design) -> metrics`` (the uncalibrated estimator),
 ``prompt(design) -> str``, ``check_error(entries, metric) -> float``,
@@ -55,6 +66,7 @@ class Iteration:
     seconds: float
     inputs: str
     update: str = ""  # "", "accepted", "rolled back", "skipped"
+    in_sample: bool = False  # scored on an input whose feedback was already in the replay buffer (fitted to it)
     check_before: float | None = None
     check_after: float | None = None
     train: dict[str, Any] = attrs.field(factory=dict)
@@ -73,6 +85,9 @@ class CalibrationReport:
     seconds: float = 0.0
     buffer_entries: int = 0
     rollbacks: int = 0
+    # inputs no feedback came from: {"inputs": [origin, ...], "static_ape": {metric: mean %},
+    # "calibrated_ape": {metric: mean %}, "profiler_runs": n}; None when none were given
+    held_out: dict[str, Any] | None = None
 
     @property
     def static_ape(self) -> float:
@@ -80,6 +95,7 @@ class CalibrationReport:
 
     @property
     def final_ape(self) -> float:
+        """The last iteration's error: in-sample when ``iterations[-1].in_sample`` (see ``held_out``)."""
         return self.iterations[-1].ape[self.metric]
 
     def to_dict(self) -> dict[str, Any]:
@@ -115,22 +131,36 @@ def run(calibrator: str, state, design, inputs: Sequence, profiler, context: str
     t0 = time.perf_counter()
     report = CalibrationReport(calibrator, context, design.name, metric, tol)
     profiles: dict[str, Any] = {}
+    variant = getattr(design, "variant", None)
+    # inputs whose feedback for this design is in the buffer (from this run or an earlier one into the context)
+    fitted = {e.get("inputs") for e in buffer.entries
+              if e.get("design") == design.name and e.get("variant") == variant}
+    holdout = list(options.get("holdout") or [])
+    from llmulator.errors import UserError
+    for h in holdout:
+        if any(h.origin == i.origin for i in inputs):
+            raise UserError(f"input '{h.origin}' is both calibrated on and held out; hold out another input")
+        if h.origin in fitted:
+            raise UserError(f"input '{h.origin}' is not held out: context '{context}' already holds feedback from "
+                            "it; hold out another input")
+
+    def measure(inp):
+        p = profiler.profile(design, inp)
+        if not (p.functional_check.startswith("pass") or p.functional_check.startswith("not-run")):
+            raise UserError(f"profiling {design.name} on {inp.origin} failed its functional check: "
+                            f"{p.functional_check}")
+        return p
 
     def profile(k: int):
         inp = inputs[k % len(inputs)]
         if inp.origin not in profiles:
-            p = profiler.profile(design, inp)
-            if not (p.functional_check.startswith("pass") or p.functional_check.startswith("not-run")):
-                from llmulator.errors import UserError
-                raise UserError(f"profiling {design.name} on {inp.origin} failed its functional check: "
-                                f"{p.functional_check}")
-            profiles[inp.origin] = p
+            profiles[inp.origin] = measure(inp)
             report.profiler_runs += 1
         return inp.origin, profiles[inp.origin]
 
     def row(k: int, est: dict[str, float], origin: str, prof, **kw) -> Iteration:
         it = Iteration(k, ape(est, prof.metrics), report.profiler_runs, round(time.perf_counter() - t_it, 3),
-                       origin, **kw)
+                       origin, in_sample=origin in fitted, **kw)
         report.iterations.append(it)
         if on_iteration:
             on_iteration(it)
@@ -154,7 +184,8 @@ def run(calibrator: str, state, design, inputs: Sequence, profiler, context: str
             report.stopped = "budget"
             break
         t_it = time.perf_counter()
-        buffer.add({"design": design.name, "variant": getattr(design, "variant", None), "inputs": origin,
+        fitted.add(origin)
+        buffer.add({"design": design.name, "variant": variant, "inputs": origin,
                     "prompt": prompt, "truth": dict(prof.metrics), "predicted": dict(est), "base": dict(base),
                     "iteration": k, "calibrator": calibrator})
         train, check = buffer.split()
@@ -184,6 +215,20 @@ def run(calibrator: str, state, design, inputs: Sequence, profiler, context: str
         est = state.estimate(design)
         origin, prof = profile(k)
         it = row(k, est, origin, prof, update=outcome, check_before=before, check_after=after, train=stats)
+    if holdout:  # the error on inputs no feedback came from, before and after the calibration
+        static, calibrated = state.base_estimate(design), state.estimate(design)
+        before: dict[str, list[float]] = {}
+        after: dict[str, list[float]] = {}
+        for h in holdout:
+            p = measure(h)
+            for m, v in ape(static, p.metrics).items():
+                before.setdefault(m, []).append(v)
+            for m, v in ape(calibrated, p.metrics).items():
+                after.setdefault(m, []).append(v)
+        report.held_out = {"inputs": [h.origin for h in holdout],
+                           "static_ape": {m: sum(v) / len(v) for m, v in before.items()},
+                           "calibrated_ape": {m: sum(v) / len(v) for m, v in after.items()},
+                           "profiler_runs": len(holdout)}
     report.seconds = round(time.perf_counter() - t0, 3)
     report.buffer_entries = len(buffer.entries)
     return report
