@@ -18,11 +18,16 @@ from llmulator.errors import UserError
 
 EPILOG = """example:
   llmulator bench --data data/synth-v1 --estimators analytical --per-split 20
+  llmulator bench --data data/synth-v1 --per-split 20 --out my-bench/results.md --figures my-bench/figures
   llmulator bench --data data/synth-v1 --per-split 100 --docs     (regenerates docs/results.md)
   llmulator bench --data data/synth-v1 --model llm=models/llm-v1 --split test_app,test_hw
   llmulator bench --data data/synth-v1 --estimators analytical,llm --seeds 0,1,2
   llmulator bench --data data/synth-v1 --holdout-family stencil --model llm=models/llm-no-stencil
---model NAME=PATH sets LLMULATOR_<NAME>_MODEL for the estimator NAME before it is built."""
+--model NAME=PATH sets LLMULATOR_<NAME>_MODEL for the estimator NAME before it is built.
+Without --docs nothing under docs/ is written: the report goes to bench-results/ in the working folder.
+exit status: 0 the report was written; 2 bad input; 3 an estimator raised an exception other than declining a
+design (a bug in its plugin, named on stderr with its package; the report still has every estimator's rows,
+the failed designs counted under Coverage)."""
 
 
 DEFAULT_OUT = "bench-results/results.md"
@@ -74,7 +79,7 @@ def add_command(subparsers) -> None:
                    help="which section of --out to write, and the figures' name prefix (default bench; e.g. "
                         "ablation for the LLM output-head ablation)")
     p.add_argument("--title", help="heading of the section (default: the bench heading)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_command)
 
 
@@ -179,16 +184,24 @@ def run_command(args) -> int:
     load_line = report.machine()
     run.set_model_paths(models)
 
-    estimators, skipped = {}, {}
+    estimators, skipped, failed = {}, {}, {}
     for name in requested:
-        est = plugins.get("estimators", name)
-        why = est.available()
+        try:
+            est = plugins.get("estimators", name)
+            why = est.available() if hasattr(est, "available") else None
+        except Exception as e:  # noqa: BLE001 - its factory or available() raised: its plugin's bug
+            failed[name] = {"error": run._reason(e), "where": run.where(e), **run.blame("estimators", name)}
+            skipped[name] = f"raised {run._reason(e)} when built (a bug in its plugin)"
+            continue
         if why:
             skipped[name] = why
             print(f"skipping {name}: {why}", file=sys.stderr)
         else:
             estimators[name] = est
     if not estimators:
+        run.print_failures("estimator", failed)
+        if failed:
+            return 3
         raise UserError("no estimator to run: " + "; ".join(f"{k}: {v}" for k, v in skipped.items()))
 
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -229,4 +242,10 @@ def run_command(args) -> int:
     print(text)
     print(f"wrote the {args.section} section of {out}" + (f" and {2 * len(figures)} figures in {args.figures}"
                                                   if figures else ""), file=sys.stderr)
-    return 0
+    for o in (o for outs in by_seed.values() for o in outs):
+        if o.raised and o.estimator not in failed:  # the first split it raised on names it
+            failed[o.estimator] = {**o.raised, **run.blame("estimators", o.estimator)}
+        elif o.raised:
+            failed[o.estimator]["designs"] = failed[o.estimator].get("designs", 0) + o.raised["designs"]
+    run.print_failures("estimator", failed)
+    return 3 if failed else 0

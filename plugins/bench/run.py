@@ -5,6 +5,13 @@ the plots need. An estimator's ``estimate`` is batched (the registry contract);
 when a batch raises, each design is tried alone to find the ones it cannot
 price, those are counted with their reasons, and the rest is estimated again as
 one batch so that predictions per second still measure a batched call.
+
+Refused or raised: a ``SpecError``/``UserError`` is the estimator declining a
+design it cannot price (counted, nothing more). Any other exception is a bug in
+the estimator's plugin: it is counted the same way, and the first one is kept
+in ``Outcome.raised`` (exception, where, on how many designs) so that
+``bench`` names it, with the plugin and package to blame, and exits with 3
+after writing the others' results.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from typing import Any
 import attrs
 import numpy as np
 from llmulator.dataset import designs_of
+from llmulator.errors import SpecError, UserError
 from llmulator.results import METRICS
 
 from .data import SplitDesigns
@@ -57,6 +65,8 @@ class Outcome:
     upper: dict[str, np.ndarray] = attrs.field(factory=dict)
     missing: Counter = attrs.field(factory=Counter)  # metric -> priced designs without a finite value for it
     seed: int = 0
+    # the first exception other than SpecError/UserError: {"error", "where", "designs"} (a bug in its plugin)
+    raised: dict[str, Any] | None = None
 
     def ok(self, m: str) -> np.ndarray:
         """Mask of the rows with a finite prediction of metric ``m``."""
@@ -93,6 +103,36 @@ def _reason(e: BaseException) -> str:
     return f"{type(e).__name__}: {msg[:100]}"
 
 
+def is_bug(e: BaseException) -> bool:
+    """An exception that is not the estimator declining a design (SpecError/UserError): its plugin's bug."""
+    return not isinstance(e, (SpecError, UserError))
+
+
+def where(e: BaseException) -> str:
+    """``file:line in function`` of the innermost frame an exception was raised at."""
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+
+
+class _Bugs:
+    """The first bug (an exception other than SpecError/UserError) an estimator raised, and how many designs."""
+
+    def __init__(self):
+        self.first: dict[str, Any] | None = None
+        self.designs = 0
+
+    def add(self, e: BaseException, designs: int = 1) -> None:
+        if not is_bug(e):
+            return
+        if self.first is None:
+            self.first = {"error": _reason(e), "where": where(e)}
+        self.designs += designs
+
+    def result(self) -> dict[str, Any] | None:
+        return None if self.first is None else {**self.first, "designs": self.designs}
+
+
 def _value(est: Any, m: str) -> float:
     """The estimate's finite value of metric ``m``, or NaN."""
     v = (est.metrics or {}).get(m) if est is not None else None
@@ -111,8 +151,11 @@ def _no_metric(est: Any) -> str | None:
     return "no finite metric" + (f" ({notes[0].splitlines()[0][:80]})" if notes and notes[0] else "")
 
 
-def _estimate(est: Any, designs: list) -> tuple[list[Any | None], Counter, float | None, str]:
-    """Estimates aligned with ``designs`` (None where it failed), failure reasons, batched designs/s, a note."""
+def _estimate(est: Any, designs: list, bugs: _Bugs | None = None) -> tuple[list[Any | None], Counter, float | None,
+                                                                          str]:
+    """Estimates aligned with ``designs`` (None where it failed), failure reasons, batched designs/s, a note;
+    exceptions that are bugs are recorded in ``bugs``."""
+    bugs = bugs if bugs is not None else _Bugs()
     failed: Counter = Counter()
     if not designs:
         return [], failed, None, ""
@@ -132,6 +175,7 @@ def _estimate(est: Any, designs: list) -> tuple[list[Any | None], Counter, float
                 out.append(est.estimate([d])[0])
             except Exception as e:  # noqa: BLE001 - counted and reported
                 failed[_reason(e)] += 1
+                bugs.add(e)
                 out.append(None)
         good = [i for i, e in enumerate(out) if e is not None]
         if not good:
@@ -170,10 +214,12 @@ def _per_metric(res: list[Any | None], field: str, m: str, k: int | None = None)
 
 def run_one(name: str, est: Any, sd: SplitDesigns, single: int = 20, timing: bool = True, seed: int = 0) -> Outcome:
     """Estimate a split's designs; ``timing`` False skips the repeated batched runs and single queries
-    (the extra seeds of ``--seeds`` measure accuracy only)."""
+    (the extra seeds of ``--seeds`` measure accuracy only). An exception in a timing run (an estimator that
+    raises now and then) ends the timing with a note; it never ends the bench."""
     rows = [r for r, _ in sd.pairs]
     designs = [d for _, d in sd.pairs]
-    res, failed, rate, note = _estimate(est, designs)
+    bugs = _Bugs()
+    res, failed, rate, note = _estimate(est, designs, bugs)
     ok = [i for i, e in enumerate(res) if e is not None]
     measured = {m: np.array([float(r[m]) for r in rows]) for m in METRICS}
     predicted = {m: np.array([_value(e, m) for e in res]) for m in METRICS}
@@ -185,26 +231,34 @@ def run_one(name: str, est: Any, sd: SplitDesigns, single: int = 20, timing: boo
     # Repeat a short batched run on freshly rebuilt designs and keep the best: other processes share the
     # cores, and interference only ever adds time. A run over REPEAT_BELOW_S is not repeated.
     runs, spent = 1, (len(ok) / rate if rate else 0.0)
-    while timing and ok and rate and spent < REPEAT_BELOW_S and runs < BATCH_RUNS:
-        again, _ = designs_of([rows[i] for i in ok])
-        t0 = time.perf_counter()
-        est.estimate([d for _, d in again])
-        dt = time.perf_counter() - t0
-        spent, runs = spent + dt, runs + 1
-        if dt > 0:
-            rate = max(rate, len(again) / dt)
+    try:
+        while timing and ok and rate and spent < REPEAT_BELOW_S and runs < BATCH_RUNS:
+            again, _ = designs_of([rows[i] for i in ok])
+            t0 = time.perf_counter()
+            est.estimate([d for _, d in again])
+            dt = time.perf_counter() - t0
+            spent, runs = spent + dt, runs + 1
+            if dt > 0:
+                rate = max(rate, len(again) / dt)
+    except Exception as e:  # noqa: BLE001 - the first run's speed stands
+        bugs.add(e)
+        note = (note + "; " if note else "") + f"a repeated run raised {_reason(e)}"
     # fresh Design objects: the batched run has filled each design's caches (parsed loop tree), and a
     # single query on a design seen before would not pay for that
     fresh, _ = designs_of([rows[i] for i in ok[:single]]) if timing else ([], None)
     times = []
     for _, d in fresh:
         t0 = time.perf_counter()
-        est.estimate([d])
+        try:
+            est.estimate([d])
+        except Exception as e:  # noqa: BLE001 - timed on the designs that did not raise
+            bugs.add(e)
+            continue
         times.append(time.perf_counter() - t0)
     return Outcome(name, str(getattr(est, "version", "")), sd.split, sd.drawn, sum(sd.not_rebuilt.values()), failed,
                    measured, predicted, confidence, rate, note, runs,
                    statistics.median(times) * 1e3 if times else None, len(times),
-                   rows=rows, lower=lower, upper=upper, missing=missing, seed=seed)
+                   rows=rows, lower=lower, upper=upper, missing=missing, seed=seed, raised=bugs.result())
 
 
 def warm_up(est: Any, sd_list: list[SplitDesigns]) -> None:
@@ -216,3 +270,20 @@ def warm_up(est: Any, sd_list: list[SplitDesigns]) -> None:
             return
         except Exception:  # noqa: BLE001 - try the next design; failures are counted in the timed run
             continue
+
+
+def blame(kind: str, name: str) -> dict[str, Any]:
+    """The plugin and package a component comes from, and whose bug its exception is."""
+    from llmulator import plugins
+    r = plugins.registry()[kind].get(name)
+    return {"plugin": r.plugin if r else None, "package": r.distribution if r else None,
+            "blame": plugins.blame(kind, name)}
+
+
+def print_failures(kind: str, failed: dict[str, dict[str, Any]], file=None) -> None:
+    """``error: estimator 'x' raised ...`` with the plugin and package to blame, one block per component."""
+    import sys
+    for n, f in failed.items():
+        on = f" on {f['designs']} design{'s' if f['designs'] != 1 else ''}" if f.get("designs") else ""
+        print(f"error: {kind} '{n}' raised {f['error']}{on}\n  {f['blame']}"
+              + (f"\n  raised at {f['where']}" if f.get("where") else ""), file=file or sys.stderr)

@@ -16,7 +16,10 @@ EPILOG = """examples:
 The search is exhaustive when the space has no more points than --budget, else an evolutionary
 search (or --search random) evaluates --budget points. The --verify best designs (and, with
 --low-confidence Q, designs whose estimator confidence is below Q) are re-measured with hlsim.
-Rerunning with the same --out reuses designs already profiled (out/profiles.json)."""
+Rerunning with the same --out reuses designs already profiled (out/profiles.json).
+exit status: 0 done; 2 bad input; 3 the estimator or the profiler raised an exception other than declining a
+design (a bug in its plugin, named on stderr with its package): the points it raised on are invalid (reason
+"estimator raised ...") or unverified, and everything else is printed and written all the same."""
 
 
 def add_command(subparsers) -> None:
@@ -39,9 +42,10 @@ def add_command(subparsers) -> None:
     p.add_argument("--low-confidence", type=float, metavar="Q",
                    help="also re-measure designs whose estimator confidence is below Q (estimators that report one)")
     p.add_argument("--profiler", default="hlsim", help="profiler for verification (default hlsim)")
-    p.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="wall-time limit of one profile")
+    p.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                   help="wall-time limit of one profile in seconds (default 60)")
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--workers", type=int, default=1, help="local worker processes for verification")
+    g.add_argument("--workers", type=int, default=1, help="local worker processes for verification (default 1)")
     g.add_argument("--scheduler", help="address of a Dask scheduler for verification")
     p.add_argument("--out", help="folder for points.csv, summary.json, pareto.png, profiles.json")
     p.add_argument("--seed", type=int, default=0, help="seed of the random and evolutionary searches (default 0)")
@@ -71,15 +75,37 @@ def run_command(args) -> int:
         raise UserError(f"unknown estimator '{args.estimator}' (known: {', '.join(plugins.names('estimators'))})")
     space = load_space(resolve_space(args.space), resolve("architecture", args.arch),
                        resolve("workload", args.workload), mapping=args.mapping, preset=args.preset)
-    s = explore(space, args.estimator, budget=args.budget, strategy=args.search, objective=args.objective,
+    try:  # the estimator's factory and available() are its plugin's code
+        est = plugins.get("estimators", args.estimator)
+        if hasattr(est, "available"):
+            est.available()
+    except Exception as e:  # noqa: BLE001 - its plugin's bug: nothing to search with
+        from .evaluate import bug_record
+        from .run import failures
+        print_failures(failures(args.estimator, bug_record(e), args.profiler, []))
+        return 3
+    s = explore(space, est, budget=args.budget, strategy=args.search, objective=args.objective,
                 verify=args.verify, low_confidence=args.low_confidence, workers=args.workers,
                 scheduler=args.scheduler, out=args.out, seed=args.seed, progress=not args.no_progress and not args.json,
                 profiler=args.profiler, time_limit_s=args.time_limit)
     if args.json:
         print(json.dumps({k: v for k, v in s.items() if not k.startswith("_")}, indent=2, default=str))
-        return 0
-    print_summary(s, args.top, args.out)
-    return 0
+    else:
+        print_summary(s, args.top, args.out)
+    print_failures(s["failures"])
+    return 3 if s["failures"] else 0
+
+
+def print_failures(failures: dict) -> None:
+    """``error: estimator 'x' raised ...`` on stderr, with the plugin and package to blame."""
+    import sys
+    for kind, items in failures.items():
+        for name, f in items.items():
+            n = f.get("points") or f.get("designs")
+            on = (f" on {n} point{'s' if n != 1 else ''}" if "points" in f else
+                  f" on {n} design{'s' if n != 1 else ''}") if n else ""
+            print(f"error: {kind[:-1]} '{name}' raised {f['error']}{on}\n  {f['blame']}"
+                  + (f"\n  raised at {f['where']}" if f.get("where") else ""), file=sys.stderr)
 
 
 def _fmt(x) -> str:

@@ -10,6 +10,12 @@ to the array) is *materialised*: each point becomes a checked Design and the
 estimator's ``estimate`` prices a list of them. A point that breaks a rule
 (tile larger than its loop, PE array or buffer overflow, any cross-file check)
 is counted as invalid with its reason, never raised.
+
+An estimator that raises anything other than ``SpecError``/``UserError`` (a
+bug in its plugin, not a design it declines) does not end the search either:
+its points are invalid with the reason ``estimator raised ...``, and the first
+such exception is kept in ``Evaluator.bug`` (exception, where, on how many
+points) for ``dse`` to blame on the plugin and exit with 3.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from typing import Any
 
 import numpy as np
 from llmulator.design import Design
-from llmulator.errors import SpecError
+from llmulator.errors import SpecError, UserError
 
 from .space import Space
 
@@ -52,6 +58,14 @@ def _reason_of(e: SpecError) -> str:
     return msg.split(":")[0][:80]
 
 
+def bug_record(e: BaseException) -> dict[str, str]:
+    """``{"error": "Type: message", "where": "file:line in function"}`` of an exception."""
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    return {"error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".strip()[:120],
+            "where": f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""}
+
+
 class Evaluator:
     """Evaluates batches of point numbers of one space with one estimator."""
 
@@ -65,6 +79,15 @@ class Evaluator:
         self.fast = (not force_materialise) and self._fast_possible()
         self.n_fast = 0
         self.n_materialised = 0
+        self.bug: dict[str, Any] | None = None  # the first exception that is its plugin's bug, and how many points
+
+    def _bug(self, e: BaseException, points: int) -> str:
+        """Record an exception other than SpecError/UserError; the reason its points get."""
+        rec = bug_record(e)
+        if self.bug is None:
+            self.bug = {**rec, "points": 0}
+        self.bug["points"] += points
+        return f"estimator raised {rec['error']}"
 
     # -- setup --------------------------------------------------------------------------------
     def _fast_possible(self) -> bool:
@@ -172,7 +195,14 @@ class Evaluator:
             if d is None:  # the hardware values make an invalid architecture: price one by one for the reason
                 slow[sel] = True
                 continue
-            r = self.est.evaluate_batch(d, tiles[sel], spatial[sel], pos[sel])
+            try:
+                r = self.est.evaluate_batch(d, tiles[sel], spatial[sel], pos[sel])
+            except (SpecError, UserError):
+                slow[sel] = True  # priced one by one, each with its reason
+                continue
+            except Exception as e:  # noqa: BLE001 - its plugin's bug: these points are invalid, the search goes on
+                out["reason"][sel] = self._bug(e, sel.size)
+                continue
             pe = d.arch.pe_array
             rows = np.where(spatial[sel] == 1, tiles[sel], 1).prod(axis=1)
             cols = np.where(spatial[sel] == 2, tiles[sel], 1).prod(axis=1)
@@ -200,21 +230,35 @@ class Evaluator:
         if not designs:
             return
         try:
-            ests = self.est.estimate(designs)
-        except SpecError:
+            ests = list(self.est.estimate(designs))
+            if len(ests) != len(designs):
+                raise RuntimeError(f"estimate returned {len(ests)} results for {len(designs)} designs")
+        except Exception:  # noqa: BLE001 - find the designs it declines (SpecError) or raises on, one by one
             ests = []
             for d in designs:
                 try:
                     ests.append(self.est.estimate([d])[0])
-                except SpecError as e:
+                except Exception as e:  # noqa: BLE001 - sorted out below
                     ests.append(e)
         for i, e in zip(where, ests, strict=True):
             self.n_materialised += 1
             if isinstance(e, SpecError):
                 out["reason"][i] = _reason_of(e)
                 continue
+            if isinstance(e, UserError):
+                out["reason"][i] = str(e).splitlines()[0][:80]
+                continue
+            if isinstance(e, BaseException):
+                out["reason"][i] = self._bug(e, 1)
+                continue
+            if not isinstance(getattr(e, "metrics", None), dict):
+                out["reason"][i] = self._bug(TypeError(f"estimate returned {type(e).__name__}, not an Estimate"), 1)
+                continue
             for m in METRICS:
-                out[m][i] = float(e.metrics.get(m, np.nan))
+                try:
+                    out[m][i] = float((e.metrics or {}).get(m, np.nan))
+                except (TypeError, ValueError):
+                    out[m][i] = np.nan
             out["valid"][i] = bool(np.isfinite(out["cycles"][i]) and out["cycles"][i] > 0)
             if not out["valid"][i]:
                 out["reason"][i] = "no cycles estimate"

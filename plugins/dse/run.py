@@ -77,7 +77,7 @@ def explore(space: Space, estimator_name: Any = "analytical", budget: int = 2000
         raise UserError("--verify must be 0 or more")
     est = plugins.get("estimators", estimator_name) if isinstance(estimator_name, str) else estimator_name
     estimator_name = getattr(est, "name", str(estimator_name))
-    why = est.available()
+    why = est.available() if hasattr(est, "available") else None
     if why is not None:
         raise UserError(f"estimator '{estimator_name}' is not available: {why}")
     ev = Evaluator(space, est, objective)
@@ -147,7 +147,8 @@ def explore(space: Space, estimator_name: Any = "analytical", budget: int = 2000
         tau = kendall_tau(np.array([v["predicted_rank"] for v in top], dtype=float), meas_vals)
     # -- Pareto front -------------------------------------------------------------------------
     vals = np.stack([np.where(valid, res[m], np.nan) for m in pareto.OBJECTIVES], axis=1)
-    front = pareto.front(vals)
+    reported = np.isfinite(vals).any(axis=0)  # an estimator may report a subset (say, cycles only)
+    front = pareto.front(vals[:, reported]) if reported.any() else np.zeros(0, dtype=np.int64)
     front = front[np.argsort(res["cycles"][front], kind="stable")]
     summary: dict[str, Any] = {
         "space": space.name, "space_file": space.file, "base_mapping": space.base_mapping_file,
@@ -162,6 +163,8 @@ def explore(space: Space, estimator_name: Any = "analytical", budget: int = 2000
         "pareto": [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
                     **{m: float(res[m][i]) for m in pareto.OBJECTIVES}} for i in front],
         "profiler": profiler, "workers": workers, "scheduler": scheduler,
+        # exceptions that are plugins' bugs (not designs declined): {"estimators"|"profilers": {name: {...}}}
+        "failures": failures(estimator_name, ev.bug, profiler, profiles),
     }
     if order.size:
         b = int(order[0])
@@ -174,6 +177,24 @@ def explore(space: Space, estimator_name: Any = "analytical", budget: int = 2000
     summary["_results"] = res
     summary["_front"] = front
     return summary
+
+
+def failures(estimator: str, bug: dict[str, Any] | None, profiler: str, profiles: list[dict]) -> dict[str, Any]:
+    """The estimator's and the profiler's exceptions other than SpecError/UserError, with whom to blame."""
+    out: dict[str, Any] = {}
+
+    def origin(kind: str, name: str) -> dict[str, Any]:
+        r = plugins.registry()[kind].get(name)
+        return {"plugin": r.plugin if r else None, "package": r.distribution if r else None,
+                "blame": plugins.blame(kind, name)}
+
+    if bug is not None:
+        out["estimators"] = {estimator: {**bug, **origin("estimators", estimator)}}
+    raised = [p for p in profiles if p.get("raised")]
+    if raised:
+        out["profilers"] = {profiler: {"error": raised[0]["raised"], "where": raised[0].get("where", ""),
+                                       "designs": len(raised), **origin("profilers", profiler)}}
+    return out
 
 
 def write_outputs(out: Path, space: Space, res: dict[str, np.ndarray], front: np.ndarray,

@@ -3,7 +3,10 @@
 A task is plain data (architecture and mapping bodies, workload file, preset),
 so it pickles to a worker process or a Dask worker and the design is rebuilt
 there; the same ``profile_task`` runs in all three modes (in-process, local
-pool, ``--scheduler``), as the synthesizer's shards do. Finished profiles are
+pool, ``--scheduler``), as the synthesizer's shards do. A profiler that raises
+anything other than ``SpecError``/``UserError`` comes back as an error with
+``raised`` and ``where`` set (a bug in its plugin; ``dse`` blames it and exits
+with 3); the other designs are still profiled. Finished profiles are
 kept in ``DIR/profiles.json`` (written atomically after each one) keyed by the
 design's content, so an interrupted or repeated run re-profiles nothing.
 """
@@ -50,6 +53,13 @@ def profile_task(task: dict[str, Any]) -> dict[str, Any]:
                 "seconds": time.perf_counter() - t0, "profiler": p.profiler, "error": ""}
     except (SpecError, UserError) as e:
         return {"measured": None, "error": str(e).splitlines()[0][:300], "seconds": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001 - the profiler's plugin's bug: reported with the plugin to blame
+        import traceback
+        frames = traceback.extract_tb(e.__traceback__)
+        text = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}".strip()[:300]
+        return {"measured": None, "error": f"profiler raised {text}", "raised": text,
+                "where": f"{frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else "",
+                "seconds": time.perf_counter() - t0}
 
 
 def _map(tasks: list[dict[str, Any]], workers: int, scheduler: str | None) -> Iterable[tuple[int, dict]]:
