@@ -17,11 +17,12 @@ from llmulator_plugins.timeloop.stats import parse_stats
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "timeloop"
 # one design per rule: fan-out stages and whole-delta multicast (eyeriss_like), the translation reset on a
-# stationary step (simple_output_stationary), cluster_size (simba_like), leakage of a level keeping nothing (null)
+# stationary step (simple_output_stationary), cluster_size (simba_like), leakage of a level keeping nothing (null),
+# link transfers between neighbouring MACs (dse2024-interface)
 EXACT = ["00-model-conv1d-1level", "02-model-conv1d+oc-2level-tiling", "03-model-conv1d+oc-3level-bypass",
          "04-model-conv1d+oc-3levelspatial-kp", "05-mapper-conv1d+oc-3level-freebypass",
          "05-mapper-conv1d+oc-3level-null", "example-simple_weight_stationary", "example-eyeriss_like",
-         "example-simple_output_stationary", "example-simba_like"]
+         "example-simple_output_stationary", "example-simba_like", "dse2024-interface"]
 
 
 def _inputs(folder: Path) -> list[str]:
@@ -95,7 +96,8 @@ def test_terms_exposed_by_estimator(tmp_path):
     assert e.metrics["cycles"] == 3072
 
 
-@pytest.mark.parametrize("case", ["04-model-conv1d+oc-3levelspatial-kp", "example-eyeriss_like", "example-simba_like"])
+@pytest.mark.parametrize("case", ["04-model-conv1d+oc-3levelspatial-kp", "example-eyeriss_like", "example-simba_like",
+                                  "dse2024-interface"])
 def test_round_trip(case, tmp_path):
     files = import_timeloop(_inputs(DATA / case), tmp_path / "a")
     d1 = load_design(*files)

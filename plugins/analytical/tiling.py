@@ -68,6 +68,7 @@ class Level:
     split: int | None = None  # the first ``split`` spatial loops run along the mesh's X, the rest along Y
     virtual: bool = False  # a fan-out stage (no storage)
     mesh_x: int | None = None  # a stage's instances along X (export)
+    phys: tuple[int, int] | None = None  # the physical fan-out (X, Y) to the next level or the MACs
 
 
 @dataclass
@@ -118,16 +119,62 @@ class _Delta:
         self.trans: tuple[int, ...] | None = None  # None: Timeloop's null translation
 
     def step(self, lo: tuple[int, ...]) -> int:
+        return self.delta(lo)[0]
+
+    def delta(self, lo: tuple[int, ...]) -> tuple[int, tuple | None]:
+        """The size of the delta of the tile now at ``lo`` and the delta as a set, up to translation:
+        ``(lo, None)`` for the whole tile, ``(lo, t)`` for the tile less its overlap with the one ``t``
+        behind (same-shape boxes: the pair determines the set); None when empty."""
         prev, self.prev = self.prev, lo
         t = None if prev is None else tuple(a - b for a, b in zip(lo, prev, strict=True))
         if self.trans is None or t == self.trans:
             if self.trans is None:
                 self.trans = t
             if t is None:
-                return self.size
-            return self.size - _prod(max(0, e - abs(v)) for e, v in zip(self.ext, t, strict=True))
+                return self.size, (lo, None)
+            kept = _prod(max(0, e - abs(v)) for e, v in zip(self.ext, t, strict=True))
+            n = self.size - kept
+            return n, ((lo, t if kept else None) if n else None)
         self.trans = None
-        return self.size
+        return self.size, (lo, None)
+
+
+def _fanout(sp: Space, sl: list[tuple[str, int, int]], lv: Level):
+    """A level's spatial fan-out for one data space: (children, groups of children whose tiles sit at
+    the same data-space offset, link table). ``sl``: its spatial loops (dim, factor, stride), innermost
+    first. Children are numbered as Timeloop numbers them (the outermost loop most significant) and laid
+    row-major on an X x Y mesh of max(physical, logical) extents, the first ``split`` loops along X; a
+    child can take its delta from a mesh neighbour's previous delta (Timeloop's link transfers). The
+    table maps the step between two consecutive deltas to (children served by a neighbour, groups and
+    count of the others); None without a fan-out."""
+    fan = _prod(n for _, n, _ in sl)
+    offs: list[tuple[int, ...]] = []
+    for k in range(fan):
+        o: dict[str, int] = {}
+        r = k
+        for d, n, st in sl:
+            o[d] = o.get(d, 0) + (r % n) * st
+            r //= n
+        offs.append(_proj(sp, o))
+    groups = len(set(offs))
+    if fan <= 1:
+        return fan, groups, None
+    nx = len(sl) if lv.split is None else min(lv.split, len(sl))
+    lx = _prod(n for _, n, _ in sl[:nx])
+    ly = _prod(n for _, n, _ in sl[nx:])
+    px, py = lv.phys or (lx, ly)
+    hs, vs = max(px, lx), max(py, ly)
+    by_step: dict[tuple[int, ...], set[int]] = {}
+    for i in range(fan):
+        h, v = i % hs, i // hs
+        for hh, vv in ((h - 1, v), (h + 1, v), (h, v - 1), (h, v + 1)):
+            if 0 <= hh < hs and 0 <= vv < vs and (n := vv * hs + hh) < fan:
+                by_step.setdefault(tuple(a - b for a, b in zip(offs[n], offs[i], strict=True)), set()).add(i)
+    link = {}
+    for step, matched in by_step.items():
+        rest = [offs[i] for i in range(fan) if i not in matched]
+        link[step] = (len(matched), len(set(rest)), len(rest))
+    return fan, groups, link
 
 
 def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Level], mac_pj: float = 0.0,
@@ -144,7 +191,7 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
     last: list[int] = []  # index of each level's outermost loop (its storage boundary)
     for j, lv in enumerate(inner):
         first.append(len(loops))
-        for d, n in reversed(lv.spatial):
+        for d, n in lv.spatial:  # innermost first (Timeloop's permutation order: X loops, then Y)
             loops.append((j, d, n, True))
         for d, n in reversed(lv.temporal):
             loops.append((j, d, n, False))
@@ -170,43 +217,64 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
         size = [_prod(_box(sp, ext_upto[last[j]])) for j in range(N)]
         # per-instance accesses of level j (its children's deltas, one per distinct offset) and the
         # share each child receives (A: the representative child's delta sum)
+        # per level j (0 = innermost): its children's deltas, walked as Timeloop extrapolates (A: what one
+        # child receives), the accesses they cost it (C: one per group of equal deltas, or fewer where a
+        # child takes its delta from a mesh neighbour, L), and the deliveries (W, the multicast-weighted sum)
         A = [0.0] * N
+        C = [0.0] * N
+        W = [0.0] * N
+        L = [0.0] * N
         groups = [1] * N
         fan = [1] * N
         for j in range(N):
-            sl = [(d, n, stride[i]) for i, (lj, d, n, s) in enumerate(loops) if lj == j and s]
-            fan[j] = _prod(n for _, n, _ in sl)
-            offs = {(): None}
-            offsets = [{}]
-            for d, n, st in sl:
-                offsets = [{**o, d: o.get(d, 0) + k * st} for o in offsets for k in range(n)]
-            del offs
-            groups[j] = len({_proj(sp, o) for o in offsets})
-            if j == 0:
-                A[j] = temporal_iters
-                continue
+            fan[j], groups[j], link = _fanout(sp, [(d, n, stride[i]) for i, (lj, d, n, s) in enumerate(loops)
+                                                   if lj == j and s], inner[j])
             above = [(d, n, stride[i]) for i in range(first[j], len(loops)) for (lj, d, n, s) in [loops[i]]
                      if not s]
-            state = _Delta(_box(sp, ext_upto[last[j - 1]]))
-            total = 0.0
+            if j == 0 and link is None:
+                A[0] = C[0] = W[0] = temporal_iters
+                continue
+            # the child's delta state (children of the innermost level are MACs: one operation point each)
+            state = _Delta(_box(sp, ext_upto[last[j - 1]])) if j else None
             pos: dict[str, int] = {}
+            prev: list = [None]
+            acc = [0.0, 0.0, 0.0, 0.0]  # A, C, W, L
 
-            def walk(k: int, w: float) -> float:
+            def leaf(w: float, state=state, link=link, j=j, prev=prev, acc=acc, pos=pos) -> None:
+                lo = _proj(sp, pos)
+                n, key = state.delta(lo) if state is not None else (1, (lo, None))
+                acc[0] += w * n
+                if n == 0:
+                    prev[0] = None
+                    return
+                c, wt, lt = groups[j] * n, fan[j] * n, 0.0
+                if link is not None and prev[0] is not None and prev[0][1] == key[1]:
+                    step = tuple(a - b for a, b in zip(key[0], prev[0][0], strict=True))
+                    matched, distinct, unmatched = link.get(step, (0, groups[j], fan[j]))
+                    if distinct < groups[j]:  # Timeloop uses the link transfers where they save reads
+                        c, wt, lt = distinct * n, unmatched * n, matched * n
+                prev[0] = key
+                acc[1] += w * c
+                acc[2] += w * wt
+                acc[3] += w * lt
+
+            def walk(k: int, w: float, above=above, pos=pos, leaf=leaf) -> None:
                 if k < 0:
-                    return w * state.step(_proj(sp, pos))
+                    leaf(w)
+                    return
                 d, n, st = above[k]
-                s = walk(k - 1, w)
+                walk(k - 1, w)
                 if n >= 2:
                     pos[d] = pos.get(d, 0) + st
-                    s += walk(k - 1, w * (n - 1))
+                    walk(k - 1, w * (n - 1))
                     pos[d] -= st
-                return s
 
-            total = walk(len(above) - 1, 1.0)  # `above` is innermost first: walk from its outer end
-            A[j] = total
-        content = [A[j] * groups[j] for j in range(N)]
-        weighted = [A[j] * fan[j] for j in range(N)]
-        pas = [A[j + 1] if j + 1 < N else 0.0 for j in range(N)]  # parent access share
+            walk(len(above) - 1, 1.0)  # `above` is innermost first: walk from its outer end
+            A[j], C[j], W[j], L[j] = acc
+        content = list(C)
+        weighted = list(W)
+        # a child's share of its immediate parent's accesses (Timeloop takes it before masking)
+        pas = [W[j + 1] / fan[j + 1] if j + 1 < N else 0.0 for j in range(N)]
         # partition sizes (shrink only across a spatial fan-out)
         part = [0.0] * N
         part[N - 1] = size[N - 1]
@@ -226,22 +294,30 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
             if outer is None:
                 break
             factor = content[j] * fan[outer] / weighted[outer] if weighted[outer] else 0.0
-            A[outer] *= factor
-            content[outer] = A[outer] * groups[outer]
-            weighted[outer] = A[outer] * fan[outer]
+            content[outer] *= factor
+            weighted[outer] *= factor
+            if weighted[outer]:
+                L[outer] = 0.0  # its children are gone: their links mean nothing
+        top = max((j for j in range(N) if alive[j]), default=None)
+        for j in range(N):
+            if not alive[j] and (top is None or j > top):
+                L[j] = 0.0  # outermost masked levels lose all their stats
+        # a child that took data over links read it from a peer's copy: reads and fills there
+        peer = [0.0] * N
+        for j in range(N - 1, 0, -1):
+            if L[j]:
+                peer[j - 1] += L[j] / util_inst[j - 1]
         for j in range(N):
             lv = inner[j]
             if not alive[j] or lv.virtual:
                 continue
-            outermost = not any(alive[o] for o in range(j + 1, N))
+            share = 0.0 if j == top else pas[j]
             if sp.rw:
                 updates = round(content[j])
-                reads = round(content[j] - part[j])
-                fills = round(pas[j]) if outermost else round(pas[j] - part[j])
+                reads = round(content[j] + peer[j] - part[j])
+                fills = round(share + peer[j]) if j == top else round(share + peer[j] - part[j])
             else:
-                reads, updates, fills = round(content[j]), 0, round(pas[j])
-            if outermost:
-                fills = 0 if not sp.rw else fills
+                reads, updates, fills = round(content[j] + peer[j]), 0, round(share + peer[j])
             n_inst = util_inst[j]
             out_acc[lv.name][sp.name] = {
                 "reads": reads * n_inst, "fills": fills * n_inst, "updates": updates * n_inst,
@@ -338,7 +414,7 @@ def levels_of(d) -> tuple[dict[str, int], list[Space], list[Level], float, int]:
     """The design's mapping levels as ``Level`` records, checked (known levels and loops, factors that
     multiply to every loop's trips, tiles that fit every level)."""
     from llmulator import tech
-    from llmulator.design import level_diagnostics
+    from llmulator.design_levels import level_diagnostics
     from llmulator.errors import SpecError
 
     dims, spaces, labels = problem_of(d)
@@ -371,10 +447,19 @@ def levels_of(d) -> tuple[dict[str, int], list[Space], list[Level], float, int]:
             read_bw=r.get("read_bandwidth_words"), write_bw=r.get("write_bandwidth_words"),
             shared_bw=r.get("shared_bandwidth_words"), split=e.get("split"), mesh_x=r.get("mesh_x")))
         for st in e.get("fanout", []):
-            levels.append(Level(name=st["name"], instances=int(st.get("instances", 1)),
+            up = levels[-1]
+            levels.append(Level(name=st["name"], instances=int(st.get("instances") or up.instances
+                                                                  * _prod(n for _, n in up.spatial)),
                                 spatial=[(lb, int(n)) for lb, n in st.get("spatial", {}).items()],
                                 keep=frozenset(), split=st.get("split"), virtual=True, mesh_x=st.get("mesh_x")))
     mac = arch.operators.get("mac")
+    # physical fan-outs (X, Y): the mesh of the next level (or the MACs) over this one's
+    raw_mac = (arch.raw.get("compute", {}).get("operators", {}) or {}).get("mac", {}) or {}
+    meshes = [(L.instances, L.mesh_x or L.instances) for L in levels]
+    meshes.append(((mac.count if mac else 1), raw_mac.get("mesh_x") or (mac.count if mac else 1)))
+    for L, (n0, x0), (n1, x1) in zip(levels, meshes, meshes[1:], strict=False):
+        if x0 and x1 % x0 == 0 and n0 % x0 == 0 and n1 % x1 == 0 and (n1 // x1) % (n0 // x0) == 0:
+            L.phys = (x1 // x0, (n1 // x1) // (n0 // x0))
     return dims, spaces, levels, (mac.energy_pj if mac else 0.0), (mac.count if mac else 1)
 
 

@@ -108,7 +108,7 @@ def build_levels(spec: TLSpec) -> list[dict[str, Any]]:
             if out[-1]["spatial"] or out[-1]["fanout"]:
                 # a further fan-out stage: multicast within the stage only, as Timeloop does
                 out[-1]["fanout"].append({"name": lv.name, "spatial": sloops, "split": split,
-                                          "instances": lv.instances})
+                                          "instances": lv.instances, "mesh_x": lv.mesh_x})
             else:
                 out[-1]["spatial"], out[-1]["split"] = sloops, split
             continue
@@ -177,6 +177,8 @@ def to_specs(spec: TLSpec, name: str | None = None) -> tuple[dict, dict, dict]:
                           "latency_cycles": 1}
     if ce:
         op["energy_pj"] = float(ce.get("compute", ce.get("mac_random", 0.0)))
+    if comp.mesh_x and comp.mesh_x != macs:
+        op["mesh_x"] = comp.mesh_x
     arch = {"architecture": {
         "version": 1, "name": base + "-arch",
         "description": "Imported from Timeloop: " + ", ".join(Path(f).name for f in spec.sources),
@@ -230,6 +232,8 @@ def to_specs(spec: TLSpec, name: str | None = None) -> tuple[dict, dict, dict]:
                     s["split"] = st["split"]
                 if st["instances"] > 1:
                     s["instances"] = st["instances"]
+                if st["mesh_x"] and st["mesh_x"] != st["instances"]:
+                    s["mesh_x"] = st["mesh_x"]
                 e["fanout"].append(s)
         e["keep"] = [ident(k) for k in L["keep"]]
         mlevels.append(e)
@@ -287,13 +291,14 @@ def from_design(d) -> tuple[dict, dict, dict, dict]:
             m["split"] = split
         return m
 
-    def mesh(ratio: int, loops: list[tuple[str, int]], split: int | None) -> dict:
-        if split is not None:
-            x = math.prod(n for _, n in loops[:split])
-            y = math.prod(n for _, n in loops[split:])
-            if x * y == ratio:
-                return {"meshX": x, "meshY": y} if y > 1 else {"meshX": x}
-        return {"meshX": ratio}
+    def mesh(ratio: int, loops: list[tuple[str, int]], split: int | None, phys: tuple[int, int] | None) -> dict:
+        x, y = ratio, 1
+        if phys and phys[0] * phys[1] == ratio:  # the architecture's meshes
+            x, y = phys
+        elif split is not None:
+            lx, ly = math.prod(n for _, n in loops[:split]), math.prod(n for _, n in loops[split:])
+            x, y = (lx, ly) if lx * ly == ratio else (1, ratio) if lx == 1 else (ratio, 1)
+        return {"meshX": x, "meshY": y} if y > 1 else {"meshX": x}
 
     for i, (lv, L, stages) in enumerate(groups):
         wb = lv.width_bits // max(L.block * L.cluster, 1)
@@ -314,21 +319,21 @@ def from_design(d) -> tuple[dict, dict, dict, dict]:
             {"name": "update", "energy": L.update_pj}, {"name": "leak", "energy": L.leak_pj}]})
         # the fan-out hops down to the next level (or the MACs): the level's own, then its stages
         below = groups[i + 1][0].instances if i + 1 < len(groups) else n_mac
-        hops = [(f"{groups[i + 1][0].name if i + 1 < len(groups) else 'mac'}_array", L.spatial, L.split)]
-        hops += [(st.name, st.spatial, st.split) for st in stages]
+        hops = [(f"{groups[i + 1][0].name if i + 1 < len(groups) else 'mac'}_array", L.spatial, L.split, L.phys)]
+        hops += [(st.name, st.spatial, st.split, st.phys) for st in stages]
         points = [lv.instances]
-        for _name, loops, _split in hops[:-1]:
+        for _name, loops, _split, _phys in hops[:-1]:
             nxt = [st.instances for st in stages][len(points) - 1]
             points.append(nxt if nxt > 1 else points[-1] * math.prod(n for _, n in loops))
         points.append(below)
-        for k, (name, loops, split) in enumerate(hops):
+        for k, (name, loops, split, phys) in enumerate(hops):
             a, b = points[k], points[k + 1]
             if b % a:
                 raise SpecError(tiling._mdiag(d, ("levels",), f"level {lv.name}: {b} instances below it is not a "
                                               f"multiple of the {a} above").diagnostics)
             if b == a and not loops:
                 continue
-            nodes.append({"_tag": "!Container", "name": name, "spatial": mesh(b // a, loops, split)})
+            nodes.append({"_tag": "!Container", "name": name, "spatial": mesh(b // a, loops, split, phys)})
             if loops:
                 spatial_dirs.append(directive(name, loops, split))
     mac = d.arch.operators.get("mac")

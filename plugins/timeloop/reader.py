@@ -304,7 +304,8 @@ def _is_compute(cls: str) -> bool:
     return any(c == k or c.endswith(k) for k in COMPUTE_CLASSES)
 
 
-def _component(spec: TLSpec, node: LDict, instances: int, attrs: dict, keyname: str = "name") -> None:
+def _component(spec: TLSpec, node: LDict, instances: int, attrs: dict, keyname: str = "name",
+               mesh_x: int | None = None) -> None:
     name, n = _split_name(node.get(keyname, "?"))
     cls = str(node.get("class", ""))
     if any(u in cls.lower() for u in UNSUPPORTED_CLASSES):
@@ -313,6 +314,8 @@ def _component(spec: TLSpec, node: LDict, instances: int, attrs: dict, keyname: 
     lv = TLLevel(name=name, cls=cls, instances=instances * n, attrs=a, src=node)
     if a.get("meshX") is not None:
         lv.mesh_x = int(a["meshX"])
+    elif mesh_x is not None:
+        lv.mesh_x = mesh_x
     cons = node.get("constraints") or {}
     ds = cons.get("dataspace") if isinstance(cons, dict) else None
     other = [k for k in cons if k != "dataspace"] if isinstance(cons, dict) else []
@@ -334,7 +337,10 @@ def _component(spec: TLSpec, node: LDict, instances: int, attrs: dict, keyname: 
         spec.levels.append(lv)
 
 
-def _walk_nodes(spec: TLSpec, nodes: list, mult: int, attrs: dict) -> int:
+def _walk_nodes(spec: TLSpec, nodes: list, mult: int, attrs: dict, mesh: list[int] | None = None) -> int:
+    """v0.4 nodes in order; ``mult`` instances so far, laid on ``mesh`` = [X, Y] (a container's spatial
+    meshX/meshY multiply it; the container itself is the level those instances fan out from)."""
+    mesh = mesh if mesh is not None else [1, 1]
     for node in nodes:
         if not isinstance(node, LDict):
             raise err(nodes, "architecture node is not a mapping")
@@ -345,21 +351,23 @@ def _walk_nodes(spec: TLSpec, nodes: list, mult: int, attrs: dict) -> int:
             mx, my = int(sp.get("meshX", 1)), int(sp.get("meshY", 1))
             if mx * my > 1:
                 lv = TLLevel(name=str(node.get("name")), cls="dummy_storage", instances=mult, attrs=a,
-                             spatial_only=True, mesh_x=mx, src=node)
+                             spatial_only=True, mesh_x=mesh[0], src=node)
                 spec.levels.append(lv)
                 mult *= mx * my
+                mesh[0] *= mx
+                mesh[1] *= my
             attrs = a
             if a.get("technology") and not spec.technology:
                 spec.technology = str(a["technology"])
             if a.get("global_cycle_seconds") and not spec.cycle_seconds:
                 spec.cycle_seconds = float(a["global_cycle_seconds"])
         elif tag in ("!Component", None):
-            _component(spec, node, mult, attrs)
+            _component(spec, node, mult, attrs, mesh_x=mesh[0])
         elif tag == "!Parallel":
             # parallel buffers (one per data space): a chain of levels each keeping its own data space
-            _walk_nodes(spec, node.get("nodes") or [], mult, attrs)
+            _walk_nodes(spec, node.get("nodes") or [], mult, attrs, list(mesh))
         elif tag == "!Hierarchical":
-            mult = _walk_nodes(spec, node.get("nodes") or [], mult, attrs)
+            mult = _walk_nodes(spec, node.get("nodes") or [], mult, attrs, mesh)
         elif tag == "!Nothing":
             continue
     return mult
