@@ -269,7 +269,9 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
           threads: int | None = None, hints: str = "analytical", head: str = "digits",
           init: str | Path | None = None, base_model: str | Path | None = None, lora: bool = False,
           lora_r: int = 8, holdout_family: str | None = None, workers: int = 1, focus: float = 1.0,
-          max_train_rows: int | None = None) -> dict[str, Any]:
+          max_train_rows: int | None = None, eval_each_epoch: bool = True) -> dict[str, Any]:
+    """Train (or resume) a checkpoint in ``out``; ``eval_each_epoch`` False evaluates at the end only
+    (``--quick``), ``eval_limit`` 0 not at all."""
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from safetensors.torch import save_file
@@ -409,8 +411,8 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
             bar.update(task, advance=1, info=f"{'sft' if sft else 'pretrain'} loss {loss_value:.3f}")
             if pretrain_steps and state["step"] == pretrain_steps:
                 save(out / "pretrained")
-            epoch_end = sft and (state["step"] - pretrain_steps) % steps_per_epoch == 0
-            if state["step"] == total or epoch_end:
+            epoch_end = eval_each_epoch and sft and (state["step"] - pretrain_steps) % steps_per_epoch == 0
+            if eval_limit > 0 and (state["step"] == total or epoch_end):
                 if head_module is not None:
                     head_module.eval()
                 state.setdefault("evals", []).append(
@@ -420,7 +422,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
                     head_module.train()
                 bar.console.print(f"step {state['step']}: " + ", ".join(
                     f"{s} cycles MAPE {r['mape.cycles']:.1f} %" for s, r in state["evals"][-1].items()
-                    if isinstance(r, dict)))
+                    if isinstance(r, dict) and "mape.cycles" in r))
             if state["step"] % save_every == 0 or state["step"] == total:
                 save()
     state["seconds"] = round(time.perf_counter() - t0, 1)
