@@ -117,7 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--model", metavar="PATH",
                    help="with --prompt: a checkpoint folder; show what that model reads (default: the "
                         "estimator's own, i.e. its shipped model or LLMULATOR_<NAME>_MODEL)")
-    r.add_argument("-o", "--output", help="write to this file (atomically) instead of stdout")
+    r.add_argument("-o", "--out", "--output", dest="output", metavar="FILE",
+                   help="write to this file (atomically) instead of stdout")
     r.add_argument("--variant", help="input variant of the workload, for the prompt's input section")
     r.set_defaults(func=cmd_render)
 
@@ -145,8 +146,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="an integer seed for generated inputs, or a folder of ARRAY.npy files")
     pr.add_argument("--variant", help="input variant of the workload (e.g. skewed)")
     pr.add_argument("--profiler", default="hlsim", help="profiler name (default: hlsim)")
-    pr.add_argument("--time-limit", type=float, default=60.0, metavar="S", help="wall-time limit of one run")
-    pr.add_argument("--mem-limit", type=int, default=2048, metavar="MB", help="memory limit of one run")
+    pr.add_argument("--time-limit", type=float, default=60.0, metavar="S",
+                    help="wall-time limit of one run in seconds (default 60)")
+    pr.add_argument("--mem-limit", type=int, default=2048, metavar="MB",
+                    help="memory limit of one run in MB (default 2048)")
     pr.add_argument("--json", action="store_true", help="machine-readable output")
     pr.add_argument("--counters", action="store_true", help="also print counters (trip counts, ops, accesses)")
     pr.set_defaults(func=cmd_profile)

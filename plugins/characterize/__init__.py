@@ -41,7 +41,8 @@ def register_commands(subparsers):
     p.add_argument("--work", help="work folder with the per-design cache (default: .eda/work/characterize)")
     p.add_argument("--logic-only", action="store_true",
                    help="tabulate the operator logic alone (leave out the input/output registers' energy and area)")
-    p.add_argument("--timeout", type=float, default=900.0, metavar="S", help="limit of one tool run (default: 900)")
+    p.add_argument("--time-limit", "--timeout", dest="timeout", type=float, default=900.0, metavar="S",
+                   help="wall-time limit of one tool run in seconds (default: 900; --timeout is the old name)")
     p.add_argument("--keep-vcd", action="store_true",
                    help="keep each design's VCD and compiled simulation in the work folder")
     p.set_defaults(func=cmd_characterize)

@@ -19,15 +19,16 @@ def add_command(subparsers) -> None:
                    "mappings x hardware, 3 mutations (default: 1,2,3)")
     p.add_argument("--n", type=int, required=True, help="number of samples in total (split evenly over stages)")
     p.add_argument("--out", required=True, help="output folder (Parquet shards under data/, dataset.json)")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--workers", type=int, default=1, help="local worker processes")
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    p.add_argument("--workers", type=int, default=1, help="local worker processes (default 1)")
     p.add_argument("--scheduler", help="address of a Dask scheduler (runs the same shards as Dask tasks)")
-    p.add_argument("--shard-size", type=int, default=32)
+    p.add_argument("--shard-size", type=int, default=32, metavar="N",
+                   help="samples per Parquet shard, the unit of work and of resuming (default 32)")
     p.add_argument("--card", help="also write the dataset card (Markdown) to this file")
     p.add_argument("--card-only", action="store_true",
                    help="with --card: describe the shards already in --out without generating more (a run that "
                         "was stopped part-way; the same command without it resumes)")
-    p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.set_defaults(func=run_command)
 
 
