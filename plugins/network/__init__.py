@@ -1,4 +1,5 @@
-"""Whole networks: ``llmulator estimate ARCH --network MODEL.onnx`` (docs/networks.md).
+"""Whole networks: ``llmulator estimate ARCH --network MODEL.onnx`` and ``llmulator dse ARCH --network MODEL.onnx
+--space HW.yaml`` (docs/networks.md).
 
 Registration imports nothing heavy: onnx, numpy and the estimators load only when a network is estimated.
 """
@@ -6,8 +7,11 @@ Registration imports nothing heavy: onnx, numpy and the estimators load only whe
 from llmulator.hookspecs import hookimpl
 
 
-@hookimpl
+@hookimpl(trylast=True)  # after dse's hook, whose verb it extends (estimate is core's)
 def register_commands(subparsers):
-    from .cli import extend_estimate
+    from .cli import extend_dse, extend_estimate
 
     extend_estimate(subparsers)
+    dse = subparsers.choices.get("dse")
+    if dse is not None:
+        extend_dse(dse)

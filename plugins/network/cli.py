@@ -72,6 +72,134 @@ def extend_estimate(subparsers) -> None:
     e.set_defaults(func=func)
 
 
+DSE_HELP = """
+whole networks (docs/networks.md): dse ARCH --network MODEL.onnx --space HW.yaml searches the hardware
+values of a space file (its hardware: section) for the network's total (--objective cycles|energy|edp),
+mapping every layer per hardware point, and verifies the --verify best points layer by layer."""
+
+
+def extend_dse(p) -> None:
+    """``dse ARCH --network MODEL --space HW.yaml``: WORKLOAD becomes optional; the network options are added."""
+    for a in p._actions:
+        if a.dest == "workload" and not a.option_strings:
+            a.nargs = "?"
+            a.required = False
+            a.default = None
+            a.help = (a.help or "") + " (omitted with --network)"
+    g = p.add_argument_group("whole networks")
+    g.add_argument("--network", metavar="MODEL",
+                   help="search the space's hardware values for this ONNX model's total (WORKLOAD is then omitted; "
+                        "--budget counts hardware points)")
+    g.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
+                   help="with --network: value of a symbolic input dimension (repeatable)")
+    g.add_argument("--dataflow", choices=["auto", "ws", "os", "rs"], default="auto",
+                   help="with --network: the mapping of every MAC layer, as for estimate --network (default auto)")
+    g.add_argument("--search-budget", type=int, default=2000, metavar="N",
+                   help="with --network: most mappings priced per layer and dataflow (default 2000)")
+    if DSE_HELP not in (p.epilog or ""):
+        p.epilog = (p.epilog or "") + DSE_HELP
+    original = p.get_default("func")
+
+    def func(args) -> int:
+        if args.network:
+            if args.workload is not None:
+                raise UserError("give either WORKLOAD, or --network MODEL, not both")
+            if args.mapping or args.preset:
+                raise UserError("--mapping and --preset apply to one workload, not to --network (every layer's "
+                                "mapping is searched)")
+            return run_dse(args)
+        if args.workload is None:
+            raise UserError("dse needs ARCH WORKLOAD --space SPACE (or ARCH --network MODEL.onnx --space HW.yaml)")
+        return original(args)
+
+    p.set_defaults(func=func)
+
+
+def run_dse(args) -> int:
+    from llmulator import plugins
+
+    from .archsearch import explore_network
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        raise UserError("--network needs the onnx package: pip install 'llmulator[network]' "
+                        "(or pip install onnx)") from None
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    if args.profiler not in plugins.names("profilers"):
+        raise UserError(f"unknown profiler '{args.profiler}' (known: {', '.join(plugins.names('profilers'))})")
+    chosen = args.estimator or ["analytical"]
+    if len(chosen) > 1:
+        raise UserError(f"dse is driven by one estimator; got {', '.join(chosen)}")
+    if chosen[0] not in plugins.names("estimators"):
+        raise UserError(f"unknown estimator '{chosen[0]}' (known: {', '.join(plugins.names('estimators'))})")
+    s = explore_network(args.arch, args.network, args.space, chosen[0], args.budget, args.search, args.objective,
+                        args.dataflow, args.search_budget, args.verify, args.profiler, args.time_limit,
+                        args.workers, args.scheduler, args.out, args.seed, dict(args.dim),
+                        progress=not args.no_progress and not args.json)
+    if args.json:
+        print(json.dumps({k: v for k, v in s.items() if not k.startswith("_")}, indent=2, default=str))
+    else:
+        print_dse(s, args.top)
+    from llmulator_plugins.dse.cli import print_failures
+    print_failures(s["failures"])
+    return 3 if s["failures"] else 0
+
+
+def print_dse(s: dict[str, Any], top: int = 15) -> None:
+    from llmulator.cli import console
+    from rich.table import Table
+
+    con = console()
+    con.print(f"{s['space']}: {s['network']} on {s['architecture']} ({s['mapped_layers']} layers mapped), "
+              f"{s['space_size']:,} hardware points, {s['strategy']} search with {s['estimator']}: "
+              f"{s['evaluated']:,} evaluated ({s['valid']:,} valid) in {s['seconds']['search']:.1f} s",
+              markup=False, highlight=False, soft_wrap=False)
+    if s["invalid_reasons"]:
+        con.print("invalid points: " + "; ".join(f"{k} ({v})" for k, v in s["invalid_reasons"].items()),
+                  markup=False, highlight=False)
+    t = Table(title=f"hardware points by total {s['objective']} ({min(top, len(s['ranked']))} of "
+                    f"{len(s['ranked'])} valid)")
+    for c in ("#", "hardware", "cycles", "latency us", "energy pJ", "EDP", "area um^2"):
+        t.add_column(c, justify="left" if c == "hardware" else "right")
+    for k, r in enumerate(s["ranked"][:top]):
+        t.add_row(str(k + 1), r["params"], si(r["cycles"]), si(r["latency_us"]), si(r["energy_pj"]), si(r["edp"]),
+                  si(r["area_um2"]))
+    con.print(t)
+    for v in s["verified"]:
+        vt = Table(title=f"#{v['rank']} {v['params']}: verified per layer with {s['profiler']}")
+        for c in ("layers", "op", "shape", "dataflow", "pred. cycles", "meas. cycles", "err %", "pred. energy pJ",
+                  "meas. energy pJ"):
+            vt.add_column(c, justify="right" if c.startswith(("pred", "meas", "err")) else "left")
+        for row in v["layers"]:
+            m = row["measured"] or {}
+            pc = row["predicted"]["cycles"]
+            err = f"{(pc / m['cycles'] - 1) * 100:+.1f}" if m.get("cycles") else "-"
+            names = row["layers"][0] + (f" (+{len(row['layers']) - 1})" if len(row["layers"]) > 1 else "")
+            vt.add_row(names, row["op"], row["shape"], row["dataflow"], si(pc),
+                       si(m.get("cycles")) if m else (row["error"][:40] or "-"), err,
+                       si(row["predicted"]["energy_pj"]), si(m.get("energy_pj")) if m else "-")
+        _squeeze_dse(vt, con.width)
+        con.print(vt)
+        if v["measured"]:
+            pc, mc = v["predicted"]["cycles"], v["measured"]["cycles"]
+            con.print(f"network total: predicted {si(pc)} cycles, measured {si(mc)} ({(pc / mc - 1) * 100:+.1f} %); "
+                      f"energy predicted {si(v['predicted']['energy_pj'])} pJ, measured "
+                      f"{si(v['measured']['energy_pj'])} pJ", markup=False, highlight=False, soft_wrap=False)
+        else:
+            con.print("not verified: " + "; ".join(v["errors"][:3]), markup=False, highlight=False)
+    if s["unsupported"] or s["not_mapped"]:
+        ops = sorted({u["op"] for u in s["unsupported"]} | {u["op"] for u in s["not_mapped"]})
+        con.print(f"not in the totals: {len(s['unsupported']) + len(s['not_mapped'])} nodes ({', '.join(ops)}); "
+                  "`estimate --network` lists why", markup=False, highlight=False)
+
+
+def _squeeze_dse(t, width: int) -> None:
+    for c in t.columns:
+        if c.header in ("layers", "shape"):
+            c.max_width = max(8, width // 6)
+
+
 def run_command(args) -> int:
     from .run import estimate_network, save
     if args.search_budget < 1:

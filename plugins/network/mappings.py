@@ -109,11 +109,16 @@ def _temporal_tiles(bound: int, n: int = 5) -> list[int]:
 class Mapper:
     """Chooses and caches (by layer shape) the mapping of each layer on one architecture."""
 
-    def __init__(self, arch_path, dataflow: str = "auto", objective: str = "cycles", budget: int = 2000):
-        from llmulator.specs import architecture_from_dict
-        from llmulator.yamlsrc import load_yaml
-        data, smap = load_yaml(arch_path)
+    def __init__(self, arch_path, dataflow: str = "auto", objective: str = "cycles", budget: int = 2000,
+                 doc: dict[str, Any] | None = None):
+        """``arch_path``: the architecture YAML; or ``doc``: its body (``dse --network``'s hardware points)."""
         from llmulator.schema import validate
+        from llmulator.specs import architecture_from_dict
+        from llmulator.yamlsrc import SourceMap, load_yaml
+        if doc is not None:
+            data, smap = {"architecture": doc}, SourceMap(f"<architecture {doc.get('name', '')}>")
+        else:
+            data, smap = load_yaml(arch_path)
         validate("architecture", data, smap)
         self.arch_doc = data["architecture"]
         self.arch = architecture_from_dict(self.arch_doc, smap)

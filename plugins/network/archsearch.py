@@ -1,0 +1,371 @@
+"""``llmulator dse ARCH --network MODEL.onnx --space HW.yaml``: architecture parameters for a whole network.
+
+A point of the space is one choice of hardware values (the ``hardware:`` section of a dse space file:
+PE array, memory capacity / bandwidth / width / banks, clock), applied to the base architecture by dse's
+``Space.arch_body``. Its price is the network's total: every layer mapped on that architecture by the
+per-layer search (``mappings.Mapper``, the same as ``estimate --network``), priced by the driving
+estimator in one batch, and added up (cycles, energy; area and power of the architecture). dse's search
+strategies (``search.run``: exhaustive within the budget, else random or evolutionary) pick the points,
+dse's ``top_distinct`` and ``pareto`` rank them, and the best ``--verify`` points are verified layer by layer
+with a profiler (dse's ``profile_all``; each distinct layer design once, cached in ``OUT/profiles.json``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from llmulator.errors import SpecError, UserError
+
+LAYER_OBJECTIVE = {"cycles": "cycles", "energy": "energy", "edp": "edp"}
+
+
+# -- the space: the hardware section of a dse space file -------------------------------------------------
+def load_hw_space(path: str | Path, arch_path: str | Path, objective: str | None = None):
+    """A dse ``Space`` over hardware values only (SpecError with file positions for a bad field)."""
+    from llmulator.schema import validate
+    from llmulator.yamlsrc import load_yaml
+    from llmulator_plugins.dse.space import Dim, Space, expand
+
+    data, smap = load_yaml(path)
+    validate("space", data, smap)
+    s = data["space"]
+    a_data, a_smap = load_yaml(arch_path)
+    validate("architecture", a_data, a_smap)
+    arch_doc = a_data["architecture"]
+    from llmulator.specs import architecture_from_dict
+    arch = architecture_from_dict(arch_doc, a_smap)
+    diags = []
+    for key in ("mapping", "workload", "base_mapping", "preset"):
+        if key in s:
+            diags.append(smap.diag(("space", key), f"space.{key} has no effect with --network: every layer's "
+                                   "mapping is searched per hardware point", "only hardware: (and name, objective)",
+                                   prefer_key=True))
+    if s.get("architecture") and s["architecture"] != arch_doc["name"]:
+        diags.append(smap.diag(("space", "architecture"), f"space is written for architecture "
+                               f"'{s['architecture']}', but the architecture is '{arch_doc['name']}'",
+                               f"architecture: {arch_doc['name']}"))
+    hw = s.get("hardware") or {}
+    dims: list = []
+    pe = hw.get("pe_array", {})
+    if pe:
+        at = ("space", "hardware", "pe_array")
+        if arch.pe_array is None:
+            diags.append(smap.diag(at, f"architecture '{arch.name}' has no PE array", "no pe_array here",
+                                   prefer_key=True))
+        elif "square" in pe and ("rows" in pe or "cols" in pe):
+            diags.append(smap.diag(at + ("square",), "square cannot be combined with rows or cols",
+                                   "either square, or rows and/or cols", prefer_key=True))
+        for f in ("square", "rows", "cols"):
+            if f in pe:
+                dims.append(Dim(f"hw.pe_array.{f}", tuple(expand(pe[f], True)), False, at + (f,)))
+    levels = [m["name"] for m in arch_doc["memory"]]
+    for lvl, fields in (hw.get("memory") or {}).items():
+        at = ("space", "hardware", "memory", lvl)
+        if lvl not in levels:
+            diags.append(smap.diag(at, f"unknown memory level '{lvl}'", "one of: " + ", ".join(levels),
+                                   _close(lvl, levels), prefer_key=True))
+            continue
+        kind = next(m["kind"] for m in arch_doc["memory"] if m["name"] == lvl)
+        for f in ("capacity_kib", "bandwidth_bytes_per_cycle", "width_bits", "banks"):
+            if f not in fields:
+                continue
+            if f == "capacity_kib" and kind == "dram":
+                diags.append(smap.diag(at + (f,), f"level '{lvl}' is DRAM, which has no capacity here",
+                                       "capacity of an on-chip level", prefer_key=True))
+                continue
+            dims.append(Dim(f"hw.{lvl}.{f}", tuple(expand(fields[f], f in ("width_bits", "banks"))), False,
+                            at + (f,)))
+    if "clock_mhz" in hw:
+        dims.append(Dim("hw.clock_mhz", tuple(expand(hw["clock_mhz"], False)), False,
+                        ("space", "hardware", "clock_mhz")))
+    if not dims and not diags:
+        diags.append(smap.diag(("space",), "no hardware values to search", "a hardware: section (pe_array, "
+                               "memory, clock_mhz)", prefer_key=True))
+    if diags:
+        raise SpecError(diags)
+    return Space(name=s["name"], file=str(path), dims=dims, arch_doc=arch_doc, mapping_doc={}, workload=None,
+                 preset=None, objective=objective or s.get("objective", "cycles"), smap=smap,
+                 description=s.get("description", ""))
+
+
+# -- pricing a hardware point: the whole network --------------------------------------------------------
+class NetworkEvaluator:
+    """dse's evaluator interface (``space``, ``evaluate(points)`` -> dse's result arrays) for a network.
+
+    ``layers``: the imported layers (those without a workload kind are skipped, as by ``estimate --network``);
+    a point where a layer that maps on the base architecture cannot be mapped is invalid, with that reason.
+    ``details[point]``: the point's architecture body, designs per layer index and per-layer metrics.
+    """
+
+    def __init__(self, space, layers: list, estimator, objective: str = "cycles", dataflow: str = "auto",
+                 layer_budget: int = 2000, on_point=None):
+        from llmulator_plugins.dse.evaluate import METRICS
+        self.space = space
+        self.layers = layers
+        self.est = estimator
+        self.objective = objective
+        self.dataflow = dataflow
+        self.layer_budget = layer_budget
+        self.on_point = on_point or (lambda: None)
+        self.metrics = METRICS
+        self.details: dict[int, dict[str, Any]] = {}
+        self.required: set[int] | None = None  # layers mapped on the base architecture
+        self.bug: dict[str, Any] | None = None
+
+    def _mapper(self, body: dict[str, Any]):
+        from .mappings import Mapper
+        return Mapper(None, self.dataflow, LAYER_OBJECTIVE[self.objective], self.layer_budget, doc=body)
+
+    def base_layers(self) -> tuple[set[int], dict[int, str]]:
+        """Indices of the layers that map on the base architecture, and why the others do not."""
+        from .run import _key
+        m = self._mapper(self.space.arch_doc)
+        ok, why = set(), {}
+        for i, lay in enumerate(self.layers):
+            if lay.kind is None:
+                continue
+            d, _, reason = m.design(lay, _key(lay))
+            if d is None:
+                why[i] = reason
+            else:
+                ok.add(i)
+        self.required = ok
+        return ok, why
+
+    def price(self, values: dict[str, Any]) -> tuple[dict[str, float] | None, str, dict[str, Any]]:
+        """(totals or None, why invalid, details) of one choice of hardware values."""
+        from llmulator_plugins.dse.evaluate import bug_record
+
+        from .run import _key
+        body = self.space.arch_body(values)
+        try:
+            mapper = self._mapper(body)
+        except SpecError as e:
+            return None, _first(e), {}
+        if self.required is None:
+            self.base_layers()
+        designs: dict[int, Any] = {}
+        dataflows: dict[int, str] = {}
+        for i in sorted(self.required):
+            lay = self.layers[i]
+            d, df, why = mapper.design(lay, _key(lay))
+            if d is None:
+                return None, f"layer {lay.name}: {why}", {}
+            designs[i], dataflows[i] = d, df
+        uniq: list[Any] = []
+        pos: dict[int, int] = {}
+        for d in designs.values():
+            if id(d) not in pos:
+                pos[id(d)] = len(uniq)
+                uniq.append(d)
+        try:
+            ests = list(self.est.estimate(uniq))
+        except (SpecError, UserError) as e:
+            return None, f"estimator declined a layer: {str(e).splitlines()[0][:120]}", {}
+        except Exception as e:  # noqa: BLE001 - the estimator's plugin's bug: this point is invalid, dse blames it
+            if self.bug is None:
+                self.bug = {**bug_record(e), "points": 0}
+            self.bug["points"] += 1
+            return None, f"estimator raised {bug_record(e)['error']}", {}
+        per_layer = {i: ests[pos[id(d)]].metrics for i, d in designs.items()}
+        cycles = sum(float(m.get("cycles", 0.0)) for m in per_layer.values())
+        energy = sum(float(m.get("energy_pj", 0.0)) for m in per_layer.values())
+        area = max((float(m.get("area_um2", np.nan)) for m in per_layer.values()), default=np.nan)
+        clock = float(body.get("clock_mhz", 1000.0))
+        power = energy / (cycles / clock) * 1e-3 if cycles else np.nan  # pJ / us = uW -> mW
+        totals = {"cycles": cycles, "energy_pj": energy, "area_um2": area, "power_mw": power}
+        return totals, "", {"arch": body, "designs": designs, "dataflows": dataflows, "metrics": per_layer,
+                            "distinct": len(uniq)}
+
+    def evaluate(self, points: np.ndarray) -> dict[str, np.ndarray]:
+        from llmulator_plugins.dse.evaluate import objective_of
+        points = np.asarray(points, dtype=np.int64)
+        n = points.shape[0]
+        out: dict[str, np.ndarray] = {m: np.full(n, np.nan) for m in self.metrics}
+        out["valid"] = np.zeros(n, dtype=bool)
+        out["confidence"] = np.full(n, np.nan)
+        out["reason"] = np.full(n, "", dtype=object)
+        out["point"] = points
+        for j, p in enumerate(points):
+            totals, why, det = self.price(self.space.values_of(int(p)))
+            if totals is None:
+                out["reason"][j] = why
+            else:
+                out["valid"][j] = True
+                for m in self.metrics:
+                    out[m][j] = totals.get(m, np.nan)
+                self.details[int(p)] = det
+            self.on_point()
+        out["objective"] = objective_of(out, self.objective)
+        return out
+
+
+def _clock(ev: NetworkEvaluator, point: int) -> float:
+    return float(ev.details[point]["arch"].get("clock_mhz", 1000.0))
+
+
+def _close(word: str, options: list[str]) -> str:
+    import difflib
+    c = difflib.get_close_matches(word, options, n=1, cutoff=0.5)
+    return f"did you mean '{c[0]}'?" if c else ""
+
+
+def _first(e: SpecError) -> str:
+    msgs = [d.message for d in e.diagnostics] or [str(e)]
+    return msgs[0]
+
+
+# -- the whole job -----------------------------------------------------------------------------------------
+def explore_network(arch: str, model: str, space_file: str, estimator: str = "analytical", budget: int = 200,
+                    strategy: str = "auto", objective: str | None = None, dataflow: str = "auto",
+                    layer_budget: int = 2000, verify: int = 1, profiler: str = "hlsim", time_limit_s: float = 60.0,
+                    workers: int = 1, scheduler: str | None = None, out: str | None = None, seed: int = 0,
+                    dims: dict[str, int] | None = None, progress: bool = True) -> dict[str, Any]:
+    """Search the hardware space for the network; JSON-ready summary (plus ``_results``)."""
+    import tempfile
+
+    from llmulator import plugins
+    from llmulator.library import resolve
+    from llmulator_plugins.dse import pareto, search
+    from llmulator_plugins.dse.run import describe, failures, top_distinct
+    from llmulator_plugins.dse.verify import profile_all
+
+    from . import onnx_import
+    from .mappings import mapping_body
+    from .run import _dump, _progress, _safe, _workload_doc
+
+    if budget < 1:
+        raise UserError("--budget must be at least 1")
+    if verify < 0:
+        raise UserError("--verify must be 0 or more")
+    if layer_budget < 1:
+        raise UserError("--search-budget must be at least 1")
+    arch_path = resolve("architecture", arch)
+    from llmulator_plugins.dse.space import resolve_space
+    space = load_hw_space(resolve_space(space_file), arch_path, objective)
+    objective = space.objective
+    est = plugins.get("estimators", estimator)
+    why = est.available() if hasattr(est, "available") else None
+    if why is not None:
+        raise UserError(f"estimator '{estimator}' is not available: {why}")
+    t0 = time.perf_counter()
+    m = onnx_import.load(model, dims)
+    layers = onnx_import.layers(m)
+    t_load = time.perf_counter() - t0
+    n_planned = space.size if (strategy in ("auto", "exhaustive") and space.size <= budget) else min(budget,
+                                                                                                     space.size)
+    bar = _progress(progress)
+    task = None
+    if bar is not None:
+        bar.start()
+        task = bar.add_task(f"{space.name}: hardware points", total=n_planned)
+    ev = NetworkEvaluator(space, layers, est, objective, dataflow, layer_budget,
+                          on_point=(lambda: bar.update(task, advance=1)) if bar is not None else None)
+    t1 = time.perf_counter()
+    try:
+        base_ok, base_why = ev.base_layers()
+        if not base_ok:
+            raise UserError(f"no layer of {model} maps on {space.arch_doc['name']}: " +
+                            "; ".join(f"{layers[i].name}: {w}" for i, w in list(base_why.items())[:3]))
+        res, used = search.run(ev, budget, strategy, seed)
+    finally:
+        if bar is not None:
+            bar.stop()
+    search_s = time.perf_counter() - t1
+    from llmulator_plugins.dse.evaluate import objective_of
+    valid = res["valid"]
+    reasons: dict[str, int] = {}
+    for r in res["reason"][~valid]:
+        reasons[r or "invalid"] = reasons.get(r or "invalid", 0) + 1
+    obj = objective_of(res, objective)
+    order = np.lexsort((np.nan_to_num(res["area_um2"], nan=np.inf), np.nan_to_num(res["energy_pj"], nan=np.inf),
+                        obj))
+    order = order[np.isfinite(obj[order])]
+    chosen = top_distinct(res, order, verify)
+    # -- verification: each winner's distinct layer designs, profiled ------------------------------
+    t2 = time.perf_counter()
+    tmp = tempfile.TemporaryDirectory(prefix="dse-network-") if out is None else None
+    wl_dir = Path(out) / "workloads" if out is not None else Path(tmp.name)
+    wl_dir.mkdir(parents=True, exist_ok=True)
+    tasks, owners = [], []  # owners[t] = (rank, layer indices using that design)
+    try:
+        for rank, i in enumerate(chosen):
+            det = ev.details[int(res["point"][i])]
+            by_design: dict[int, list[int]] = {}
+            for li, d in det["designs"].items():
+                by_design.setdefault(id(d), []).append(li)
+            for li_list in by_design.values():
+                d = det["designs"][li_list[0]]
+                wf = wl_dir / f"{_safe(d.workload.name)}.yaml"
+                if not wf.exists():
+                    from llmulator.fileio import atomic_write_text
+                    atomic_write_text(str(wf), _dump({"workload": _workload_doc(d)}))
+                tasks.append({"architecture": det["arch"], "mapping": mapping_body(d), "workload_file": str(wf),
+                              "preset": None, "profiler": profiler, "time_limit_s": time_limit_s})
+                owners.append((rank, li_list))
+        cache = Path(out) / "profiles.json" if out is not None else None
+        profiles = profile_all(tasks, workers=workers, scheduler=scheduler, cache=cache) if tasks else []
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    verify_s = time.perf_counter() - t2
+    verified = []
+    for rank, i in enumerate(chosen):
+        p = int(res["point"][i])
+        det = ev.details[p]
+        rows, meas_c, meas_e, errors = [], 0.0, 0.0, []
+        for (r, li_list), prof in zip(owners, profiles, strict=True):
+            if r != rank:
+                continue
+            li = li_list[0]
+            pred = det["metrics"][li]
+            meas = prof.get("measured")
+            if meas is None:
+                errors.append(f"{layers[li].name}: {prof.get('error', '')}")
+            else:
+                meas_c += meas.get("cycles", np.nan) * len(li_list)
+                meas_e += meas.get("energy_pj", np.nan) * len(li_list)
+            rows.append({"layers": [layers[x].name for x in li_list], "op": layers[li].op, "shape": layers[li].shape,
+                         "dataflow": det["dataflows"][li],
+                         "predicted": {"cycles": float(pred.get("cycles", np.nan)),
+                                       "energy_pj": float(pred.get("energy_pj", np.nan))},
+                         "measured": None if meas is None else {"cycles": float(meas.get("cycles", np.nan)),
+                                                                "energy_pj": float(meas.get("energy_pj", np.nan))},
+                         "error": prof.get("error", ""), "cached": prof.get("cached", False)})
+        verified.append({"point": p, "rank": rank + 1, "params": describe(space, p),
+                         "predicted": {m: float(res[m][i]) for m in ("cycles", "energy_pj", "area_um2")},
+                         "measured": None if errors else {"cycles": meas_c, "energy_pj": meas_e},
+                         "errors": errors, "layers": rows})
+    vals = np.stack([np.where(valid, res[m], np.nan) for m in pareto.OBJECTIVES], axis=1)
+    front = pareto.front(vals)
+    front = front[np.argsort(res["cycles"][front], kind="stable")]
+    ranked = [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
+               **{m: float(res[m][i]) for m in ("cycles", "energy_pj", "area_um2", "power_mw")},
+               "edp": float(res["cycles"][i] * res["energy_pj"][i]),
+               "latency_us": float(res["cycles"][i] / _clock(ev, int(res["point"][i])))}
+              for i in order]
+    summary: dict[str, Any] = {
+        "network": str(model), "space": space.name, "space_file": space.file, "architecture": space.arch_doc["name"],
+        "estimator": getattr(est, "name", estimator), "objective": objective, "dataflow": dataflow,
+        "strategy": used, "budget": budget, "seed": seed, "space_size": space.size,
+        "dimensions": {d.key: len(d.values) for d in space.dims},
+        "layers": len(layers), "mapped_layers": len(base_ok),
+        "not_mapped": [{"name": layers[i].name, "op": layers[i].op, "reason": w} for i, w in base_why.items()],
+        "unsupported": [{"name": x.name, "op": x.op, "reason": x.reason} for x in layers if x.kind is None],
+        "evaluated": int(res["point"].size), "valid": int(valid.sum()), "invalid_reasons": reasons,
+        "seconds": {"load": round(t_load, 3), "search": round(search_s, 3), "verify": round(verify_s, 3)},
+        "best": ranked[0] if ranked else None, "ranked": ranked,
+        "pareto": [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
+                    **{m: float(res[m][i]) for m in pareto.OBJECTIVES}} for i in front],
+        "verified": verified, "profiler": profiler,
+        "failures": failures(getattr(est, "name", estimator), ev.bug, profiler, profiles),
+    }
+    if out is not None:
+        from llmulator.fileio import atomic_write_json
+        Path(out).mkdir(parents=True, exist_ok=True)
+        atomic_write_json(Path(out) / "summary.json", summary)
+    summary["_results"] = res
+    return summary
