@@ -414,7 +414,10 @@ def levels_of(d) -> tuple[dict[str, int], list[Space], list[Level], float, int]:
     """The design's mapping levels as ``Level`` records, checked (known levels and loops, factors that
     multiply to every loop's trips, tiles that fit every level)."""
     from llmulator import tech
-    from llmulator.design_levels import level_diagnostics
+    try:  # the design checks are moving out of llmulator.design into their own modules
+        from llmulator.design_levels import level_diagnostics
+    except ImportError:
+        from llmulator.design import level_diagnostics
     from llmulator.errors import SpecError
 
     dims, spaces, labels = problem_of(d)
