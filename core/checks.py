@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import attrs
 
-from .design import Design, _mdiag
+from .design import Design
+from .design_checks import _mdiag
 from .errors import Diagnostic, SpecError
 
 

@@ -79,18 +79,22 @@ def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
             coefs[k] = coefs.get(k, 0) + sign * v
         return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
     if isinstance(n, c_ast.BinaryOp) and n.op == "*":
-        a, b = affine(n.left, ctx), affine(n.right, ctx)
-        if a is None or b is None:
-            return None
-        if not a.coefs and a.const.lstrip("-").isdigit():
-            k = int(a.const)
-            return Affine({v: c * k for v, c in b.coefs.items()}, f"{k} * ({b.const})")
-        if not b.coefs and b.const.lstrip("-").isdigit():
-            k = int(b.const)
-            return Affine({v: c * k for v, c in a.coefs.items()}, f"{k} * ({a.const})")
-        if not a.coefs and not b.coefs:
-            return Affine({}, f"({a.const}) * ({b.const})")
+        return _product(affine(n.left, ctx), affine(n.right, ctx))
+    return None
+
+
+def _product(a: Affine | None, b: Affine | None) -> Affine | None:
+    """The affine form of ``a * b``: one side a constant integer, or both free of loop variables."""
+    if a is None or b is None:
         return None
+    if not a.coefs and a.const.lstrip("-").isdigit():
+        k = int(a.const)
+        return Affine({v: c * k for v, c in b.coefs.items()}, f"{k} * ({b.const})")
+    if not b.coefs and b.const.lstrip("-").isdigit():
+        k = int(b.const)
+        return Affine({v: c * k for v, c in a.coefs.items()}, f"{k} * ({a.const})")
+    if not a.coefs and not b.coefs:
+        return Affine({}, f"({a.const}) * ({b.const})")
     return None
 
 

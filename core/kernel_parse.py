@@ -105,52 +105,58 @@ def _check_subset(body: c_ast.Node, ctx: Ctx) -> None:
     (``llmulator.sandbox``) confines whatever runs anyway; this check says early and precisely what
     is refused."""
 
-    def refuse(node, what: str, hint: str = "") -> None:
-        raise ctx.error(node, f"{what} is not allowed in a kernel", "arrays, scalars, locals and the math "
-                        "functions listed under 'Operator classes' in docs/spec-reference.md", hint)
+    _Subset(ctx).visit(body)
 
-    class V(c_ast.NodeVisitor):
-        def visit_Decl(self, n):
-            if "extern" in (n.storage or []):
-                refuse(n, f"the extern declaration of '{n.name}'")
-            if n.name and n.name.startswith("__"):
-                refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
-            self.generic_visit(n)
 
-        def visit_FuncDecl(self, n):
-            refuse(n, "a function declaration", "call the math functions directly; they need no prototype")
+class _Subset(c_ast.NodeVisitor):
+    """``_check_subset``'s walk: the first construct outside the kernel subset raises SpecError."""
 
-        def visit_FuncDef(self, n):
-            refuse(n, "a function definition")
+    def __init__(self, ctx: Ctx):
+        self.ctx = ctx
 
-        def visit_PtrDecl(self, n):
-            refuse(n, "a pointer", "index the arrays instead (buf[i], not *p++)")
+    def refuse(self, node, what: str, hint: str = "") -> None:
+        raise self.ctx.error(node, f"{what} is not allowed in a kernel", "arrays, scalars, locals and the math "
+                             "functions listed under 'Operator classes' in docs/spec-reference.md", hint)
 
-        def visit_UnaryOp(self, n):
-            if n.op in ("&", "*"):
-                refuse(n, f"the {'address-of' if n.op == '&' else 'dereference'} operator '{n.op}'",
-                       "index the arrays instead")
-            self.generic_visit(n)
+    def visit_Decl(self, n):
+        if "extern" in (n.storage or []):
+            self.refuse(n, f"the extern declaration of '{n.name}'")
+        if n.name and n.name.startswith("__"):
+            self.refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+        self.generic_visit(n)
 
-        def visit_StructRef(self, n):
-            refuse(n, "a struct or pointer member access (. or ->)", "use one array per field")
+    def visit_FuncDecl(self, n):
+        self.refuse(n, "a function declaration", "call the math functions directly; they need no prototype")
 
-        def visit_ID(self, n):
-            if n.name.startswith("__"):
-                refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+    def visit_FuncDef(self, n):
+        self.refuse(n, "a function definition")
 
-        def visit_FuncCall(self, n):
-            name = n.name.name if isinstance(n.name, c_ast.ID) else None
-            if name not in FUNC_CLASSES:
-                refuse(n, f"a call to '{name or _GEN.visit(n.name)}'",
-                       "write it with operators (e.g. x > 0 ? x : 0) or a listed function")
-            if n.args is not None:
-                self.visit(n.args)
+    def visit_PtrDecl(self, n):
+        self.refuse(n, "a pointer", "index the arrays instead (buf[i], not *p++)")
 
-        def visit_Goto(self, n):
-            refuse(n, "goto")
+    def visit_UnaryOp(self, n):
+        if n.op in ("&", "*"):
+            self.refuse(n, f"the {'address-of' if n.op == '&' else 'dereference'} operator '{n.op}'",
+                        "index the arrays instead")
+        self.generic_visit(n)
 
-    V().visit(body)
+    def visit_StructRef(self, n):
+        self.refuse(n, "a struct or pointer member access (. or ->)", "use one array per field")
+
+    def visit_ID(self, n):
+        if n.name.startswith("__"):
+            self.refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+
+    def visit_FuncCall(self, n):
+        name = n.name.name if isinstance(n.name, c_ast.ID) else None
+        if name not in FUNC_CLASSES:
+            self.refuse(n, f"a call to '{name or _GEN.visit(n.name)}'",
+                        "write it with operators (e.g. x > 0 ? x : 0) or a listed function")
+        if n.args is not None:
+            self.visit(n.args)
+
+    def visit_Goto(self, n):
+        self.refuse(n, "goto")
 
 
 def _is_block_scalar(path: str, line: int) -> bool:

@@ -262,7 +262,7 @@ def load_space(path: str | Path, arch_path: str | Path, workload_path: str | Pat
 
 
 def _dims(s: dict[str, Any], smap: SourceMap, base: Design, arch_doc: dict[str, Any]) -> list[Dim]:
-    from llmulator.design import _close
+    from llmulator.design_checks import _close
 
     dims: list[Dim] = []
     diags = []

@@ -1,0 +1,83 @@
+"""A multi-level mapping (``mapping.levels``, Timeloop-style tiling) checked against the other two files.
+
+``check_design`` runs ``level_diagnostics`` when a mapping has levels; the
+analytical model's tiling runs the same checks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .design_checks import _close, _mdiag
+from .errors import Diagnostic, SpecError
+
+if TYPE_CHECKING:
+    from .design import Design
+
+
+def level_diagnostics(d: Design) -> list[Diagnostic]:
+    """A multi-level mapping's (``mapping.levels``) names checked against the other two files: memory
+    levels that exist (once each), loop labels, arrays in keep/bypass, fan-out stage names, and every
+    loop's factors multiplying to its trips. The analytical model's tiling runs the same checks."""
+    m = d.mapping
+    labels = [lb for lb in d.tree.loops if not lb.startswith("_")]
+    diags: list[Diagnostic] = []
+    seen: set[str] = set()
+    prods: dict[str, int] = {}
+    for i, e in enumerate(m.levels):
+        diags.extend(_entry_diagnostics(d, i, e, labels, seen, prods))
+    if diags:
+        return diags
+    for lb in labels:
+        try:
+            trips = d.trips(lb)
+        except SpecError:
+            continue
+        if prods.get(lb, 1) != trips:
+            diags.append(_mdiag(m, ("levels",), f"the factors of loop {lb} over all levels multiply to "
+                                f"{prods.get(lb, 1)}, but it has {trips:g} trips",
+                                f"temporal and spatial factors whose product is {trips:g}"))
+    return diags
+
+
+def _entry_diagnostics(d: Design, i: int, e: dict, labels: list[str], seen: set[str],
+                       prods: dict[str, int]) -> list[Diagnostic]:
+    """The names of level entry ``i``; its level name is added to ``seen`` and its factors multiplied
+    into ``prods`` (loop label -> product over the levels so far)."""
+    a, m = d.arch, d.mapping
+    levels = [lv.name for lv in a.memory]
+    arrays = sorted(d.workload.arrays)
+    diags: list[Diagnostic] = []
+    name = e.get("level")
+    if name not in levels:
+        diags.append(_mdiag(m, ("levels", i, "level"), f"unknown memory level '{name}' (architecture "
+                            f"'{a.name}' has no such level)", "one of: " + ", ".join(levels),
+                            _close(str(name), levels)))
+    elif name in seen:
+        diags.append(_mdiag(m, ("levels", i, "level"), f"level '{name}' appears twice in levels",
+                            "each memory level at most once"))
+    seen.add(name)
+    stages = [("temporal", e.get("temporal") or {}, ("levels", i, "temporal")),
+              ("spatial", e.get("spatial") or {}, ("levels", i, "spatial"))]
+    for k, st in enumerate(e.get("fanout") or []):
+        stages.append(("spatial", st.get("spatial") or {}, ("levels", i, "fanout", k, "spatial")))
+        if st.get("name") in levels:
+            diags.append(_mdiag(m, ("levels", i, "fanout", k, "name"), f"fan-out stage '{st.get('name')}' "
+                                "has the name of a memory level", "a name of its own"))
+    for _kind, factors, path in stages:
+        for lb, n in factors.items():
+            if lb not in labels:
+                diags.append(_mdiag(m, path + (lb,), f"unknown loop label '{lb}'", "one of: "
+                                    + ", ".join(labels), _close(lb, labels), key=True))
+            else:
+                prods[lb] = prods.get(lb, 1) * int(n)
+    for j, lb in enumerate(e.get("order") or []):
+        if lb not in labels:
+            diags.append(_mdiag(m, ("levels", i, "order", j), f"unknown loop label '{lb}' in order",
+                                "one of: " + ", ".join(labels), _close(lb, labels)))
+    for key in ("keep", "bypass"):
+        for j, arr in enumerate(e.get(key) or []):
+            if arr not in arrays:
+                diags.append(_mdiag(m, ("levels", i, key, j), f"unknown array '{arr}'",
+                                    "one of: " + ", ".join(arrays), _close(arr, arrays)))
+    return diags
