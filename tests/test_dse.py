@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 from llmulator import plugins
 from llmulator.cli import main
+from llmulator.scoring import kendall_tau
 from llmulator_plugins.dse import pareto, search
 from llmulator_plugins.dse import verify as verify_mod
 from llmulator_plugins.dse.evaluate import Evaluator
 from llmulator_plugins.dse.run import explore
 from llmulator_plugins.dse.space import load_space
-from llmulator_plugins.dse.verify import kendall_tau
 
 ROOT = Path(__file__).resolve().parent.parent
 ARCH = ROOT / "arch_specs" / "systolic-16x16.yaml"

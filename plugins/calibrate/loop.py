@@ -48,14 +48,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+from llmulator import scoring
 from llmulator.results import METRICS
 
 from . import store
 
 
 def ape(pred: dict[str, float], truth: dict[str, float]) -> dict[str, float]:
-    """Absolute percentage error per metric."""
-    return {m: abs(pred[m] - truth[m]) / max(abs(truth[m]), 1e-12) * 100 for m in METRICS if m in pred and m in truth}
+    """Absolute percentage error per metric (``llmulator.scoring.ape``)."""
+    return {m: float(scoring.ape(pred[m], truth[m])) for m in METRICS if m in pred and m in truth}
 
 
 @attrs.define

@@ -31,6 +31,7 @@ from typing import Any
 
 from llmulator.errors import UserError
 from llmulator.results import METRICS
+from llmulator.scoring import ape
 
 TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 LOSSES = {"dpo": ["sigmoid", "sft"], "sft": ["sft"], "dpo-pure": ["sigmoid"]}
@@ -158,8 +159,7 @@ class LoraState:
     def check_error(self, entries: list[dict[str, Any]], metric: str) -> float:
         prompts = sorted({e["prompt"] for e in entries})
         preds = dict(zip(prompts, self._decode(prompts), strict=True))
-        errs = [abs(preds[e["prompt"]][metric] - e["truth"][metric]) / max(abs(e["truth"][metric]), 1e-12) * 100
-                for e in entries]
+        errs = [float(ape(preds[e["prompt"]][metric], e["truth"][metric])) for e in entries]
         return sum(errs) / len(errs)
 
     # -- snapshots ---------------------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 from llmulator.results import METRICS
+from llmulator.scoring import ape
 
 
 def scaled(metrics: dict[str, float], factors: dict[str, float]) -> dict[str, float]:
@@ -41,7 +42,7 @@ class ScaleState:
         errs = []
         for e in entries:
             pred = e["base"][metric] * self.factors.get(metric, 1.0)
-            errs.append(abs(pred - e["truth"][metric]) / max(abs(e["truth"][metric]), 1e-12) * 100)
+            errs.append(float(ape(pred, e["truth"][metric])))
         return sum(errs) / len(errs)
 
     def snapshot(self) -> dict[str, float]:

@@ -25,10 +25,10 @@ from typing import Any
 import numpy as np
 from llmulator.design import Design
 from llmulator.errors import SpecError, UserError
+from llmulator.results import METRICS
 
 from .space import Space
 
-METRICS = ("cycles", "energy_pj", "area_um2", "power_mw")
 CHUNK = 64  # designs per estimate() call on the materialised path
 
 

@@ -20,11 +20,12 @@ import numpy as np
 from llmulator import plugins
 from llmulator.errors import UserError
 from llmulator.fileio import atomic_write_json, atomic_write_text
+from llmulator.scoring import kendall_tau
 
 from . import pareto, search
 from .evaluate import Evaluator, objective_of
 from .space import Space
-from .verify import kendall_tau, profile_all
+from .verify import profile_all
 
 OBJECTIVE_METRIC = {"cycles": "cycles", "energy": "energy_pj", "edp": "edp"}
 

@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from llmulator.errors import SpecError, UserError
 from llmulator.fileio import atomic_write_json
 
@@ -118,27 +117,3 @@ def profile_all(tasks: list[dict[str, Any]], workers: int = 1, scheduler: str | 
         if on_done:
             on_done(i, out[i])
     return [r for r in out if r is not None]
-
-
-def kendall_tau(a: np.ndarray, b: np.ndarray) -> float:
-    """Kendall's tau-b of two equally long sequences (nan when undefined)."""
-    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    n = a.size
-    if n < 2:
-        return float("nan")
-    conc = disc = ties_a = ties_b = 0
-    for i in range(n):
-        for j in range(i + 1, n):
-            da, db = np.sign(a[i] - a[j]), np.sign(b[i] - b[j])
-            if da == 0 and db == 0:
-                continue
-            if da == 0:
-                ties_a += 1
-            elif db == 0:
-                ties_b += 1
-            elif da == db:
-                conc += 1
-            else:
-                disc += 1
-    denom = np.sqrt((conc + disc + ties_a) * (conc + disc + ties_b))
-    return float((conc - disc) / denom) if denom > 0 else float("nan")

@@ -46,9 +46,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from llmulator.results import METRICS
+
 from . import codec
 
-METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
 MARKERS = tuple(f"<{m}>" for m in METRICS)
 SPECIALS = ("<pad>", "<eos>", "<unk>", "<bos>", *MARKERS)
 # number symbols are ordinary vocabulary (an added token would be cut out of identifiers: "L_k2", "energy")

@@ -38,6 +38,7 @@ from typing import Any
 from llmulator.dataset import SPLITS
 from llmulator.errors import UserError
 from llmulator.fileio import atomic_write_json, atomic_write_text
+from llmulator.scoring import ape
 
 from . import base_model as BM
 from . import heads as H
@@ -250,7 +251,7 @@ def evaluate(model, tokenizer, items, meta: dict[str, Any], head_module=None, li
         preds = predict(model, tokenizer, [p for p, _, _ in chunk], meta, head_module)
         for (_, _, truth), pred in zip(chunk, preds, strict=True):
             for m, v in truth.items():
-                errs.setdefault(m, []).append(abs(pred["metrics"][m] - v) / max(abs(v), 1e-12) * 100)
+                errs.setdefault(m, []).append(float(ape(pred["metrics"][m], v)))
     model.train()
     return {f"mape.{m}": round(sum(v) / len(v), 2) for m, v in errs.items()}
 
