@@ -1,0 +1,50 @@
+"""The per-layer mapping search's shortcuts (issue 23 item 6) change no result: dataflows pruned by their compute
+bound, mappings built without the schema pass, the library GEMM placement found by name."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("onnx")
+from test_network import cnn, transformer  # noqa: E402
+
+
+def _layers(arch, model, monkeypatch=None, prune=True, validate=False):
+    from llmulator_plugins.network import mappings
+    from llmulator_plugins.network.run import estimate_network
+    if monkeypatch is not None:
+        if not prune:
+            monkeypatch.setattr(mappings.Mapper, "_compute_bound", lambda self, layer, body, df: 0.0)
+        if validate:
+            monkeypatch.setenv("LLMULATOR_NETWORK_VALIDATE", "1")
+    r = estimate_network(arch, model, ["analytical"], progress=False)
+    return {lay["name"]: (lay["dataflow"], lay["design"]["mapping"], lay["estimates"][0]["metrics"]["cycles"])
+            for lay in r["layers"]}
+
+
+def test_pruned_search_finds_the_same_mappings(tmp_path, monkeypatch):
+    arch = "systolic-16x16"  # (checked on eyeriss-like and on ResNet-18 / MobileNet-v2 too, outside the suite)
+    for model in (cnn(tmp_path / "cnn.onnx"), transformer(tmp_path / "t.onnx")):
+        fast = _layers(arch, model)
+        with monkeypatch.context() as mp:
+            slow = _layers(arch, model, mp, prune=False, validate=True)
+        assert fast == slow
+
+
+def test_compute_bound_is_below_every_dataflows_best(tmp_path):
+    from llmulator.library import resolve
+    from llmulator_plugins.network import onnx_import
+    from llmulator_plugins.network.mappings import Mapper
+    from llmulator_plugins.network.run import _key
+    layers = onnx_import.layers(onnx_import.load(cnn(tmp_path / "cnn.onnx")))
+    for df in ("ws", "os", "rs"):
+        m = Mapper(resolve("architecture", "systolic-16x16"), df)
+        for lay in layers:
+            if lay.kind not in ("conv", "depthwise", "gconv", "gemm"):
+                continue
+            d, _, why = m.design(lay, _key(lay))
+            assert d is not None, why
+            from llmulator_plugins.network.workloads import workload_body
+            bound = m._compute_bound(lay, workload_body(lay, m.arch, "x"), df)
+            assert bound >= lay.macs / 256
+            assert m.est.estimate([d])[0].metrics["cycles"] >= bound, (lay.name, df)
