@@ -87,11 +87,49 @@ def library_records() -> list[dict[str, Any]]:
     return rows
 
 
+def _splits_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The card's split rules, sizes and what each test split holds out."""
+    splits = Counter(split_of(r) for r in rows)
+    lines: list[str] = []
+    lines += ["", "## Splits", "",
+              "Rules (a pure function of each record, `llmulator.dataset.split_of`; each test split "
+              "holds out one thing): `test_app` — every sample "
+              f"of an application whose name hashes into the first {HELD_OUT['app']} % of buckets; `test_hw` — "
+              "samples of trained applications on a base architecture (hardware family) that hashes into the "
+              f"first {HELD_OUT['hw']} % (every variant of it is held out; generated programs never use these "
+              "families); `test_input` — samples of trained applications under a non-default input variant "
+              f"that hashes into the first {HELD_OUT['input_dist']} % (the same code is trained on, under other "
+              "data); `val` — {HELD_OUT['val']} % of the "
+              "remaining program+mapping groups. `--holdout-family F` (train, bench) moves every sample of "
+              "family F into `test_family` first: leave-one-family-out.", "",
+              "| split | samples |", "|---|---|"]
+    lines += [f"| {k} | {splits.get(k, 0)} |" for k in SPLITS if k != "test_family"]
+    held_apps = sorted({r["app"] for r in rows if split_of(r) == "test_app" and r["stage"] == 2})
+    held_hw = sorted({hw_family(r["hw"]) for r in rows if split_of(r) == "test_hw"})
+    held_in = sorted({r["input_dist"] for r in rows if split_of(r) == "test_input" and r["stage"] != 1})
+    lines += ["", f"Held-out library applications present: {', '.join(held_apps) or 'none'}.",
+              f"Held-out hardware families present: {', '.join(held_hw) or 'none'}.",
+              f"Held-out library input variants present: {', '.join(held_in) or 'none'}.", ""]
+    return lines
+
+
+def _families_section(rows: list[dict[str, Any]]) -> list[str]:
+    """The card's application families: samples per family, generated and library-derived."""
+    lines: list[str] = []
+    fams = Counter(family_of(r) for r in rows)
+    lines += ["## Application families (leave-one-family-out)", "",
+              "| family | samples | generated programs (stage 1) | library-derived (stages 2-3) |", "|---|---|---|---|"]
+    for f, n in sorted(fams.items()):
+        n1 = sum(1 for r in rows if r["stage"] == 1 and family_of(r) == f)
+        lines.append(f"| {f} | {n} | {n1} | {n - n1} |")
+    lines.append("")
+    return lines
+
+
 def write_card(out: str | Path, path: str | Path, library: bool = True) -> str:
     out = Path(out)
     rows = read_records(out)
     manifest = json.loads((out / "dataset.json").read_text())
-    splits = Counter(split_of(r) for r in rows)
     by_stage: dict[int, list] = {}
     for r in rows:
         by_stage.setdefault(r["stage"], []).append(r)
@@ -112,32 +150,7 @@ def write_card(out: str | Path, path: str | Path, library: bool = True) -> str:
         muts = Counter(m for r in rs for m in r["mutations"].split(",") if m)
         lines.append(f"| {s} | {rs[0]['generator']} | {len(rs)} | "
                      f"{', '.join(f'{k} {v}' for k, v in muts.most_common()) or '-'} |")
-    lines += ["", "## Splits", "",
-              "Rules (a pure function of each record, `llmulator.dataset.split_of`; each test split "
-              "holds out one thing): `test_app` — every sample "
-              f"of an application whose name hashes into the first {HELD_OUT['app']} % of buckets; `test_hw` — "
-              "samples of trained applications on a base architecture (hardware family) that hashes into the "
-              f"first {HELD_OUT['hw']} % (every variant of it is held out; generated programs never use these "
-              "families); `test_input` — samples of trained applications under a non-default input variant "
-              f"that hashes into the first {HELD_OUT['input_dist']} % (the same code is trained on, under other "
-              "data); `val` — {HELD_OUT['val']} % of the "
-              "remaining program+mapping groups. `--holdout-family F` (train, bench) moves every sample of "
-              "family F into `test_family` first: leave-one-family-out.", "",
-              "| split | samples |", "|---|---|"]
-    lines += [f"| {k} | {splits.get(k, 0)} |" for k in SPLITS if k != "test_family"]
-    held_apps = sorted({r["app"] for r in rows if split_of(r) == "test_app" and r["stage"] == 2})
-    held_hw = sorted({hw_family(r["hw"]) for r in rows if split_of(r) == "test_hw"})
-    held_in = sorted({r["input_dist"] for r in rows if split_of(r) == "test_input" and r["stage"] != 1})
-    lines += ["", f"Held-out library applications present: {', '.join(held_apps) or 'none'}.",
-              f"Held-out hardware families present: {', '.join(held_hw) or 'none'}.",
-              f"Held-out library input variants present: {', '.join(held_in) or 'none'}.", ""]
-    fams = Counter(family_of(r) for r in rows)
-    lines += ["## Application families (leave-one-family-out)", "",
-              "| family | samples | generated programs (stage 1) | library-derived (stages 2-3) |", "|---|---|---|---|"]
-    for f, n in sorted(fams.items()):
-        n1 = sum(1 for r in rows if r["stage"] == 1 and family_of(r) == f)
-        lines.append(f"| {f} | {n} | {n1} | {n - n1} |")
-    lines.append("")
+    lines += _splits_section(rows) + _families_section(rows)
     cols = {f"stage {s}": _stats(rs) for s, rs in sorted(by_stage.items())}
     cols["all"] = _stats(rows)
     if library:
