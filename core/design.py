@@ -20,7 +20,7 @@ from . import nest
 from .design_checks import check_design
 from .errors import Diagnostic, SpecError
 from .expr import ExprError, evaluate
-from .kernel import Access, Loop, LoopTree, analyze
+from .kernel import Access, Branch, Loop, LoopTree, analyze
 from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
 
 
@@ -238,7 +238,7 @@ class Design:
                     if n.cond_stmt is not None and n.data_dependent:
                         out.append((n.cond_stmt, loops + [n]))
                     rec(n.body, loops + [n])
-                elif getattr(n, "kind", "") == "branch":
+                elif isinstance(n, Branch):
                     out.append((n.cond, loops))
                     rec(n.then, loops)
                     rec(n.orelse, loops)

@@ -17,7 +17,7 @@ import numpy as np
 from . import nest as lnest
 from .design import Design
 from .expr import ExprError, evaluate
-from .kernel import Loop
+from .kernel import Branch, Loop
 
 
 @attrs.define
@@ -88,7 +88,7 @@ def nest_of(design: Design, top: Loop) -> Nest:
                     # a data-dependent bound is evaluated by the datapath; counters are free
                     visit_stmt(n.cond_stmt, mult * (trips + 1))
                 rec(n.body, mult * trips)
-            elif getattr(n, "kind", "") == "branch":
+            elif isinstance(n, Branch):
                 p, note = design.branch_probability(n)
                 if note:
                     notes.append(note)

@@ -23,7 +23,7 @@ import torch  # noqa: E402
 from llmulator.cli import main  # noqa: E402
 from llmulator.design import load_design  # noqa: E402
 from llmulator.errors import Diagnostic, SpecError  # noqa: E402
-from llmulator.results import power_mw  # noqa: E402
+from llmulator.results import METRICS, power_mw  # noqa: E402
 from llmulator_plugins.analytical.estimator import AnalyticalEstimator  # noqa: E402
 from llmulator_plugins.baselines import guards as bguards  # noqa: E402
 from llmulator_plugins.baselines.estimator import ESTIMATORS, TensetMLPEstimator  # noqa: E402
@@ -33,7 +33,6 @@ from llmulator_plugins.llm.estimator import LLMEstimator  # noqa: E402
 from llmulator_plugins.llm.text import model_prompt  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
 BROKEN = (str(ROOT / "arch_specs/hls-fpga.yaml"), str(ROOT / "tests/broken/x_missing_trip_hint/workload.yaml"),
           str(ROOT / "mappings/spmv-csr-hls-fpga.yaml"))
 

@@ -20,6 +20,7 @@ pytest.importorskip("peft")
 from llmulator.cli import main  # noqa: E402
 from llmulator.design import load_design  # noqa: E402
 from llmulator.errors import UserError  # noqa: E402
+from llmulator.results import METRICS  # noqa: E402
 from llmulator_plugins.llm import base_model as BM  # noqa: E402
 from llmulator_plugins.llm import codec, text  # noqa: E402
 from llmulator_plugins.llm.estimator import LLMEstimator  # noqa: E402
@@ -27,7 +28,6 @@ from llmulator_plugins.llm.train import train  # noqa: E402
 from llmulator_plugins.synth import driver  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-METRICS = ("cycles", "energy_pj", "power_mw", "area_um2")
 
 
 def _gemm():
