@@ -74,7 +74,83 @@ def _train_verb(subparsers) -> Any:
     return p.add_subparsers(dest="model", metavar="MODEL", required=True)
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Unbuilt:
+    """Stands in for the parser of a verb that the command line does not invoke (:func:`build_parser` with
+    ``verb``): it takes what verbs and plugins' ``register_commands`` hooks do to a parser (arguments, groups,
+    defaults, nested sub-parsers) and builds nothing, since parsing never reads it."""
+
+    def __init__(self, **kwargs: Any):
+        self.description = kwargs.get("description")
+        self.epilog = kwargs.get("epilog")
+        self.prog = kwargs.get("prog")
+        self._actions: list = []
+        self._defaults: dict[str, Any] = {}
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+    def add_argument_group(self, *args: Any, **kwargs: Any) -> _Unbuilt:
+        return self
+
+    add_mutually_exclusive_group = add_argument_group
+
+    def set_defaults(self, **kwargs: Any) -> None:
+        self._defaults.update(kwargs)
+
+    def get_default(self, dest: str) -> Any:
+        return self._defaults.get(dest)
+
+    def add_subparsers(self, **kwargs: Any) -> _UnbuiltVerbs:
+        return _UnbuiltVerbs()
+
+
+class _UnbuiltVerbs:
+    """The sub-parsers of an :class:`_Unbuilt` parser: every one unbuilt too."""
+
+    def __init__(self) -> None:
+        self.choices: dict[str, Any] = {}
+        self._choices_actions: list = []
+
+    def add_parser(self, name: str, **kwargs: Any) -> _Unbuilt:
+        p = self.choices[name] = _Unbuilt(**kwargs)
+        for alias in kwargs.get("aliases", ()):
+            self.choices[alias] = p
+        return p
+
+
+class _Verbs(argparse._SubParsersAction):
+    """The verbs' sub-parsers; with ``only`` set (the invoked verb), every other verb's parser is an
+    :class:`_Unbuilt` stand-in, so that its arguments cost nothing."""
+
+    only: str | None = None
+
+    def add_parser(self, name: str, **kwargs: Any):
+        if self.only is None or self.only == name or self.only in kwargs.get("aliases", ()):
+            return super().add_parser(name, **kwargs)
+        p = self._name_parser_map[name] = _Unbuilt(**kwargs)
+        for alias in kwargs.get("aliases", ()):
+            self._name_parser_map[alias] = p
+        return p
+
+
+_TOP_FLAGS = ("--wide", "--trust-workload")  # top-level options that take no value
+
+
+def invoked_verb(argv: Sequence[str]) -> str | None:
+    """The verb a command line invokes (``llmulator [--wide] estimate ...``), or None where every verb's parser
+    is needed: top-level help or version, no verb, or ``train`` (its targets are the trainers')."""
+    for a in argv:
+        if a in _TOP_FLAGS:
+            continue
+        return None if a.startswith("-") or a == "train" else a
+    return None
+
+
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser. With ``verb`` (what :func:`main` passes: the verb the command invokes) only
+    that verb's parser is built: every plugin's ``register_commands`` hook still runs (a plugin may extend a
+    core verb, as ``--network`` extends ``estimate``), but the other verbs get :class:`_Unbuilt` stand-ins.
+    Building every verb's arguments was ~80 ms of a cold ``llmulator estimate``."""
     p = argparse.ArgumentParser(
         prog="llmulator",
         description="Predict cycles, energy, power and area of dataflow accelerators from arch/workload/mapping YAML.",
@@ -87,7 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-workload", action="store_true",
                    help="run workload code (kernels, references, input generators) even where the sandbox "
                         "(bubblewrap + seccomp) is unavailable; only for files you trust (docs/security.md)")
-    sub = p.add_subparsers(dest="verb", metavar="VERB")
+    sub = p.add_subparsers(dest="verb", metavar="VERB", action=_Verbs)
+    sub.only = verb
 
     v = sub.add_parser("validate", help="check spec files (schemas, and cross-file checks for a full design)",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -173,9 +250,30 @@ def build_parser() -> argparse.ArgumentParser:
 
     from . import plugins
     plugins.add_commands(sub)
-    plugins.add_trainers(lambda: _train_verb(sub))  # no trainer registered: no `train` verb
+    if verb is None:  # `train` is never built lazily (invoked_verb)
+        plugins.add_trainers(lambda: _train_verb(sub))  # no trainer registered: no `train` verb
     _fill_help(p)
     return p
+
+
+def _parser_for(argv: Sequence[str]) -> argparse.ArgumentParser:
+    """:func:`build_parser` for the verb ``argv`` invokes; every verb's where that verb is not among the
+    built ones (a typo: the error lists every verb) or a plugin's hook failed on a stand-in."""
+    from . import plugins
+    verb = invoked_verb(argv)
+    if verb is None:
+        return build_parser()
+    plugins.manager()  # plugins imported (and those that fail to, recorded) before the hooks run
+    broken = getattr(plugins, "_BROKEN", {})
+    before = {k for k in broken if k[-1] == "commands"}
+    parser = build_parser(verb)
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    failed = [k for k in broken if k[-1] == "commands" and k not in before]
+    if isinstance(sub.choices.get(verb), argparse.ArgumentParser) and not failed:
+        return parser
+    for k in failed:  # a hook that failed on a stand-in: the whole parser tells whether it fails on a parser
+        broken.pop(k, None)
+    return build_parser()
 
 
 # what an option means when the plugin that added it said nothing (the same on every verb)
@@ -186,6 +284,8 @@ _COMMON_HELP = {"--json": "machine-readable output", "--no-progress": "no progre
 def _fill_help(p: argparse.ArgumentParser) -> None:
     """Every option says something in ``--help``: an option a plugin added without help gets the common
     meaning of its name, if it has one, and its default."""
+    if isinstance(p, _Unbuilt):
+        return
     for a in p._actions:
         if isinstance(a, argparse._SubParsersAction):
             for sp in a.choices.values():
@@ -665,7 +765,8 @@ def cmd_list(args) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
-        parser = build_parser()
+        argv = sys.argv[1:] if argv is None else list(argv)
+        parser = _parser_for(argv)
         args = parser.parse_args(argv)
         if args.trust_workload:
             from .sandbox import TRUST_ENV

@@ -278,3 +278,38 @@ def test_other_tables_fit_80_columns_too(argv, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "…" not in out
     assert max(len(line) for line in out.splitlines() if line[:1] in "┏┃┡│└") <= 80
+
+
+def _verbs(parser):
+    import argparse
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
+def test_a_verb_built_alone_is_the_verb_built_with_all(monkeypatch):
+    """`main` builds only the invoked verb's parser (the others are stand-ins, every plugin hook still runs):
+    each verb's help and its nested sub-commands' help are what the whole parser has."""
+    import argparse
+
+    from llmulator.cli import _parser_for, build_parser, invoked_verb
+    full = build_parser()
+    names = [n for n in _verbs(full) if n != "train"]
+    assert "estimate" in names and len(names) > 6
+
+    def helps(p):
+        out = [p.format_help()]
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                for sp in a.choices.values():
+                    out += helps(sp)
+        return out
+
+    for name in names:
+        alone = _verbs(build_parser(name))
+        assert isinstance(alone[name], argparse.ArgumentParser)
+        assert list(alone) == list(_verbs(full)) or set(alone) <= set(_verbs(full))
+        assert helps(alone[name]) == helps(_verbs(full)[name]), name
+    assert invoked_verb(["--wide", "estimate", "a"]) == "estimate"
+    assert invoked_verb(["-h", "estimate"]) is None and invoked_verb(["train", "llm"]) is None
+    assert invoked_verb([]) is None
+    # a typo gets the whole parser, whose error lists every verb
+    assert isinstance(_verbs(_parser_for(["estimat"]))["bench"], argparse.ArgumentParser)
