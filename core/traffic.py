@@ -59,87 +59,99 @@ class Nest:
 
 def nest_of(design: Design, top: Loop) -> Nest:
     """Expected operation and access counts of one top-level nest."""
-    loops: list[Loop] = []
-    notes: list[str] = []
-    ops: dict[str, float] = {}
-    per_array: dict[str, dict] = {}
-    loads = stores = 0.0
-
-    def visit_stmt(st, mult: float):
-        nonlocal loads, stores
-        for c, n in design.stmt_ops(st).items():
-            ops[c] = ops.get(c, 0.0) + n * mult
-        for acc in st.accesses:
-            u = per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
-            u["accs"].append(acc)
-            if acc.is_read:
-                u["r"] += mult
-                loads += mult
-            if acc.is_write:
-                u["w"] += mult
-                stores += mult
-
-    def rec(nodes, mult: float):
-        for n in nodes:
-            if isinstance(n, Loop):
-                loops.append(n)
-                trips = design.trips(n.label)
-                if n.cond_stmt is not None and (n.data_dependent or n.is_while):
-                    # a data-dependent bound is evaluated by the datapath; counters are free
-                    visit_stmt(n.cond_stmt, mult * (trips + 1))
-                rec(n.body, mult * trips)
-            elif isinstance(n, Branch):
-                p, note = design.branch_probability(n)
-                if note:
-                    notes.append(note)
-                visit_stmt(n.cond, mult)
-                rec(n.then, mult * p)
-                rec(n.orelse, mult * (1 - p))
-            elif n.kind == "stmt":
-                visit_stmt(n, mult)
-
-    rec([top], 1.0)
+    c = _Counts(design)
+    c.nodes([top], 1.0)
+    loops = c.loops
     band = top.band()
     is_band = all(hasattr(n, "ops") and n.kind == "stmt" for n in band[-1].body) and len(band) == len(loops)
     labels = [lp.label for lp in loops]
     trips = np.array([design.trips(lb) for lb in labels], dtype=float)
     var_index = {lp.var: i for i, lp in enumerate(loops) if lp.var}
-    arrays = []
-    for name, u in per_array.items():
-        spec = design.workload.arrays[name]
-        shape = design.workload.shape(name, design.sizes)
-        ndim = len(shape)
-        dep = np.zeros(len(loops), dtype=bool)
-        coefs: list[list[tuple[int, int]]] = [[] for _ in range(ndim)]
-        spread, indirect = [], []
-        for d in range(ndim):
-            best: dict[int, int] = {}
-            consts, ind = [], False
-            for acc in u["accs"]:
-                aff = acc.affine[d] if d < len(acc.affine) else None
-                if aff is None:
-                    ind = True
-                    continue
-                for v, c in aff.coefs.items():
-                    if c and v in var_index:
-                        li = var_index[v]
-                        dep[li] = True
-                        best[li] = max(best.get(li, 0), abs(c))
-                try:
-                    consts.append(float(evaluate(aff.const, design.sizes)))
-                except ExprError:
-                    pass
-            coefs[d] = sorted(best.items())
-            spread.append((max(consts) - min(consts)) if consts else 0.0)
-            indirect.append(ind)
-        if any(indirect):
-            dep[:] = True  # an indirect index may touch anything: no reuse assumed
-        level = design.arch.level_index(design.placement(name))
-        arrays.append(ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape,
-                               u["r"], u["w"]))
+    arrays = [_array_use(design, name, u, len(loops), var_index) for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
-    per_iter = {c: n / total for c, n in ops.items()} if is_band and total > 0 else {}
-    return Nest(top, loops, labels, trips, arrays, ops, is_band, per_iter, loads, stores, notes)
+    per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
+    return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.loads, c.stores, c.notes)
+
+
+class _Counts:
+    """The expected executions of a nest's statements, walked with their multiplicity: operations per
+    class, reads and writes per array (with the accesses), loads and stores, the loops in pre-order."""
+
+    def __init__(self, design: Design):
+        self.design = design
+        self.loops: list[Loop] = []
+        self.notes: list[str] = []
+        self.ops: dict[str, float] = {}
+        self.per_array: dict[str, dict] = {}
+        self.loads = self.stores = 0.0
+
+    def stmt(self, st, mult: float) -> None:
+        for c, n in self.design.stmt_ops(st).items():
+            self.ops[c] = self.ops.get(c, 0.0) + n * mult
+        for acc in st.accesses:
+            u = self.per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
+            u["accs"].append(acc)
+            if acc.is_read:
+                u["r"] += mult
+                self.loads += mult
+            if acc.is_write:
+                u["w"] += mult
+                self.stores += mult
+
+    def nodes(self, nodes, mult: float) -> None:
+        design = self.design
+        for n in nodes:
+            if isinstance(n, Loop):
+                self.loops.append(n)
+                trips = design.trips(n.label)
+                if n.cond_stmt is not None and (n.data_dependent or n.is_while):
+                    # a data-dependent bound is evaluated by the datapath; counters are free
+                    self.stmt(n.cond_stmt, mult * (trips + 1))
+                self.nodes(n.body, mult * trips)
+            elif isinstance(n, Branch):
+                p, note = design.branch_probability(n)
+                if note:
+                    self.notes.append(note)
+                self.stmt(n.cond, mult)
+                self.nodes(n.then, mult * p)
+                self.nodes(n.orelse, mult * (1 - p))
+            elif n.kind == "stmt":
+                self.stmt(n, mult)
+
+
+def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int]) -> ArrayUse:
+    """One array's use in a nest: which loops its index depends on (with the largest coefficient per
+    dimension), the spread of constant offsets, indirect dimensions, and its expected reads/writes."""
+    spec = design.workload.arrays[name]
+    shape = design.workload.shape(name, design.sizes)
+    ndim = len(shape)
+    dep = np.zeros(n_loops, dtype=bool)
+    coefs: list[list[tuple[int, int]]] = [[] for _ in range(ndim)]
+    spread, indirect = [], []
+    for d in range(ndim):
+        best: dict[int, int] = {}
+        consts, ind = [], False
+        for acc in u["accs"]:
+            aff = acc.affine[d] if d < len(acc.affine) else None
+            if aff is None:
+                ind = True
+                continue
+            for v, c in aff.coefs.items():
+                if c and v in var_index:
+                    li = var_index[v]
+                    dep[li] = True
+                    best[li] = max(best.get(li, 0), abs(c))
+            try:
+                consts.append(float(evaluate(aff.const, design.sizes)))
+            except ExprError:
+                pass
+        coefs[d] = sorted(best.items())
+        spread.append((max(consts) - min(consts)) if consts else 0.0)
+        indirect.append(ind)
+    if any(indirect):
+        dep[:] = True  # an indirect index may touch anything: no reuse assumed
+    level = design.arch.level_index(design.placement(name))
+    return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"])
 
 
 @attrs.define

@@ -88,8 +88,6 @@ FUNCTIONS: dict[str, str] = {
     "core/loopforms.py::value_of.sub": "value_of's substitution over every expression kind; not split yet",
     "core/schema.py::_error_to_diag":
         "one jsonschema error -> positioned diagnostics with hints, per validator kind; not split yet",
-    "core/traffic.py::nest_of":
-        "a loop nest's arrays, index dependences and counts from the tree; not split yet",
     "core/usercode.py::run_user_code":
         "the sandboxed child for workload Python: spawn, limits, result reading, error reporting; not split yet",
     "core/yamlsrc.py::_walk":
