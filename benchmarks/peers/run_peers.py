@@ -172,6 +172,7 @@ def tables(rows: list[dict], why: dict) -> str:
             + h3 + body3 + ("\n" + "\n".join(notes) + "\n" if notes else ""))
 
 
+NETWORK_SECTION = "<!-- peers_network: section -->"  # from here to the end: benchmarks/peers_network.py's
 TEMPLATE = HERE / "peers_template.md"  # the page around the tables: {env} and {tables} are filled in
 
 
@@ -193,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     text = TEMPLATE.read_text().replace("{env}", env).replace("{tables}", tables(rows, why))
     print(text)
     if not args.stdout:
+        # the whole-network section (benchmarks/peers_network.py, issue 23) is generated apart: keep it
+        old = DOC.read_text() if DOC.exists() else ""
+        if NETWORK_SECTION in old:
+            text = text.rstrip("\n") + "\n\n" + old[old.index(NETWORK_SECTION):]
         atomic_write_text(DOC, text)
         print(f"wrote {DOC.relative_to(ROOT)}", file=sys.stderr)
     return 0
