@@ -8,8 +8,9 @@ A module or function above a limit fails this test unless it is
 * a function whose docstring says why it is kept whole, in a paragraph that starts with
   ``Kept whole:``.
 
-An entry that is no longer needed (the module or function shrank, moved or was renamed) also fails:
-delete its line. Print the current offenders as ready-to-edit entries with
+An entry that is no longer needed (the module or function shrank, moved or was renamed) is reported
+as a warning, not a failure (so that shrinking a function never turns the suite red while the list
+lags behind): delete its line. Print the current offenders as ready-to-edit entries with
 ``python tests/test_code_size.py``.
 """
 
@@ -19,6 +20,7 @@ import ast
 import json
 import re
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -248,10 +250,12 @@ def test_no_function_over_the_length_or_complexity_limit_unless_listed(found):
                      "or list them in FUNCTIONS with the reason")
 
 
-def test_every_allow_list_entry_is_still_needed(found):
+def test_allow_list_entries_no_longer_needed_are_reported(found):
     mods, funcs = found
     stale = [k for k in MODULES if k not in mods] + [k for k in FUNCTIONS if k not in funcs]
-    assert not stale, "no longer over a limit (or moved/renamed): delete from the allow-list: " + ", ".join(stale)
+    if stale:
+        warnings.warn("no longer over a limit (or moved/renamed): delete from tests/test_code_size.py's "
+                      "allow-list: " + ", ".join(stale), stacklevel=1)
 
 
 def test_every_allow_list_entry_has_a_reason():
