@@ -38,9 +38,6 @@ KEPT_WHOLE = "Kept whole:"
 
 #: module path -> reason
 MODULES: dict[str, str] = {
-    "plugins/characterize/flow.py":
-        "Verilog generation, testbench, VCD/liberty/netlist parsers, tool running, cache and table writing in "
-        "one module; the RTL work splits it",
     "core/inputs.py":
         "input descriptions -> arrays (distributions, CSR/graph structures, copy_of order, variants, the "
         "workload's generator), the NumPy reference and .npy storage; not split yet",
@@ -113,10 +110,10 @@ FUNCTIONS: dict[str, str] = {
     "plugins/bench/report.py::body": "the report section's text and tables in order; not split yet",
     "plugins/calibrate/loop.py::run":
         "the calibration loop: profile, update, stop rules, hold-out scoring; not split yet",
-    "plugins/characterize/flow.py::characterize_one":
-        "one operator's characterisation flow (the RTL work owns it)",
-    "plugins/characterize/flow.py::operator_module": "one operator's Verilog (the RTL work owns it)",
-    "plugins/characterize/flow.py::parse_vcd": "the VCD parser (the RTL work owns it)",
+    "plugins/characterize/measure.py::characterize_one":
+        "one operator through synthesis, timing, gate simulation and power, step after step; not split yet",
+    "plugins/characterize/opverilog.py::operator_module": "one case per operator class's Verilog body",
+    "plugins/characterize/vcd.py::parse_vcd": "a streaming VCD parser: one state machine over the file's lines",
     "plugins/dse/evaluate.py::Evaluator._fast":
         "the batched evaluation of a chunk of design points; not split yet",
     "plugins/dse/evaluate.py::Evaluator._materialised":

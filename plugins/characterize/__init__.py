@@ -4,7 +4,9 @@
 against the OSU 0.18 um liberty, times it with OpenSTA, estimates its energy per operation from a
 gate-level Icarus simulation annotated into OpenSTA's power report, and writes a technology table
 (``core/tech/osu018.yaml`` by default) that architectures use with ``technology: osu018``.
-The tools come from ``scripts/install_eda.sh``. The work lives in ``flow.py``; see docs/technology.md.
+The tools come from ``scripts/install_eda.sh``. The run lives in ``flow.py``, its pieces in one
+module per job (``opverilog``, ``scripts``, ``vcd``, ``liberty``, ``sta``, ``tools``, ``measure``,
+``table``); see docs/technology.md.
 """
 
 from __future__ import annotations
