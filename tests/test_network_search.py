@@ -49,3 +49,24 @@ def test_compute_bound_is_below_every_dataflows_best(tmp_path):
             bound = m._compute_bound(lay, workload_body(lay, m.arch, "x"), df)
             assert bound >= lay.macs / 256
             assert m.est.estimate([d])[0].metrics["cycles"] >= bound, (lay.name, df)
+
+
+def test_layer_list_cached_by_content(tmp_path, monkeypatch):
+    from llmulator_plugins.network import onnx_import
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    model = cnn(tmp_path / "cnn.onnx")
+    first = onnx_import.load_layers(model)
+    assert first == onnx_import.layers(onnx_import.load(model))
+    (entry,) = (tmp_path / "cache" / "network").iterdir()
+
+    def no_read(*a, **k):
+        raise AssertionError("read the model again")
+
+    monkeypatch.setattr(onnx_import, "load", no_read)  # a second read is served from the cache: no import onnx
+    assert onnx_import.load_layers(model) == first
+    with pytest.raises(AssertionError):  # other dims (or other bytes, importer code, onnx version): another key
+        onnx_import.load_layers(model, {"batch": 2})
+    monkeypatch.setenv("LLMULATOR_NETWORK_CACHE", "0")
+    with pytest.raises(AssertionError):
+        onnx_import.load_layers(model)
+    assert entry.is_file()

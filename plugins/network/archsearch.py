@@ -252,8 +252,7 @@ def explore_network(arch: str, model: str, space_file: str, estimator: str = "an
     if why is not None:
         raise UserError(f"estimator '{estimator}' is not available: {why}")
     t0 = time.perf_counter()
-    m = onnx_import.load(model, dims)
-    layers = onnx_import.layers(m)
+    layers = onnx_import.load_layers(model, dims)
     t_load = time.perf_counter() - t0
     n_planned = space.size if (strategy in ("auto", "exhaustive") and space.size <= budget) else min(budget,
                                                                                                      space.size)

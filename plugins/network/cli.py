@@ -115,15 +115,18 @@ def extend_dse(p) -> None:
     p.set_defaults(func=func)
 
 
+def _need_onnx() -> None:
+    """UserError without the onnx package (found, not imported: a model read before needs no import)."""
+    import importlib.util
+    if importlib.util.find_spec("onnx") is None:
+        raise UserError("--network needs the onnx package: pip install 'llmulator[network]' (or pip install onnx)")
+
+
 def run_dse(args) -> int:
     from llmulator import plugins
 
     from .archsearch import explore_network
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        raise UserError("--network needs the onnx package: pip install 'llmulator[network]' "
-                        "(or pip install onnx)") from None
+    _need_onnx()
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
     if args.profiler not in plugins.names("profilers"):
@@ -204,11 +207,7 @@ def run_command(args) -> int:
     from .run import estimate_network, save
     if args.search_budget < 1:
         raise UserError("--search-budget must be at least 1")
-    try:
-        import onnx  # noqa: F401
-    except ImportError:
-        raise UserError("--network needs the onnx package: pip install 'llmulator[network]' "
-                        "(or pip install onnx)") from None
+    _need_onnx()
     r = estimate_network(args.arch, args.network, args.estimator, args.dataflow, args.objective,
                          args.search_budget, dict(args.dim), progress=not args.no_progress and not args.json)
     if args.save:

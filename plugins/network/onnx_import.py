@@ -102,6 +102,55 @@ def load(path: str | Path, dims: dict[str, int] | None = None):
     return model
 
 
+def load_layers(path: str | Path, dims: dict[str, int] | None = None) -> list[Layer]:
+    """``layers(load(path, dims))``, cached by the file's content: a model read before (same bytes, same
+    ``dims``, same onnx version and importer code) costs no ``import onnx`` (whose ``ml_dtypes`` alone takes
+    about 1 s of CPU to import) and no shape inference. The cache is ``$LLMULATOR_CACHE/network`` (default
+    ``~/.cache/llmulator/network``); ``LLMULATOR_NETWORK_CACHE=0`` turns it off. Bad models are never cached."""
+    import json
+
+    key = _cache_key(path, dims)
+    f = None
+    if key is not None:
+        root = Path(os.environ.get("LLMULATOR_CACHE", Path.home() / ".cache" / "llmulator")) / "network"
+        f = root / f"{key}.json"
+        try:
+            return [Layer(**d) for d in json.loads(f.read_text(encoding="utf-8"))]
+        except (OSError, ValueError, TypeError):
+            pass  # not cached yet, or unreadable: read the model
+    out = layers(load(path, dims))
+    if f is not None:
+        try:
+            from llmulator.fileio import atomic_write_text
+            f.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(str(f), json.dumps([attrs.asdict(x) for x in out]))
+        except OSError:
+            pass  # a read-only cache only costs the next run its import
+    return out
+
+
+def _cache_key(path: str | Path, dims: dict[str, int] | None) -> str | None:
+    import hashlib
+    from importlib.metadata import PackageNotFoundError, version
+
+    if os.environ.get("LLMULATOR_NETWORK_CACHE", "1") == "0":
+        return None
+    p = Path(path)
+    try:
+        if not p.is_file() or not 0 < p.stat().st_size <= MAX_FILE_BYTES:
+            return None  # load() says what is wrong
+        h = hashlib.sha256()
+        with p.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        h.update(Path(__file__).read_bytes())  # the importer's code: a new version reads the model again
+        h.update(repr(sorted((dims or {}).items())).encode())
+        h.update(version("onnx").encode())
+    except (OSError, PackageNotFoundError):
+        return None
+    return h.hexdigest()[:32]
+
+
 def _check_acyclic(graph, path) -> None:
     produced = {o: i for i, n in enumerate(graph.node) for o in n.output if o}
     deps = [{produced[x] for x in n.input if x in produced} for n in graph.node]

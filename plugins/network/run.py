@@ -42,8 +42,7 @@ def estimate_network(arch: str, model: str, estimators: list[str] | None = None,
     names = estimators or plugins.names("estimators")
     for n in names:
         plugins.entry("estimators", n)  # an unknown name is bad usage (exit 2)
-    m = onnx_import.load(model, dims)
-    layers = onnx_import.layers(m)
+    layers = onnx_import.load_layers(model, dims)
     t_load = time.perf_counter() - t0
     mapper = Mapper(arch_path, dataflow, objective, budget)
     designs: dict[int, Any] = {}
