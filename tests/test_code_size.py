@@ -128,9 +128,6 @@ FUNCTIONS: dict[str, str] = {
     "plugins/llm/lean_numpy.py::decode_numpy": "the same decoding on the numpy model; not split yet",
     "plugins/llm/train.py::train":
         "the LLM training loop: data, prompts, model, schedule, evaluation, checkpoints; not split yet",
-    "plugins/network/archsearch.py::explore_network": "the network-level architecture search; not split yet",
-    "plugins/network/archsearch.py::load_hw_space":
-        "reading and checking a hardware space for networks; not split yet",
     "plugins/network/cli.py::print_report": "the network verb's report tables; not split yet",
     "plugins/network/run.py::estimate_network": "a network's layers estimated and summed; not split yet",
     "plugins/rtl/control.py::Walker.build": "the control FSM of a loop nest (the RTL work owns it)",

@@ -23,31 +23,9 @@ LAYER_OBJECTIVE = {"cycles": "cycles", "energy": "energy", "edp": "edp"}
 
 
 # -- the space: the hardware section of a dse space file -------------------------------------------------
-def load_hw_space(path: str | Path, arch_path: str | Path, objective: str | None = None):
-    """A dse ``Space`` over hardware values only (SpecError with file positions for a bad field)."""
-    from llmulator.schema import validate
-    from llmulator.yamlsrc import load_yaml
-    from llmulator_plugins.dse.space import Dim, Space, expand
-
-    data, smap = load_yaml(path)
-    validate("space", data, smap)
-    s = data["space"]
-    a_data, a_smap = load_yaml(arch_path)
-    validate("architecture", a_data, a_smap)
-    arch_doc = a_data["architecture"]
-    from llmulator.specs import architecture_from_dict
-    arch = architecture_from_dict(arch_doc, a_smap)
-    diags = []
-    for key in ("mapping", "workload", "base_mapping", "preset"):
-        if key in s:
-            diags.append(smap.diag(("space", key), f"space.{key} has no effect with --network: every layer's "
-                                   "mapping is searched per hardware point", "only hardware: (and name, objective)",
-                                   prefer_key=True))
-    if s.get("architecture") and s["architecture"] != arch_doc["name"]:
-        diags.append(smap.diag(("space", "architecture"), f"space is written for architecture "
-                               f"'{s['architecture']}', but the architecture is '{arch_doc['name']}'",
-                               f"architecture: {arch_doc['name']}"))
-    hw = s.get("hardware") or {}
+def _hw_dims(hw: dict, arch, arch_doc: dict, smap, diags: list) -> list:
+    """The dse dimensions of a space's ``hardware:`` section (diagnostics for bad fields appended to ``diags``)."""
+    from llmulator_plugins.dse.space import Dim, expand
     dims: list = []
     pe = hw.get("pe_array", {})
     if pe:
@@ -81,6 +59,34 @@ def load_hw_space(path: str | Path, arch_path: str | Path, objective: str | None
     if "clock_mhz" in hw:
         dims.append(Dim("hw.clock_mhz", tuple(expand(hw["clock_mhz"], False)), False,
                         ("space", "hardware", "clock_mhz")))
+    return dims
+
+
+def load_hw_space(path: str | Path, arch_path: str | Path, objective: str | None = None):
+    """A dse ``Space`` over hardware values only (SpecError with file positions for a bad field)."""
+    from llmulator.schema import validate
+    from llmulator.yamlsrc import load_yaml
+    from llmulator_plugins.dse.space import Space
+
+    data, smap = load_yaml(path)
+    validate("space", data, smap)
+    s = data["space"]
+    a_data, a_smap = load_yaml(arch_path)
+    validate("architecture", a_data, a_smap)
+    arch_doc = a_data["architecture"]
+    from llmulator.specs import architecture_from_dict
+    arch = architecture_from_dict(arch_doc, a_smap)
+    diags = []
+    for key in ("mapping", "workload", "base_mapping", "preset"):
+        if key in s:
+            diags.append(smap.diag(("space", key), f"space.{key} has no effect with --network: every layer's "
+                                   "mapping is searched per hardware point", "only hardware: (and name, objective)",
+                                   prefer_key=True))
+    if s.get("architecture") and s["architecture"] != arch_doc["name"]:
+        diags.append(smap.diag(("space", "architecture"), f"space is written for architecture "
+                               f"'{s['architecture']}', but the architecture is '{arch_doc['name']}'",
+                               f"architecture: {arch_doc['name']}"))
+    dims = _hw_dims(s.get("hardware") or {}, arch, arch_doc, smap, diags)
     if not dims and not diags:
         diags.append(smap.diag(("space",), "no hardware values to search", "a hardware: section (pe_array, "
                                "memory, clock_mhz)", prefer_key=True))
@@ -219,30 +225,74 @@ def _first(e: SpecError) -> str:
 
 
 # -- the whole job -----------------------------------------------------------------------------------------
+def _search(space, layers, est, objective, dataflow, layer_budget, budget, strategy, seed, progress, model):
+    """(evaluator, dse's result arrays, strategy used): the hardware points searched, a progress bar meanwhile."""
+    from llmulator_plugins.dse import search
+
+    from .run import _progress
+    n_planned = space.size if (strategy in ("auto", "exhaustive") and space.size <= budget) else min(budget,
+                                                                                                     space.size)
+    bar = _progress(progress)
+    task = None
+    if bar is not None:
+        bar.start()
+        task = bar.add_task(f"{space.name}: hardware points", total=n_planned)
+    ev = NetworkEvaluator(space, layers, est, objective, dataflow, layer_budget,
+                          on_point=(lambda: bar.update(task, advance=1)) if bar is not None else None)
+    try:
+        ev.base_ok, ev.base_why = ev.base_layers()
+        if not ev.base_ok:
+            raise UserError(f"no layer of {model} maps on {space.arch_doc['name']}: " +
+                            "; ".join(f"{layers[i].name}: {w}" for i, w in list(ev.base_why.items())[:3]))
+        res, used = search.run(ev, budget, strategy, seed)
+    finally:
+        if bar is not None:
+            bar.stop()
+    return ev, res, used
+
+
+def _ranking(space, ev, res, objective: str):
+    """(valid points best first, invalid reasons with counts, the ranked records, the Pareto front records)."""
+    from llmulator_plugins.dse import pareto
+    from llmulator_plugins.dse.evaluate import objective_of
+    from llmulator_plugins.dse.run import describe
+    valid = res["valid"]
+    reasons: dict[str, int] = {}
+    for r in res["reason"][~valid]:
+        reasons[r or "invalid"] = reasons.get(r or "invalid", 0) + 1
+    obj = objective_of(res, objective)
+    order = np.lexsort((np.nan_to_num(res["area_um2"], nan=np.inf), np.nan_to_num(res["energy_pj"], nan=np.inf),
+                        obj))
+    order = order[np.isfinite(obj[order])]
+    ranked = [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
+               **{m: float(res[m][i]) for m in ("cycles", "energy_pj", "area_um2", "power_mw")},
+               "edp": float(res["cycles"][i] * res["energy_pj"][i]),
+               "latency_us": float(res["cycles"][i] / _clock(ev, int(res["point"][i])))}
+              for i in order]
+    vals = np.stack([np.where(valid, res[m], np.nan) for m in pareto.OBJECTIVES], axis=1)
+    front = pareto.front(vals)
+    front = front[np.argsort(res["cycles"][front], kind="stable")]
+    return order, reasons, ranked, [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
+                                     **{m: float(res[m][i]) for m in pareto.OBJECTIVES}} for i in front]
+
+
 def explore_network(arch: str, model: str, space_file: str, estimator: str = "analytical", budget: int = 200,
                     strategy: str = "auto", objective: str | None = None, dataflow: str = "auto",
                     layer_budget: int = 2000, verify: int = 1, profiler: str = "hlsim", time_limit_s: float = 60.0,
                     workers: int = 1, scheduler: str | None = None, out: str | None = None, seed: int = 0,
                     dims: dict[str, int] | None = None, progress: bool = True) -> dict[str, Any]:
     """Search the hardware space for the network; JSON-ready summary (plus ``_results``)."""
-    import tempfile
-
     from llmulator import plugins
     from llmulator.library import resolve
-    from llmulator_plugins.dse import pareto, search
-    from llmulator_plugins.dse.run import describe, failures, top_distinct
-    from llmulator_plugins.dse.verify import profile_all
+    from llmulator_plugins.dse.run import failures, top_distinct
 
     from . import onnx_import
-    from .mappings import mapping_body
-    from .run import _dump, _progress, _safe, _workload_doc
+    from .archverify import verify_points
 
-    if budget < 1:
-        raise UserError("--budget must be at least 1")
-    if verify < 0:
-        raise UserError("--verify must be 0 or more")
-    if layer_budget < 1:
-        raise UserError("--search-budget must be at least 1")
+    for bad, msg in ((budget < 1, "--budget must be at least 1"), (verify < 0, "--verify must be 0 or more"),
+                     (layer_budget < 1, "--search-budget must be at least 1")):
+        if bad:
+            raise UserError(msg)
     arch_path = resolve("architecture", arch)
     from llmulator_plugins.dse.space import resolve_space
     space = load_hw_space(resolve_space(space_file), arch_path, objective)
@@ -254,98 +304,16 @@ def explore_network(arch: str, model: str, space_file: str, estimator: str = "an
     t0 = time.perf_counter()
     layers = onnx_import.load_layers(model, dims)
     t_load = time.perf_counter() - t0
-    n_planned = space.size if (strategy in ("auto", "exhaustive") and space.size <= budget) else min(budget,
-                                                                                                     space.size)
-    bar = _progress(progress)
-    task = None
-    if bar is not None:
-        bar.start()
-        task = bar.add_task(f"{space.name}: hardware points", total=n_planned)
-    ev = NetworkEvaluator(space, layers, est, objective, dataflow, layer_budget,
-                          on_point=(lambda: bar.update(task, advance=1)) if bar is not None else None)
     t1 = time.perf_counter()
-    try:
-        base_ok, base_why = ev.base_layers()
-        if not base_ok:
-            raise UserError(f"no layer of {model} maps on {space.arch_doc['name']}: " +
-                            "; ".join(f"{layers[i].name}: {w}" for i, w in list(base_why.items())[:3]))
-        res, used = search.run(ev, budget, strategy, seed)
-    finally:
-        if bar is not None:
-            bar.stop()
+    ev, res, used = _search(space, layers, est, objective, dataflow, layer_budget, budget, strategy, seed, progress,
+                            model)
+    base_ok, base_why = ev.base_ok, ev.base_why
     search_s = time.perf_counter() - t1
-    from llmulator_plugins.dse.evaluate import objective_of
-    valid = res["valid"]
-    reasons: dict[str, int] = {}
-    for r in res["reason"][~valid]:
-        reasons[r or "invalid"] = reasons.get(r or "invalid", 0) + 1
-    obj = objective_of(res, objective)
-    order = np.lexsort((np.nan_to_num(res["area_um2"], nan=np.inf), np.nan_to_num(res["energy_pj"], nan=np.inf),
-                        obj))
-    order = order[np.isfinite(obj[order])]
+    order, reasons, ranked, front = _ranking(space, ev, res, objective)
     chosen = top_distinct(res, order, verify)
-    # -- verification: each winner's distinct layer designs, profiled ------------------------------
     t2 = time.perf_counter()
-    tmp = tempfile.TemporaryDirectory(prefix="dse-network-") if out is None else None
-    wl_dir = Path(out) / "workloads" if out is not None else Path(tmp.name)
-    wl_dir.mkdir(parents=True, exist_ok=True)
-    tasks, owners = [], []  # owners[t] = (rank, layer indices using that design)
-    try:
-        for rank, i in enumerate(chosen):
-            det = ev.details[int(res["point"][i])]
-            by_design: dict[int, list[int]] = {}
-            for li, d in det["designs"].items():
-                by_design.setdefault(id(d), []).append(li)
-            for li_list in by_design.values():
-                d = det["designs"][li_list[0]]
-                wf = wl_dir / f"{_safe(d.workload.name)}.yaml"
-                if not wf.exists():
-                    from llmulator.fileio import atomic_write_text
-                    atomic_write_text(str(wf), _dump({"workload": _workload_doc(d)}))
-                tasks.append({"architecture": det["arch"], "mapping": mapping_body(d), "workload_file": str(wf),
-                              "preset": None, "profiler": profiler, "time_limit_s": time_limit_s})
-                owners.append((rank, li_list))
-        cache = Path(out) / "profiles.json" if out is not None else None
-        profiles = profile_all(tasks, workers=workers, scheduler=scheduler, cache=cache) if tasks else []
-    finally:
-        if tmp is not None:
-            tmp.cleanup()
+    verified, profiles = verify_points(ev, res, chosen, layers, profiler, time_limit_s, workers, scheduler, out)
     verify_s = time.perf_counter() - t2
-    verified = []
-    for rank, i in enumerate(chosen):
-        p = int(res["point"][i])
-        det = ev.details[p]
-        rows, meas_c, meas_e, errors = [], 0.0, 0.0, []
-        for (r, li_list), prof in zip(owners, profiles, strict=True):
-            if r != rank:
-                continue
-            li = li_list[0]
-            pred = det["metrics"][li]
-            meas = prof.get("measured")
-            if meas is None:
-                errors.append(f"{layers[li].name}: {prof.get('error', '')}")
-            else:
-                meas_c += meas.get("cycles", np.nan) * len(li_list)
-                meas_e += meas.get("energy_pj", np.nan) * len(li_list)
-            rows.append({"layers": [layers[x].name for x in li_list], "op": layers[li].op, "shape": layers[li].shape,
-                         "dataflow": det["dataflows"][li],
-                         "predicted": {"cycles": float(pred.get("cycles", np.nan)),
-                                       "energy_pj": float(pred.get("energy_pj", np.nan))},
-                         "measured": None if meas is None else {"cycles": float(meas.get("cycles", np.nan)),
-                                                                "energy_pj": float(meas.get("energy_pj", np.nan))},
-                         "error": prof.get("error", ""), "cached": prof.get("cached", False)})
-        verified.append({"point": p, "rank": rank + 1, "params": describe(space, p),
-                         "predicted": {m: float(res[m][i]) for m in ("cycles", "energy_pj", "area_um2")},
-                         "measured": None if errors else {"cycles": meas_c, "energy_pj": meas_e},
-                         "errors": errors, "layers": rows})
-    vals = np.stack([np.where(valid, res[m], np.nan) for m in pareto.OBJECTIVES], axis=1)
-    front = pareto.front(vals)
-    front = front[np.argsort(res["cycles"][front], kind="stable")]
-    ranked = [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
-               **{m: float(res[m][i]) for m in ("cycles", "energy_pj", "area_um2", "power_mw")},
-               "edp": float(res["cycles"][i] * res["energy_pj"][i]),
-               "latency_us": float(res["cycles"][i] / _clock(ev, int(res["point"][i])))}
-              for i in order]
     summary: dict[str, Any] = {
         "network": str(model), "space": space.name, "space_file": space.file, "architecture": space.arch_doc["name"],
         "estimator": getattr(est, "name", estimator), "objective": objective, "dataflow": dataflow,
@@ -354,11 +322,10 @@ def explore_network(arch: str, model: str, space_file: str, estimator: str = "an
         "layers": len(layers), "mapped_layers": len(base_ok),
         "not_mapped": [{"name": layers[i].name, "op": layers[i].op, "reason": w} for i, w in base_why.items()],
         "unsupported": [{"name": x.name, "op": x.op, "reason": x.reason} for x in layers if x.kind is None],
-        "evaluated": int(res["point"].size), "valid": int(valid.sum()), "invalid_reasons": reasons,
+        "evaluated": int(res["point"].size), "valid": int(res["valid"].sum()), "invalid_reasons": reasons,
         "seconds": {"load": round(t_load, 3), "search": round(search_s, 3), "verify": round(verify_s, 3)},
         "best": ranked[0] if ranked else None, "ranked": ranked,
-        "pareto": [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
-                    **{m: float(res[m][i]) for m in pareto.OBJECTIVES}} for i in front],
+        "pareto": front,
         "verified": verified, "profiler": profiler,
         "failures": failures(getattr(est, "name", estimator), ev.bug, profiler, profiles),
     }
