@@ -146,3 +146,60 @@ def test_tiny_arrays_exact_cycles_and_outputs(write, tmp_path, monkeypatch, n, d
     # a second profile of the same design and inputs comes from the cache
     again = RtlProfiler(synthesize=False).profile(d)
     assert again.counters["cached_simulation"] == 1.0 and again.metrics["cycles"] == cycles
+
+
+def test_buffer_crossbar_is_two_small_modules_instantiated_many_times(write):
+    # the 3x3 ws design: 8 banks x 4 ports, requests wr 3 + old 3 + rd_S 3 + rd_X 3 lanes
+    d = design(write, 3, "ws", 4, 3, 3)
+    plan = make_plan(d)
+    text = generate(plan, layout(d, plan)).text(synth=True)
+    assert text.count("module xin_GLB (") == 1 and text.count("xin_GLB u_xi_") == 8 * 4   # one per bank port
+    assert text.count("module xout_GLB (") == 1 and text.count("xout_GLB u_xo_") == 9     # one per reading lane
+    assert "input [11:0] sel" in text     # a bank port selects among all 12 requests
+    assert "input [95:0] wdata" in text   # write data only from the writer's 3 lanes
+
+
+def test_instance_paths_from_a_hierarchical_netlist():
+    from llmulator_plugins.rtl.synth import instance_paths
+    net = """module leaf(a, y);
+  input a; output y;
+  INVX1 _1_ (.A(a), .Y(y));
+endmodule
+module mid(a, y);
+  input a; output y; wire t;
+  leaf u_l0 (.a(a), .y(t));
+  leaf \\u_l1 (.a(t), .y(y));
+endmodule
+module accel(clk, a, y);
+  input clk; input a; output y; wire t;
+  mid u_m0 (.a(a), .y(t));
+  mid u_m1 (.a(t), .y(y));
+endmodule
+"""
+    paths = instance_paths(net)
+    assert paths["accel"] == [""]
+    assert paths["mid"] == ["u_m0", "u_m1"]
+    assert paths["leaf"] == ["u_m0/u_l0", "u_m0/u_l1", "u_m1/u_l0", "u_m1/u_l1"]
+
+
+@pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed (scripts/install_eda.sh)")
+def test_one_crossbar_module_synthesises_against_the_liberty(write, tmp_path):
+    # synthesis of a whole design takes minutes (docs/rtl.md); CI maps one small generated module
+    import subprocess
+
+    from llmulator_plugins.characterize import flow as cz
+    from llmulator_plugins.rtl.synth import module_areas
+    lib = cz.liberty_dir()
+    if lib is None:
+        pytest.skip("the OSU018 liberty is not installed (scripts/install_eda.sh)")
+    liberty = lib / "osu018_stdcells.lib"
+    d = design(write, 2, "ws", 4, 2, 2)
+    plan = make_plan(d)
+    rtl = generate(plan, layout(d, plan))
+    (tmp_path / "x.v").write_text(rtl.synth_modules["xout_GLB"])
+    (tmp_path / "x.ys").write_text(f"read_verilog x.v\nsynth -top xout_GLB\nabc -liberty {liberty}\n"
+                                   f"tee -q -o stat.txt stat -liberty {liberty}\n")
+    subprocess.run(["yosys", "-q", "-s", "x.ys"], cwd=tmp_path, check=True, capture_output=True, timeout=120)
+    areas = module_areas((tmp_path / "stat.txt").read_text())
+    # a 32:1 multiplexer of 32-bit words (8 banks x 4 ports): hundreds of cells, no flip-flop
+    assert 5_000 < areas["xout_GLB"] < 500_000

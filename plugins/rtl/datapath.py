@@ -222,9 +222,15 @@ def bank_module(lv, sim: bool = True) -> str:
     return "\n".join(L)
 
 
-def buffer_module(lv, nreq: int) -> str:
+def buffer_module(lv, nreq: int, nwr: int = 0) -> str:
     """A level: its banks and the arbiter that grants up to ``ports`` requests per bank per cycle in
-    priority order (request 0 first), routes read data back after the latency and counts accesses."""
+    priority order (request 0 first), routes read data back after the latency and counts accesses.
+
+    Requests ``0 .. nwr-1`` are the writer's lanes (the only ones that write); the others read. The
+    crossbar is two small modules instantiated many times, so that synthesis maps each once: ``xin``
+    (one per bank port: the granted request's address and write data) and ``xout`` (one per reading
+    lane: the word of the bank port that served it). The arbitration (a running count of grants per
+    bank) stays here."""
     P, W, NB, RW, Lt = lv.ports, lv.width, lv.banks, clog2(lv.depth), lv.latency
     BW = clog2(NB)
     CW = clog2(P + 1) + 1
@@ -246,24 +252,23 @@ def buffer_module(lv, nreq: int) -> str:
         for b in range(NB):
             L.append(f"  wire [{CW - 1}:0] c_{j + 1}_{b} = c_{j}_{b} + (g_{j} && b_{j} == {b});")
         L.append(f"  assign gnt[{j}] = g_{j};")
+    nw = max(nwr, 1)
     for b in range(NB):
         for p in range(P):
-            sel = [f"s_{b}_{p}_{j}" for j in range(nreq)]
             for j in range(nreq):
                 L.append(f"  wire s_{b}_{p}_{j} = g_{j} && b_{j} == {b} && pt_{j} == {p};")
-            L.append(f"  wire en_{b}_{p} = " + " || ".join(sel) + ";")
-            L.append(f"  wire we_{b}_{p} = " + " || ".join(f"({s} && we[{j}])" for j, s in enumerate(sel)) + ";")
-            L.append(f"  wire [{RW - 1}:0] ad_{b}_{p} = " + " | ".join(
-                f"({{{RW}{{{s}}}}} & row[{(j + 1) * RW - 1}:{j * RW}])" for j, s in enumerate(sel)) + ";")
-            L.append(f"  wire [{W - 1}:0] wd_{b}_{p} = " + " | ".join(
-                f"({{{W}{{{s}}}}} & wdata[{(j + 1) * W - 1}:{j * W}])" for j, s in enumerate(sel)) + ";")
-            L.append(f"  wire [{W // 8 - 1}:0] wm_{b}_{p} = " + " | ".join(
-                f"({{{W // 8}{{{s}}}}} & wmask[{(j + 1) * W // 8 - 1}:{j * W // 8}])" for j, s in enumerate(sel))
-                + ";")
+            L.append(f"  wire en_{b}_{p}, we_{b}_{p}; wire [{RW - 1}:0] ad_{b}_{p}; wire [{W - 1}:0] wd_{b}_{p}; "
+                     f"wire [{W // 8 - 1}:0] wm_{b}_{p};")
+            sel = "{" + ", ".join(f"s_{b}_{p}_{j}" for j in reversed(range(nreq))) + "}"
+            L.append(f"  xin_{lv.name} u_xi_{b}_{p} (.sel({sel}), .row(row), .wdata(wdata[{nw * W - 1}:0]), "
+                     f".wmask(wmask[{nw * W // 8 - 1}:0]), .en(en_{b}_{p}), .we(we_{b}_{p}), .ad(ad_{b}_{p}), "
+                     f".wd(wd_{b}_{p}), .wm(wm_{b}_{p}));")
         L.append(f"  wire [{P * W - 1}:0] rd_{b};")
         cat = lambda pre, b=b: "{" + ", ".join(f"{pre}_{b}_{p}" for p in reversed(range(P))) + "}"  # noqa: E731
         L.append(f"  bank_{lv.name} u_bank_{b} (.clk(clk), .en({cat('en')}), .we({cat('we')}), .addr({cat('ad')}), "
                  f".wdata({cat('wd')}), .wmask({cat('wm')}), .rdata(rd_{b}));")
+    rd_all = "{" + ", ".join(f"rd_{b}" for b in reversed(range(NB))) + "}"
+    L.append(f"  wire [{NB * P * W - 1}:0] rd_all = {rd_all};")
     # return path: which bank and port served each read, delayed by the latency
     for j in range(nreq):
         L.append(f"  reg rv_{j}_[0:{Lt - 1}]; reg [{BW - 1}:0] rb_{j}_[0:{Lt - 1}]; "
@@ -276,17 +281,50 @@ def buffer_module(lv, nreq: int) -> str:
             L.append(f"    for (i = 1; i < {Lt}; i = i + 1) begin rv_{j}_[i] <= rv_{j}_[i - 1]; "
                      f"rb_{j}_[i] <= rb_{j}_[i - 1]; rp_{j}_[i] <= rp_{j}_[i - 1]; end")
     nr = " + ".join(f"(g_{j} && !we[{j}])" for j in range(nreq))
-    nw = " + ".join(f"(g_{j} && we[{j}])" for j in range(nreq))
+    nwx = " + ".join(f"(g_{j} && we[{j}])" for j in range(nreq))
     L.append(f"    if (rst) begin reads <= 0; writes <= 0; end else begin reads <= reads + {nr}; "
-             f"writes <= writes + {nw}; end")
+             f"writes <= writes + {nwx}; end")
     L.append("  end")
     for j in range(nreq):
         L.append(f"  assign rvalid[{j}] = rv_{j}_[{Lt - 1}];")
-        terms = [f"((rb_{j}_[{Lt - 1}] == {b} && rp_{j}_[{Lt - 1}] == {p}) ? "
-                 f"rd_{b}[{(p + 1) * W - 1}:{p * W}] : {W}'d0)" for b in range(NB) for p in range(P)]
-        L.append(f"  assign rdata[{(j + 1) * W - 1}:{j * W}] = " + " | ".join(terms) + ";")
+        if j < nwr:   # the writer never reads
+            L.append(f"  assign rdata[{(j + 1) * W - 1}:{j * W}] = {W}'d0;")
+            continue
+        L.append(f"  xout_{lv.name} u_xo_{j} (.rb(rb_{j}_[{Lt - 1}]), .rp(rp_{j}_[{Lt - 1}]), .rd_all(rd_all), "
+                 f".q(rdata[{(j + 1) * W - 1}:{j * W}]));")
     L += ["endmodule", ""]
     return "\n".join(L)
+
+
+def xbar_modules(lv, nreq: int, nwr: int) -> dict[str, str]:
+    """The buffer's crossbar pieces (see buffer_module): ``xin_<level>`` selects the granted request of
+    one bank port (one-hot ``sel``), ``xout_<level>`` the word of the bank port that served a read."""
+    P, W, NB, RW = lv.ports, lv.width, lv.banks, clog2(lv.depth)
+    BW = clog2(NB)
+    CW = clog2(P + 1) + 1
+    nw = max(nwr, 1)
+    xin = [f"module xin_{lv.name} (input [{nreq - 1}:0] sel, input [{nreq * RW - 1}:0] row, "
+           f"input [{nw * W - 1}:0] wdata, input [{nw * W // 8 - 1}:0] wmask,",
+           f"  output en, output we, output [{RW - 1}:0] ad, output [{W - 1}:0] wd, output [{W // 8 - 1}:0] wm);",
+           "  assign en = |sel;",
+           "  assign ad = " + " | ".join(f"({{{RW}{{sel[{j}]}}}} & row[{(j + 1) * RW - 1}:{j * RW}])"
+                                         for j in range(nreq)) + ";"]
+    if nwr:
+        xin += ["  assign we = |sel[" + f"{nwr - 1}:0];",
+                "  assign wd = " + " | ".join(f"({{{W}{{sel[{j}]}}}} & wdata[{(j + 1) * W - 1}:{j * W}])"
+                                              for j in range(nwr)) + ";",
+                "  assign wm = " + " | ".join(f"({{{W // 8}{{sel[{j}]}}}} & wmask[{(j + 1) * W // 8 - 1}:{j * W // 8}])"
+                                              for j in range(nwr)) + ";"]
+    else:
+        xin += ["  assign we = 1'b0;", f"  assign wd = {W}'d0;", f"  assign wm = {W // 8}'d0;"]
+    xin += ["endmodule", ""]
+    terms = [f"((rb == {b} && rp == {p}) ? rd_all[{(b * P + p + 1) * W - 1}:{(b * P + p) * W}] : {W}'d0)"
+             for b in range(NB) for p in range(P)]
+    xout = [f"module xout_{lv.name} (input [{BW - 1}:0] rb, input [{CW - 1}:0] rp, input [{NB * P * W - 1}:0] rd_all,",
+            f"  output [{W - 1}:0] q);",
+            "  assign q = " + " | ".join(terms) + ";",
+            "endmodule", ""]
+    return {f"xin_{lv.name}": "\n".join(xin), f"xout_{lv.name}": "\n".join(xout)}
 
 
 def fifo_module(name: str, width: int, depth: int) -> str:

@@ -56,8 +56,8 @@ class RtlProfiler:
         self.time_limit_s = time_limit_s
         self.mem_limit_mb = mem_limit_mb
         #: run Yosys/OpenSTA (area, fmax, energy); False: cycles and the functional check only. Off unless
-        #: LLMULATOR_RTL_SYNTH=1: Yosys 0.23 does not finish the buffer arbiter of even a 2x2 design within
-        #: minutes on this machine yet (docs/rtl.md), so a plain profile would only time out
+        #: LLMULATOR_RTL_SYNTH=1: synthesis takes minutes (2x2 and 4x4: 2-3 min on a loaded 2-core
+        #: machine, docs/rtl.md), simulation seconds
         self.synthesize = synthesize if synthesize is not None else os.environ.get("LLMULATOR_RTL_SYNTH") == "1"
         self.check_outputs = check_outputs
 
@@ -198,15 +198,20 @@ class RtlProfiler:
             breakdown["critical_path_ns"] = syn["critical_path_ns"]
             breakdown["fmax_mhz"] = syn["fmax_mhz"]
             breakdown["logic_energy_per_cycle_pj"] = syn["logic_energy_per_cycle_pj"]
+            for m, e in syn.get("energy_per_cycle_pj_by_module", {}).items():
+                breakdown[f"energy_pj.rtl.{m}"] = e * cycles
             counters["annotated_pins"] = float(syn["annotated_pins"])
+            counters["yosys_seconds"] = float(syn.get("yosys_s", 0.0))
+            counters["sta_seconds"] = float(syn.get("sta_s", 0.0))
             energy = logic_e + mem_energy
             metrics.update({"energy_pj": energy, "area_um2": syn["logic_area_um2"] + mem_area,
                             "power_mw": energy * arch.clock_mhz / cycles * 1e-3 if cycles else 0.0})
             notes.append(f"area/energy: logic synthesised with Yosys against the OSU 0.18 um liberty (critical path "
                          f"{syn['critical_path_ns']:.2f} ns, fmax {syn['fmax_mhz']:.0f} MHz; energy from OpenSTA with "
-                         f"the simulation's activity over {res.vcd_cycles} cycles); buffers: no SRAM macros in this "
-                         "liberty, so their area and access energy are the architecture's memory figures x the "
-                         "counted accesses")
+                         f"the simulation's activity over its first {res.vcd_cycles} cycles, per child of the top: "
+                         "the top's own controller glue is in the area, not in the energy); buffers: no SRAM "
+                         "macros in this liberty, so their area and access energy are the architecture's memory "
+                         "figures x the counted accesses")
             if syn["fmax_mhz"] < arch.clock_mhz:
                 notes.append(f"the logic does not close timing at the architecture's {arch.clock_mhz:g} MHz in this "
                              f"0.18 um library (fmax {syn['fmax_mhz']:.0f} MHz)")
@@ -219,7 +224,7 @@ class RtlProfiler:
         from . import synth
         tools = cz.find_tools()
         lib_sha = hashlib.sha256(tools.liberty.read_bytes()).hexdigest()[:16]
-        key = _key(VERSION, rtl.text(synth=True), lib_sha, f"{d.arch.clock_mhz:g}", skey,
+        key = _key(VERSION, synth.FLOW, rtl.text(synth=True), lib_sha, f"{d.arch.clock_mhz:g}", skey,
                    json.dumps({k: v for k, v in tools.versions.items() if k != "liberty"}, sort_keys=True))
         folder = cache_root() / f"syn-{key}"
         cached = folder / "result.json"

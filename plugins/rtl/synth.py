@@ -1,14 +1,18 @@
 """Synthesis, timing and power of a generated design (Yosys + OpenSTA against the OSU 0.18 um liberty).
 
-Hierarchical: Yosys maps each unique module once (the PE module once for all PEs) and keeps the
-hierarchy, so a 16x16 array costs about what one PE and the controller cost. The buffer banks are
-stand-ins (datapath.bank_module(sim=False)): this liberty has no SRAM macros, so a bank's area and
-energy come from the architecture's memory figures (technology table) and its stand-in registers
-are subtracted; they exist so that the paths into and out of the memories are timed.
+Hierarchical: Yosys maps each unique module once (the PE module once for all PEs, the buffer's
+crossbar pieces once for all bank ports and lanes) and keeps the hierarchy, so an array costs about
+what its unique modules cost; every module's area is its own cells x its instance count (read from
+the hierarchical netlist). The buffer banks are stand-ins (datapath.bank_module(sim=False)): this
+liberty has no SRAM macros, so a bank's area and energy come from the architecture's memory figures
+(technology table) and its stand-in registers are subtracted; they exist so that the paths into and
+out of the memories are timed.
 
-Energy: OpenSTA report_power with switching activity from the RTL simulation's VCD, annotated on
-the load pins of every net whose RTL name survives synthesis (registers and ports, per instance);
-OpenSTA propagates the rest. Power at the simulated activity / clock = logic energy per cycle.
+Timing: OpenSTA report_checks on the flattened netlist. Energy: OpenSTA report_power of every child
+instance of the top, each linked on its own from the hierarchical netlist (OpenSTA 2.0.17 crashes in
+report_power on the whole design, flat or hierarchical), with switching activity from the RTL
+simulation's VCD annotated on the load pins of every net whose RTL name survives synthesis; OpenSTA
+propagates the rest. Power at the simulated activity / clock = logic energy per cycle. docs/rtl.md.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +31,14 @@ from .layout import Layout
 from .plan import Plan
 from .top import Rtl
 
+FLOW = "2"   # bump when the scripts below change what a cached synthesis result holds
+
 
 def yosys_script(liberty: Path) -> str:
+    """Hierarchical synthesis (every unique module mapped once, ``synth`` without ``-flatten``), the
+    per-module areas from ``stat -liberty``, then the mapped netlist flattened for OpenSTA (its 2019
+    build crashes in report_power on hierarchical netlists). Cells get public names before the
+    flatten so that every cell keeps its instance path (``u_array.u_pe_0_0.c12_``)."""
     lib = str(liberty)
     return "\n".join([
         "read_verilog design_syn.v",
@@ -37,10 +48,16 @@ def yosys_script(liberty: Path) -> str:
         f"abc -liberty {lib}",
         "opt_clean",
         "setundef -zero",
+        f"tee -q -o stat.txt stat -liberty {lib}",
+        "splitnets -ports",          # bit-level nets and ports: OpenSTA's reader refuses concatenated lvalues
+        "opt_clean -purge",
+        "write_verilog -noattr -noexpr -nohex -nodec net_hier.v",
+        "rename -enumerate -pattern c%_ t:*",
+        "flatten",
+        "opt_clean",
         "splitnets -ports",
         "opt_clean -purge",
         "insbuf -buf BUFX2 A Y",
-        f"tee -q -o stat.txt stat -liberty {lib}",
         "write_verilog -noattr -noexpr -nohex -nodec net.v",
         ""])
 
@@ -55,26 +72,27 @@ def module_areas(stat: str) -> dict[str, float]:
     return out
 
 
-def instance_counts(plan: Plan, lay: Layout, rtl: Rtl) -> dict[str, int]:
-    counts = {"accel": 1, "pe_array": 1, "pe": plan.A * plan.B, "out_fifo": 1}
-    for e in rtl.engines:
-        counts[e] = 1
-    for name, lv in lay.levels.items():
-        counts[f"buf_{name}"] = 1
-        counts[f"bank_{name}"] = lv.banks
-    return counts
+def instance_paths(netlist: str, top: str = "accel") -> dict[str, list[str]]:
+    """Hierarchical instance paths (OpenSTA's '/' form) of every module of a hierarchical netlist,
+    read from the netlist itself (so every generated submodule is counted as often as it is used)."""
+    mods = split_modules(netlist)
+    children: dict[str, list[tuple[str, str]]] = {}
+    for name, text in mods.items():
+        kids = []
+        for m in re.finditer(r"^\s*\\?([A-Za-z_][\w$]*)\s+(\\\S+|[A-Za-z_][\w$]*)\s*\(", text, re.M):
+            if m.group(1) in mods and m.group(1) != name:
+                kids.append((m.group(1), m.group(2).lstrip("\\")))
+        children[name] = kids
+    if top not in mods:
+        raise UserError(f"rtl: module {top} is not in the synthesised netlist")
+    out: dict[str, list[str]] = {}
 
-
-def instance_paths(plan: Plan, lay: Layout, rtl: Rtl) -> dict[str, list[str]]:
-    """Hierarchical instance paths (OpenSTA's '/' form) of every module."""
-    paths = {"accel": [""], "pe_array": ["u_array"], "out_fifo": ["u_wq"],
-             "pe": [f"u_array/u_pe_{a}_{b}" for a in range(plan.A) for b in range(plan.B)]}
-    for e in rtl.engines:
-        paths[e] = [f"u_{e}"]
-    for name, lv in lay.levels.items():
-        paths[f"buf_{name}"] = [f"u_buf_{name}"]
-        paths[f"bank_{name}"] = [f"u_buf_{name}/u_bank_{b}" for b in range(lv.banks)]
-    return paths
+    def walk(mod: str, path: str) -> None:
+        out.setdefault(mod, []).append(path)
+        for kid, inst in children[mod]:
+            walk(kid, f"{path}/{inst}" if path else inst)
+    walk(top, "")
+    return out
 
 
 def split_modules(netlist: str) -> dict[str, str]:
@@ -84,42 +102,53 @@ def split_modules(netlist: str) -> dict[str, str]:
     return out
 
 
-def activity_tcl(vcd: cz.VcdActivity, netlist: str, paths: dict[str, list[str]], pins, cycles: float,
-                 skip: set[str]) -> tuple[str, int]:
-    """Per-instance load-pin activity from a hierarchical RTL VCD (names below tb.dut)."""
+def activity_tcl(vcd: cz.VcdActivity, modules: dict[str, str], paths: dict[str, list[str]], root: str, pins,
+                 cycles: float) -> tuple[str, int]:
+    """Load-pin activity of the instance ``root`` (linked on its own) and everything below it, from the
+    hierarchical RTL VCD (names below tb.dut): nets of the hierarchical netlist keep their RTL names."""
     lines, n = [], 0
-    mods = split_modules(netlist)
-    for mod, text in mods.items():
-        if mod in skip or mod not in paths:
-            continue
-        nl = cz.parse_netlist(text, mod, pins, submodules=True)
-        for inst in paths[mod]:
-            prefix = inst.replace("/", ".") + "." if inst else ""
-            for net, loads in nl.loads.items():
-                rec = vcd.nets.get(prefix + net)
+    span = vcd.t_end - vcd.t_start
+    parsed: dict[str, Any] = {}
+    for mod, insts in paths.items():
+        for inst in insts:
+            if inst != root and not inst.startswith(root + "/"):
+                continue
+            rel = inst[len(root) + 1:]
+            if mod not in parsed:
+                parsed[mod] = cz.parse_netlist(modules[mod], mod, pins, submodules=True)
+            prefix = inst.replace("/", ".") + "."
+            for net, loads in parsed[mod].loads.items():
+                rec = vcd.nets.get(prefix + net.replace(" [", "["))
                 if rec is None or net == "clk":
                     continue
-                span = vcd.t_end - vcd.t_start
                 act = rec.toggles / cycles if cycles else 0.0
                 duty = rec.high_time / span if span > 0 else 0.0
                 for cell, pin in loads:
-                    where = f"{inst}/{cell}/{pin}" if inst else f"{cell}/{pin}"
+                    where = f"{rel}/{cell}/{pin}" if rel else f"{cell}/{pin}"
                     lines.append(f"sta::set_power_pin_activity [get_pins {{{where}}}] {act:.6g} {duty:.6g}")
                     n += 1
     return "\n".join(lines) + "\n", n
 
 
-def sta_script(liberty: Path, period_ns: float, banks: list[str], activity: bool) -> str:
-    L = [f"read_liberty {liberty}", "read_verilog net.v", "link_design accel",
+def timing_script(liberty: Path, period_ns: float) -> str:
+    return "\n".join([f"read_liberty {liberty}", "read_verilog net.v", "link_design accel",
+                      f"create_clock -name clk -period {period_ns:g} [get_ports clk]",
+                      "set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]",
+                      'puts "@@checks"', "report_checks -path_delay max -digits 4", "exit", ""])
+
+
+def power_script(liberty: Path, module: str, period_ns: float, activity: str | None, banks: list[str]) -> str:
+    """report_power of one child of the top, linked on its own from the hierarchical netlist (OpenSTA
+    2.0.17 crashes in report_power on the whole design, flat or hierarchical; each child alone works)."""
+    L = [f"read_liberty {liberty}", "read_verilog net_hier.v", f"link_design {module}",
          f"create_clock -name clk -period {period_ns:g} [get_ports clk]",
-         "set_input_delay 0 -clock clk [delete_from_list [all_inputs] [get_ports clk]]",
-         'puts "@@checks"', "report_checks -path_delay max -digits 4",
          "set_power_activity -input -activity 0.1 -duty 0.5"]
     if activity:
-        L.append("source activity.tcl")
+        L.append(f"source {activity}")
     L += ['puts "@@power"', "report_power -digits 6"]
     if banks:
-        L += ['puts "@@banks"', "report_power -digits 6 -instances [get_cells {" + " ".join(banks) + "}]"]
+        cells = " ".join(f"{b}/*" for b in banks)
+        L += ['puts "@@banks"', "report_power -digits 6 -instances [get_cells {" + cells + "}]"]
     L += ["exit", ""]
     return "\n".join(L)
 
@@ -138,41 +167,69 @@ def run_synthesis(rtl: Rtl, plan: Plan, lay: Layout, tools: cz.Tools, folder: Pa
     """Area (um2, logic and bank stand-ins apart), critical path (ns), logic power and energy per cycle."""
     (folder / "design_syn.v").write_text(rtl.text(synth=True))
     (folder / "synth.ys").write_text(yosys_script(tools.liberty))
+    t0 = time.perf_counter()
     _run([tools.yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], folder, timeout, "yosys")
+    t_yosys = time.perf_counter() - t0
     stat = (folder / "stat.txt").read_text()
     areas = module_areas(stat)
-    counts = instance_counts(plan, lay, rtl)
-    parts = {m: areas.get(m, 0.0) * counts.get(m, 1) for m in counts}
+    paths = instance_paths((folder / "net_hier.v").read_text())
+    counts = {m: len(p) for m, p in paths.items()}
+    parts = {m: areas.get(m, 0.0) * counts[m] for m in counts}
     bank_mods = {f"bank_{n}" for n in lay.levels}
     logic_area = sum(v for m, v in parts.items() if m not in bank_mods)
     stub_area = sum(v for m, v in parts.items() if m in bank_mods)
     period = 1000.0 / clock_mhz
-    paths = instance_paths(plan, lay, rtl)
-    netlist = (folder / "net.v").read_text()
-    n_pins = 0
+    t0 = time.perf_counter()
+    (folder / "timing.tcl").write_text(timing_script(tools.liberty, period))
+    out = _run([tools.sta, "-no_splash", "-no_init", "-exit", "timing.tcl"], folder, timeout, "timing")
+    timing = cz.parse_report_checks(out)
+    # power: each child instance of the top on its own (the top's own glue, the controller, is not counted)
+    hier = (folder / "net_hier.v").read_text()
+    modules = split_modules(hier)
+    act = pins = None
     if vcd is not None and vcd.is_file():
         with open(vcd) as f:
             act = cz.parse_vcd(f, scope="tb.dut", hierarchical=True)
         pins = cz.parse_liberty_pins(tools.liberty.read_text())
-        tcl, n_pins = activity_tcl(act, netlist, paths, pins, float(vcd_cycles), bank_mods)
-        (folder / "activity.tcl").write_text(tcl)
-    banks = [p for m in bank_mods for p in paths[m]]
-    (folder / "sta.tcl").write_text(sta_script(tools.liberty, period, banks, n_pins > 0))
-    out = _run([tools.sta, "-no_splash", "-no_init", "-exit", "sta.tcl"], folder, timeout, "sta")
-    if "@@power" not in out:
-        raise UserError(f"rtl: OpenSTA stopped before report_power (log {folder / 'sta.log'})")
-    checks, rest = out.split("@@power", 1)
-    power_txt, bank_txt = rest.split("@@banks", 1) if "@@banks" in rest else (rest, "")
-    timing = cz.parse_report_checks(checks)
-    power = cz.parse_report_power(power_txt)
-    stub_w = parse_instance_power(bank_txt) if bank_txt else 0.0
+    n_pins = 0
+    total_w = leak_w = stub_w = 0.0
+    per_child: dict[str, float] = {}
+    for mod, insts in paths.items():
+        for inst in insts:
+            if not inst or "/" in inst:
+                continue
+            tcl = None
+            if act is not None:
+                text, n = activity_tcl(act, modules, paths, inst, pins, float(vcd_cycles))
+                tcl = f"act_{inst}.tcl"
+                (folder / tcl).write_text(text)
+                n_pins += n
+            banks = [p[len(inst) + 1:] for m in bank_mods for p in paths.get(m, []) if p.startswith(inst + "/")]
+            (folder / f"power_{inst}.tcl").write_text(power_script(tools.liberty, mod, period, tcl, banks))
+            out = _run([tools.sta, "-no_splash", "-no_init", "-exit", f"power_{inst}.tcl"], folder, timeout,
+                       f"power_{inst}")
+            if "@@power" not in out:
+                raise UserError(f"rtl: OpenSTA stopped before report_power (log {folder / f'power_{inst}.out'})")
+            rest = out.split("@@power", 1)[1]
+            power_txt, bank_txt = rest.split("@@banks", 1) if "@@banks" in rest else (rest, "")
+            pw = cz.parse_report_power(power_txt)["total"]
+            stub = parse_instance_power(bank_txt) if bank_txt else 0.0
+            total_w += pw["total"]
+            leak_w += pw["leakage"]
+            stub_w += stub
+            per_child[mod] = per_child.get(mod, 0.0) + pw["total"] - stub
+            if tcl:
+                (folder / tcl).unlink()
+    t_sta = time.perf_counter() - t0
     delay = period - timing["slack_ns"]
     f_hz = clock_mhz * 1e6
-    logic_w = power["total"]["total"] - stub_w
-    return {"area_um2": parts, "logic_area_um2": logic_area, "bank_standin_area_um2": stub_area,
+    logic_w = total_w - stub_w
+    return {"area_um2": parts, "instances": counts, "logic_area_um2": logic_area, "bank_standin_area_um2": stub_area,
             "critical_path_ns": delay, "fmax_mhz": 1000.0 / delay if delay > 0 else math.inf,
             "logic_power_w": logic_w, "logic_energy_per_cycle_pj": logic_w / f_hz * 1e12,
-            "leakage_w": power["total"]["leakage"], "bank_standin_power_w": stub_w, "annotated_pins": n_pins}
+            "energy_per_cycle_pj_by_module": {m: w / f_hz * 1e12 for m, w in per_child.items()},
+            "leakage_w": leak_w, "bank_standin_power_w": stub_w, "annotated_pins": n_pins,
+            "yosys_s": t_yosys, "sta_s": t_sta}
 
 
 def _run(cmd: list[str], cwd: Path, timeout: float, log: str) -> str:

@@ -140,8 +140,12 @@ def generate(plan: Plan, lay: Layout) -> Rtl:
     synth = dict(mods)
     for name, lv in lay.levels.items():
         nreq = sum(n for _, n in reqs[name])
+        nwr = sum(n for e, n in reqs[name] if e == "wr")
+        assert all(e == "wr" for e, _ in reqs[name][:1]) or not nwr   # the writer's lanes come first
         mods[f"bank_{name}"] = datapath.bank_module(lv, sim=True)
         synth[f"bank_{name}"] = datapath.bank_module(lv, sim=False)
-        mods[f"buf_{name}"] = synth[f"buf_{name}"] = datapath.buffer_module(lv, nreq)
+        for m, text in datapath.xbar_modules(lv, nreq, nwr).items():
+            mods[m] = synth[m] = text
+        mods[f"buf_{name}"] = synth[f"buf_{name}"] = datapath.buffer_module(lv, nreq, nwr)
     mods["accel"] = synth["accel"] = top_module(plan, lay, engines, reqs)
     return Rtl(mods, synth, tuple(engines), tuple(lay.levels))
