@@ -276,7 +276,8 @@ class Mapper:
             for r in res["reason"]:
                 if r:
                     reasons[r] = reasons.get(r, 0) + 1
-            i = int(np.argmin(obj))
+            # ties on the objective (mappings the model cannot tell apart by cycles) break on energy, as in dse
+            i = int(np.lexsort((np.nan_to_num(res["energy_pj"], nan=np.inf), obj))[0])
             if not np.isfinite(obj[i]):
                 continue
             if best is None or (obj[i], DATAFLOWS.index(df)) < (best[0], DATAFLOWS.index(best[1])):
