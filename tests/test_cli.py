@@ -313,3 +313,22 @@ def test_a_verb_built_alone_is_the_verb_built_with_all(monkeypatch):
     assert invoked_verb([]) is None
     # a typo gets the whole parser, whose error lists every verb
     assert isinstance(_verbs(_parser_for(["estimat"]))["bench"], argparse.ArgumentParser)
+
+
+def test_a_command_that_loads_a_design_starts_the_blas_on_one_thread():
+    """`estimate` imports NumPy with OPENBLAS_NUM_THREADS=1 for the import only (no thread pool per core at
+    start; the learned estimators raise the count where they compute), and leaves the environment as it was."""
+    import subprocess
+    import sys
+    code = ("import os, sys\n"
+            "from llmulator.cli import main\n"
+            "rc = main(['estimate', 'systolic-16x16', 'gemm', 'gemm-ws-16x16', '--estimator', 'analytical', "
+            "'--json'])\n"
+            "from llmulator.npinfer import _blas_controls\n"
+            "ctl = _blas_controls()\n"
+            "print(rc, 'OPENBLAS_NUM_THREADS' in os.environ, ctl[0]() if ctl else 1)\n")
+    env = {k: v for k, v in __import__("os").environ.items()
+           if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-3:] == ["0", "False", "1"]

@@ -125,7 +125,6 @@ FUNCTIONS: dict[str, str] = {
         "the measured counts -> cycles, energy, area, counters and breakdown; not split yet",
     "plugins/llm/decode.py::decode_lean":
         "the batched greedy decoding with the prior as a draft (torch); not split yet",
-    "plugins/llm/lean_numpy.py::decode_numpy": "the same decoding on the numpy model; not split yet",
     "plugins/llm/train.py::train":
         "the LLM training loop: data, prompts, model, schedule, evaluation, checkpoints; not split yet",
     "plugins/network/cli.py::print_report": "the network verb's report tables; not split yet",

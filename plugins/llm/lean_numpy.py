@@ -260,6 +260,57 @@ def _rotate_half(x: np.ndarray) -> np.ndarray:
     return np.concatenate((-x[..., half:], x[..., :half]), axis=-1)
 
 
+_PER = 1 + codec.LENGTH  # marker + digits of one metric
+_TOTAL = _PER * len(METRICS)  # the output stream: <m0> d d d d d d <m1> ... ; position 0 ends the prompt
+
+
+def _drafts(prompts: list[str], markers: list[int], allowed_l: list[list[int]]) -> list[list[int] | None]:
+    """The draft of every stream position, per prompt: markers, then the prior's digits (None: no prior)."""
+    out = []
+    for p in prompts:
+        prior = prior_draft(p)
+        out.append(None if prior is None else [
+            markers[j // _PER] if j % _PER == 0 else
+            allowed_l[j % _PER - 1][codec.POSITIONS[j % _PER - 1].index(prior[METRICS[j // _PER]][j % _PER - 1])]
+            for j in range(_TOTAL)])
+    return out
+
+
+def _prefill(model: NumpyLlama, seqs: list[list[int]]):
+    """Each prompt prefilled alone (causal attention, nothing padded), the caches left-padded into one batch:
+    (cache, logits predicting stream position 1, attention mask, next positions)."""
+    lengths = [len(s) for s in seqs]
+    width = max(lengths)
+    cache = model.new_cache(len(seqs), width, reserve=_TOTAL)
+    logits = []
+    for b, s in enumerate(seqs):
+        one = model.new_cache(1, len(s), reserve=0)
+        ids = np.asarray([s], np.int64)
+        out = model(ids, np.ones_like(ids), np.arange(len(s))[None], cache=one, logits_to_keep=1, last_only=True)
+        cache.place(b, one, width - len(s))
+        logits.append(out.logits[0, -1])
+    mask = np.asarray([[0] * (width - n) + [1] * n for n in lengths], np.int64)
+    return cache, np.stack(logits), mask, np.asarray(lengths, np.int64)[:, None]
+
+
+def _accepted(out_logits: np.ndarray, feed: np.ndarray, cur: int, end: int, allowed: list[np.ndarray],
+              index: list[dict[int, int]], probs: list, chosen: list[list[int]]) -> int:
+    """Keep the fed positions up to the first digit some row would have chosen otherwise (recording their
+    probabilities and choices); the first position not kept."""
+    for j in range(cur + 1, end):
+        if j % _PER == 0:
+            continue  # a marker: fixed
+        kj = j % _PER - 1
+        pj = _softmax(out_logits[:, j - cur - 1, allowed[kj]].astype(np.float32))
+        choice = pj.argmax(-1)
+        if any(index[kj].get(int(feed[b, j - cur]), -1) != int(choice[b]) for b in range(len(feed))):
+            return j
+        probs[j] = pj
+        for b in range(len(feed)):
+            chosen[b][j] = int(choice[b])
+    return end
+
+
 def decode_numpy(model: NumpyLlama, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
     """:func:`decode.decode_lean` on a :class:`NumpyLlama`: per-prompt prefill, the caches left-padded into one
     batch, batched passes that verify the prior's digits as a draft; the same greedy digits."""
@@ -269,74 +320,42 @@ def decode_numpy(model: NumpyLlama, tokenizer, prompts: list[str], max_length: i
     index = [{t: i for i, t in enumerate(a)} for a in allowed_l]
     seqs = [s[-(max_length - 1):] + markers[:1] for s in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
     B = len(seqs)
-    per = 1 + codec.LENGTH
-    total = per * len(METRICS)
-    drafts = []
-    for p in prompts:
-        prior = prior_draft(p)
-        drafts.append(None if prior is None else [
-            markers[j // per] if j % per == 0 else
-            allowed_l[j % per - 1][codec.POSITIONS[j % per - 1].index(prior[METRICS[j // per]][j % per - 1])]
-            for j in range(total)])
+    drafts = _drafts(prompts, markers, allowed_l)
     speculate = all(d is not None for d in drafts)
-    results = [{"metrics": {}, "confidence": {}, "interval": {}} for _ in range(B)]
-    chosen = [[0] * total for _ in range(B)]
-    probs: list = [None] * total
-    lengths = [len(s) for s in seqs]
-    width = max(lengths)
-    cache = model.new_cache(B, width, reserve=total)
-    logits = []
-    for b, s in enumerate(seqs):  # each prompt alone: causal attention, nothing padded
-        one = model.new_cache(1, len(s), reserve=0)
-        ids = np.asarray([s], np.int64)
-        out = model(ids, np.ones_like(ids), np.arange(len(s))[None], cache=one, logits_to_keep=1, last_only=True)
-        cache.place(b, one, width - len(s))
-        logits.append(out.logits[0, -1])
-    nxt = np.stack(logits)
-    mask = np.asarray([[0] * (width - n) + [1] * n for n in lengths], np.int64)
-    next_pos = np.asarray(lengths, np.int64)[:, None]
+    chosen = [[0] * _TOTAL for _ in range(B)]  # symbol index at each digit position
+    probs: list = [None] * _TOTAL  # (B, n allowed) probabilities at each digit position
+    cache, nxt, mask, next_pos = _prefill(model, seqs)
     cur = 1
     while True:
-        k = cur % per - 1
+        k = cur % _PER - 1
         pr = _softmax(nxt[:, allowed[k]].astype(np.float32))
         best = pr.argmax(-1)
         probs[cur] = pr
         for b in range(B):
             chosen[b][cur] = int(best[b])
-        if cur == total - 1:
+        if cur == _TOTAL - 1:
             break
-        end = total - 1 if speculate else cur + 1 + (1 if (cur + 1) % per == 0 else 0)
+        # feed the chosen token, then the draft up to the last position whose successor is decoded
+        end = _TOTAL - 1 if speculate else cur + 1 + (1 if (cur + 1) % _PER == 0 else 0)
         feed = np.empty((B, end - cur), np.int64)
         feed[:, 0] = allowed[k][best]
         for b in range(B):
             for j in range(cur + 1, end):
-                feed[b, j - cur] = drafts[b][j] if speculate else markers[j // per]
+                feed[b, j - cur] = drafts[b][j] if speculate else markers[j // _PER]
         n = end - cur
         mask = np.concatenate([mask, np.ones((B, n), mask.dtype)], axis=1)
-        o = model(feed, mask, next_pos + np.arange(n)[None, :], cache=cache, logits_to_keep=n)
-        out_logits = o.logits
-        stop = end
-        for j in range(cur + 1, end):
-            if j % per == 0:
-                continue
-            kj = j % per - 1
-            pj = _softmax(out_logits[:, j - cur - 1, allowed[kj]].astype(np.float32))
-            choice = pj.argmax(-1)
-            if any(index[kj].get(int(feed[b, j - cur]), -1) != int(choice[b]) for b in range(B)):
-                stop = j
-                break
-            probs[j] = pj
-            for b in range(B):
-                chosen[b][j] = int(choice[b])
+        out_logits = model(feed, mask, next_pos + np.arange(n)[None, :], cache=cache, logits_to_keep=n).logits
+        stop = _accepted(out_logits, feed, cur, end, allowed, index, probs, chosen)
         keep = stop - cur
-        if keep < n:
+        if keep < n:  # forget what was fed from `stop` on
             cache.truncate(cache.get_seq_length() - (n - keep))
             mask = mask[:, :mask.shape[1] - (n - keep)]
         next_pos = next_pos + keep
         nxt = out_logits[:, keep - 1]
         cur = stop
+    results = [{"metrics": {}, "confidence": {}, "interval": {}} for _ in range(B)]
     for mi, metric in enumerate(METRICS):
-        base = mi * per + 1
+        base = mi * _PER + 1
         for b in range(B):
             _record(results[b], metric, chosen[b][base:base + codec.LENGTH],
                     [probs[base + p][b] for p in range(codec.LENGTH)])
