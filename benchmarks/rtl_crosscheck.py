@@ -224,6 +224,8 @@ resized and everything else (128-bit GLB, 4 banks, 2 ports, 2-cycle latency) unc
 
 {table}
 
+- **rtl s**: wall seconds of the uncached Icarus simulation (from this benchmark's previous run of
+  the same Verilog; the run that wrote this table found them cached).
 - **rtl cycles**: counted by the generated hardware from `start` to the last output write, Icarus
   simulation of the generated Verilog on the workload's inputs; every output matched the NumPy
   reference (`check`). Operands start in the GLB: DRAM is not simulated.
@@ -259,7 +261,7 @@ Read from the table, not tuned; every row splits exactly into the three parts be
      capacity should switch the overlap off is a timing-model decision (docs/timing-model.md), not a
      small fix.
 3. **Waits for the buffer (rtl waits - 6)**: 0 where every step's words fit the GLB's ports (gemm ws
-   8x8; conv2d is 4x4 and 8x8), up to 1.8x the advances elsewhere (gemm is 8x8: 275 waits on 156
+   8x8; conv2d is 4x4 and 8x8), up to 1.4x the advances elsewhere (gemm is 8x8: 221 waits on 156
    advances). hlsim charges the GLB only
    through its average bandwidth over the nest (docs/timing-model.md section 2), never per step, so
    it misses all of these. Their causes, from the layout the RTL uses (row-major arrays, 16 int8 or
@@ -270,19 +272,31 @@ Read from the table, not tuned; every row splits exactly into the three parts be
      reader and the writer are on the same bank). conv2d ws: the lanes are filters,
      `O[k..k+3][p][q]`, 64 int32 = 16 words apart, again one bank. The int32 read-modify-write of
      partial sums (the spec places the outputs in the GLB) costs 2 accesses per output element per
-     fold. With the arrays row-major as the workload declares them, no arbiter can do better: the
-     models should charge per-step bank/port demand here.
+     fold. With the arrays row-major as the workload declares them, no arbiter can remove this: the
+     models should charge per-step bank/port demand here (hlsim's timing model does not; a change to
+     docs/timing-model.md section 2, not a small fix, so not made here).
    - **Input vectors strided across words (spec-limited)**: conv2d's input lanes along the fused
      (c, r, s) loop touch several words per step, some in the same bank; gemm is's west operand
      `B[k..k+3][n]` takes 4 words (in 4 different banks: no conflict).
-   - **Output reads gated per fold (RTL is slower than needed).** The reader of old outputs does not
-     run ahead of the fold the writer is finishing (`fold_limit` in control.py): correct, but coarser
-     than the real dependence, which is per element (fold f+1 reads `C[m][n]` long after fold f wrote
-     it). This costs cycles at every fold boundary of ws/is (part of gemm ws 4x4's 60 waits) and
-     could be replaced by an address comparison against the writer's pending words. Not changed
-     here.
+   - **Old outputs read per fold (the RTL was slower than needed; changed).** Until commit 8ab2b28
+     the reader of old outputs did not start a fold before the writer had finished the previous
+     one, although the real dependence is per element (fold f+1 reads `C[m][n]` long after fold f
+     wrote it). Now it reads vector v of fold f once the writer has written vector v of fold f-1
+     (control.py; consecutive folds of one output tile walk the same vectors, and a fold of another
+     tile is finished before the writer gets that far). Measured, rtl cycles per-fold -> per-vector:
+     gemm is 4x4 856 -> 736 and 8x8 431 -> 377; conv2d ws 1,280 -> 1,200 and 740 -> 730; conv2d os
+     850 -> 808 and 577 -> 539; gemm os 449 -> 430 and 216 -> 214; gemm ws 8x8 and conv2d is
+     unchanged; gemm ws worse, 4x4 498 -> 510 (and the synthesised 2x2 below 1,670 -> 1,715): the
+     reader now runs ahead into the next fold and takes
+     port slots (it has the second priority, after the writer) that the preload and the west stream
+     need. Giving the old reader the *lowest* priority instead was measured too: gemm ws 4x4 438 (no
+     wait beyond the fixed 6), gemm os 422 and 211, conv2d os 758 and 519, but gemm is 981 and 552
+     and conv2d ws 1,473 and 850, where the old reader then starves and the writer with it. A
+     priority that follows the writer's need (old outputs first only while the writer waits for
+     them) should take the best of both; not done.
    - os: the drained output rows are written as 4-word int32 vectors while the next fold's operand
-     reads compete for the same banks (gemm os 4x4: 27 waits; conv2d os: 179 to 252).
+     reads compete for the same banks (waits beyond the fixed 6: gemm os 4x4 8, 8x8 56; conv2d os
+     4x4 210, 8x8 141).
 
 The issue's goal (hlsim within 2 % of rtl) is met by no row: the closest are gemm ws 8x8 and conv2d
 is 8x8 (4 %), where the only differences are item 2's one advance per fold and the fixed 6.
@@ -318,8 +332,8 @@ issue's 15 %. Causes of the differences:
   flip-flops. In the RTL the stationary operand is held for a whole fold (ws), so one multiplier input
   does not toggle, and the operands are the workload's. Against that, the RTL's flip-flops are clocked
   every cycle, waits and idle PEs included (no clock gating), so its PE energy per MAC grows as the
-  array's utilisation falls: 4,096 MACs / (PEs x cycles) is 61 % on 2x2 (1,670 cycles) and 51 % on
-  4x4 (498), and the energy per MAC 40.9 and 50.7 pJ.
+  array's utilisation falls: 4,096 MACs / (PEs x cycles) is 60 % on 2x2 (1,715 cycles) and 50 % on
+  4x4 (510), and the energy per MAC 41.8 and 51.8 pJ.
 - **Other logic**: the buffer crossbar (`xin`/`xout`), the arbiter, the operand engines (address
   arithmetic for every lane), the output queue and the controller are logic the model does not
   count at all; at these array sizes they are most of the area and energy. Their share falls with

@@ -203,3 +203,14 @@ def test_one_crossbar_module_synthesises_against_the_liberty(write, tmp_path):
     areas = module_areas((tmp_path / "stat.txt").read_text())
     # a 32:1 multiplexer of 32-bit words (8 banks x 4 ports): hundreds of cells, no flip-flop
     assert 5_000 < areas["xout_GLB"] < 500_000
+
+
+@needs_iverilog
+def test_folds_accumulating_into_the_same_outputs_read_them_after_they_are_written(write, tmp_path, monkeypatch):
+    # ws 2x2 with K = 6: three folds over k add into the same C[4x2]; the reader of old outputs runs
+    # ahead of the writer per vector, never past an output the previous fold has not written yet
+    from llmulator_plugins.rtl.profiler import RtlProfiler
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    prof = RtlProfiler(synthesize=False).profile(design(write, 2, "ws", 4, 2, 6))
+    assert prof.counters["folds"] == 3
+    assert prof.functional_check == "pass"

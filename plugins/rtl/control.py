@@ -7,8 +7,9 @@ vectors (the stream's temporal point loops, or the rows of the array). From the 
 computes each lane's element address with the subscript's affine coefficients, coalesces lanes
 that share a word and requests the words from its level's arbiter; read data comes back after
 the bank latency into a ring of vector slots that the array consumes in order. The writer adds
-the array's outputs to the old values and writes them back (read-modify-write), and the reader
-of old values never runs ahead of the fold the writer is finishing (no read before write).
+the array's outputs to the old values and writes them back (read-modify-write). The reader of
+old values reads vector v of fold f only once the writer has written vector v of fold f-1 (or
+finished that fold): no read before write, per vector rather than per fold.
 """
 
 from __future__ import annotations
@@ -211,11 +212,11 @@ def engine_module(plan: Plan, lay: Layout, kind: str) -> str:
     L = [f"module {kind} (input clk, input rst, input start,"]
     if write:
         L += [f"  input in_valid, input [{NL * EB - 1}:0] in_vec, input old_valid, input [{NL * EB - 1}:0] old_vec,",
-              "  output in_ready, output reg [31:0] folds_done, output done,"]
+              "  output in_ready, output reg [31:0] folds_done, output reg [31:0] vecs_done, output done,"]
     else:
         L += [f"  input pop, output head_valid, output [{NL * EB - 1}:0] head,"]
         if kind == "old":
-            L += ["  input [31:0] fold_limit,"]
+            L += ["  input [31:0] fold_limit, input [31:0] vec_limit,"]
     L += [f"  output [{NL - 1}:0] req, output [{NL * BW - 1}:0] bank, output [{NL * RW - 1}:0] row,",
           f"  output [{NL * W - 1}:0] wdata, output [{NL * W // 8 - 1}:0] wmask,",
           f"  input [{NL - 1}:0] gnt, input [{NL - 1}:0] rvalid, input [{NL * W - 1}:0] rdata);"]
@@ -253,7 +254,13 @@ def engine_module(plan: Plan, lay: Layout, kind: str) -> str:
         SW = clog2(S)
         L += [f"  reg [{SW}:0] cnt; reg [{SW - 1}:0] h, ip; reg [{S - 1}:0] ready;"]
         L += [f"  reg [{NL * EB - 1}:0] slot_{s};" for s in range(S)]
-        gate = " && fidx <= fold_limit" if kind == "old" else ""
+        # an old output may be read once the writer has written it in the previous fold: the writer is
+        # past that fold, or in it and past this vector (consecutive folds of one output tile walk
+        # the same vectors; a fold of another tile finished before the writer got this far)
+        gate = (" && (fidx <= fold_limit || (fidx == fold_limit + 1 && vcnt < vec_limit))"
+                if kind == "old" else "")
+        if kind == "old":
+            L.append("  reg [31:0] vcnt;")
         L.append(f"  wire can = active && !walk_done && cnt < {S}{gate};")
     L.append("  assign req = can ? (lead & ~gd) : 0;")
     L.append("  wire fin = can && ((lead & ~gd & ~gnt) == 0);")
@@ -318,14 +325,17 @@ def engine_module(plan: Plan, lay: Layout, kind: str) -> str:
         L.append("  end")
     # walker and request state
     L.append("  always @(posedge clk) begin")
-    L.append("    if (rst) begin active <= 0; gd <= 0; walk_done <= 0;" + (" cur_v <= 0; folds_done <= 0;" if write
-                                                                            else "") + " end")
+    extra = " cur_v <= 0; folds_done <= 0; vecs_done <= 0;" if write else " vcnt <= 0;" if kind == "old" else ""
+    L.append("    if (rst) begin active <= 0; gd <= 0; walk_done <= 0;" + extra + " end")
     L.append("    else if (start) begin active <= 1; gd <= 0; " + " ".join(init) + " end")
     L.append("    else begin")
     L.append("      gd <= fin ? 0 : gd | (gnt & req);")
     if write:
         L.append("      if (load) begin cur <= sum; cur_v <= 1; end else if (fin) cur_v <= 0;")
         L.append("      if (fin && fold_end) folds_done <= folds_done + 1;")
+        L.append("      if (fin) vecs_done <= fold_end ? 0 : vecs_done + 1;")
+    elif kind == "old":
+        L.append("      if (fin) vcnt <= fold_end ? 0 : vcnt + 1;")
     L.append("      if (fin) begin")
     L += ["        " + s for s in step]
     L.append("      end")

@@ -50,7 +50,7 @@ def top_module(plan: Plan, lay: Layout, engines: list[str], reqs: dict[str, list
     # controller state
     L += ["  localparam IDLE = 0, PRE = 1, STR = 2, WAIT = 3, DRAIN = 4, FLUSH = 5, FIN = 6;",
           "  reg [2:0] st; reg [15:0] k; reg [15:0] cnt; reg walk_end;",
-          "  wire wq_full, wq_empty; wire wr_ready, wr_done; wire [31:0] wr_folds;",
+          "  wire wq_full, wq_empty; wire wr_ready, wr_done; wire [31:0] wr_folds, wr_vecs;",
           f"  wire [{B * ob - 1}:0] out_vec, wq_out; wire out_valid;"]
     heads = {"S": "rd_S", "X": "rd_X", "Y": "rd_Y"}
     for role, e in heads.items():
@@ -76,10 +76,10 @@ def top_module(plan: Plan, lay: Layout, engines: list[str], reqs: dict[str, list
         if e == "wr":
             L.append(f"  wr u_wr (.clk(clk), .rst(rst), .start(start), .in_valid(!wq_empty), .in_vec(wq_out), "
                      f".old_valid(old_v), .old_vec(old_h), .in_ready(wr_ready), .folds_done(wr_folds), "
-                     f".done(wr_done), {mem});")
+                     f".vecs_done(wr_vecs), .done(wr_done), {mem});")
         elif e == "old":
             L.append(f"  old u_old (.clk(clk), .rst(rst), .start(start), .pop(wr_ready), .head_valid(old_v), "
-                     f".head(old_h), .fold_limit(wr_folds), {mem});")
+                     f".head(old_h), .fold_limit(wr_folds), .vec_limit(wr_vecs), {mem});")
         else:
             pop = "st == PRE && adv" if role == "S" else "st == STR && adv"
             L.append(f"  {e} u_{e} (.clk(clk), .rst(rst), .start(start), .pop({pop}), .head_valid({role}_v), "
