@@ -286,8 +286,8 @@ def explore_network(arch: str, model: str, space_file: str, estimator: str = "an
     from llmulator.library import resolve
     from llmulator_plugins.dse.run import failures, top_distinct
 
-    from . import onnx_import
     from .archverify import verify_points
+    from .run import load_network
 
     for bad, msg in ((budget < 1, "--budget must be at least 1"), (verify < 0, "--verify must be 0 or more"),
                      (layer_budget < 1, "--search-budget must be at least 1")):
@@ -302,7 +302,7 @@ def explore_network(arch: str, model: str, space_file: str, estimator: str = "an
     if why is not None:
         raise UserError(f"estimator '{estimator}' is not available: {why}")
     t0 = time.perf_counter()
-    layers = onnx_import.load_layers(model, dims)
+    layers = load_network(model, dims)
     t_load = time.perf_counter() - t0
     t1 = time.perf_counter()
     ev, res, used = _search(space, layers, est, objective, dataflow, layer_budget, budget, strategy, seed, progress,

@@ -14,7 +14,8 @@ from llmulator.errors import UserError
 
 NETWORK_HELP = """
 whole networks (docs/networks.md): estimate ARCH --network MODEL.onnx, e.g. with
-zigzag-dse's resnet18.onnx, [--dataflow auto|ws|os|rs] [--save DIR] [--plot FILE].
+zigzag-dse's resnet18.onnx, [--dataflow auto|ws|os|rs] [--save DIR] [--plot FILE];
+or --network DIR (or a.yaml,b.yaml): Timeloop layer problems, one per file.
 Each layer of the ONNX model (opset 7 and newer) becomes a library-style workload with
 its shapes filled in; a mapping per layer is searched with the analytical model (cached
 by layer shape) or taken from --dataflow; operators not modelled are listed with their
@@ -40,7 +41,8 @@ def extend_estimate(subparsers) -> None:
             a.help = (a.help or "") + " (omitted with --network)"
     g = e.add_argument_group("whole networks")
     g.add_argument("--network", metavar="MODEL",
-                   help="estimate every layer of this ONNX model (WORKLOAD and MAPPING are then omitted)")
+                   help="estimate every layer of this ONNX model, or of Timeloop layer problems: a folder or "
+                        "comma-separated YAML files (WORKLOAD and MAPPING are then omitted)")
     g.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
                    help="value of a symbolic input dimension of the model (e.g. --dim batch=1; repeatable)")
     g.add_argument("--dataflow", choices=["auto", "ws", "os", "rs"], default="auto",
@@ -88,8 +90,8 @@ def extend_dse(p) -> None:
             a.help = (a.help or "") + " (omitted with --network)"
     g = p.add_argument_group("whole networks")
     g.add_argument("--network", metavar="MODEL",
-                   help="search the space's hardware values for this ONNX model's total (WORKLOAD is then omitted; "
-                        "--budget counts hardware points)")
+                   help="search the space's hardware values for this ONNX model's total, or Timeloop layer "
+                        "problems' (a folder or a,b.yaml); WORKLOAD is then omitted, --budget counts hardware points")
     g.add_argument("--dim", type=_dim, action="append", default=[], metavar="NAME=VALUE",
                    help="with --network: value of a symbolic input dimension (repeatable)")
     g.add_argument("--dataflow", choices=["auto", "ws", "os", "rs"], default="auto",
@@ -115,10 +117,13 @@ def extend_dse(p) -> None:
     p.set_defaults(func=func)
 
 
-def _need_onnx() -> None:
-    """UserError without the onnx package (found, not imported: a model read before needs no import)."""
+def _need_onnx(model: str) -> None:
+    """UserError for an ONNX model without the onnx package (found, not imported: a model read before needs no
+    import). Timeloop layer problems need no onnx."""
     import importlib.util
-    if importlib.util.find_spec("onnx") is None:
+
+    from .timeloop_layers import is_timeloop
+    if not is_timeloop(model) and importlib.util.find_spec("onnx") is None:
         raise UserError("--network needs the onnx package: pip install 'llmulator[network]' (or pip install onnx)")
 
 
@@ -126,7 +131,7 @@ def run_dse(args) -> int:
     from llmulator import plugins
 
     from .archsearch import explore_network
-    _need_onnx()
+    _need_onnx(args.network)
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
     if args.profiler not in plugins.names("profilers"):
@@ -207,7 +212,7 @@ def run_command(args) -> int:
     from .run import estimate_network, save
     if args.search_budget < 1:
         raise UserError("--search-budget must be at least 1")
-    _need_onnx()
+    _need_onnx(args.network)
     r = estimate_network(args.arch, args.network, args.estimator, args.dataflow, args.objective,
                          args.search_budget, dict(args.dim), progress=not args.no_progress and not args.json)
     if args.save:

@@ -10,6 +10,14 @@ from typing import Any
 from llmulator.errors import SpecError, UserError
 
 
+def load_network(model: str, dims: dict[str, int] | None = None) -> list:
+    """The layers of an ONNX file, or of Timeloop layer problems (a folder or comma-separated YAML files)."""
+    from . import onnx_import, timeloop_layers
+    if timeloop_layers.is_timeloop(model):
+        return timeloop_layers.load_layers(model, dims)
+    return onnx_import.load_layers(model, dims)
+
+
 def _key(layer) -> tuple:
     return (layer.kind, tuple(sorted((k, str(v)) for k, v in layer.params.items())))
 
@@ -34,7 +42,6 @@ def estimate_network(arch: str, model: str, estimators: list[str] | None = None,
     from llmulator.cli import _failure
     from llmulator.library import resolve
 
-    from . import onnx_import
     from .mappings import Mapper
 
     t0 = time.perf_counter()
@@ -42,7 +49,7 @@ def estimate_network(arch: str, model: str, estimators: list[str] | None = None,
     names = estimators or plugins.names("estimators")
     for n in names:
         plugins.entry("estimators", n)  # an unknown name is bad usage (exit 2)
-    layers = onnx_import.load_layers(model, dims)
+    layers = load_network(model, dims)
     t_load = time.perf_counter() - t0
     mapper = Mapper(arch_path, dataflow, objective, budget)
     designs: dict[int, Any] = {}

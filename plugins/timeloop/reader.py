@@ -156,15 +156,36 @@ def _include_text(text: str, base: Path, depth: int = 0) -> str:
 
 
 def load_yaml(path: Path) -> Any:
-    text = _include_text(path.read_text(), path.parent)
+    return _parse(_include_text(path.read_text(), path.parent), path)
+
+
+def load_yaml_lines(path: Path) -> tuple[Any, list[int]]:
+    """``load_yaml``, and for each line of the text parsed (includes expanded) the line of ``path`` it comes
+    from: an included file's lines map to the line that includes it. The records' lines are the parsed
+    text's; a YAML error's line is ``path``'s."""
+    origin: list[int] = []
+    parts = []
+    for i, line in enumerate(path.read_text().split("\n"), 1):
+        try:
+            parts.append(_include_text(line, path.parent))
+        except SpecError as e:
+            raise SpecError(Diagnostic(str(path), i, None, "", e.diagnostics[0].message,
+                                       hint=f"the path is relative to {path.parent}")) from None
+        origin.extend([i] * (parts[-1].count("\n") + 1))
+    return _parse("\n".join(parts), path, origin), origin
+
+
+def _parse(text: str, path: Path, origin: list[int] | None = None) -> Any:
     loader = _Loader(text)
     loader.name = str(path)
     try:
         return loader.get_single_data()
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
-        raise SpecError(Diagnostic(str(path), mark.line + 1 if mark else None, None, "",
-                                   f"not valid YAML: {getattr(e, 'problem', e)}")) from None
+        line = mark.line + 1 if mark else None
+        if line is not None and origin:
+            line = origin[min(line, len(origin)) - 1]
+        raise SpecError(Diagnostic(str(path), line, None, "", f"not valid YAML: {getattr(e, 'problem', e)}")) from None
     finally:
         loader.dispose()
 
