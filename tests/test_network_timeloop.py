@@ -182,3 +182,39 @@ def test_bad_files_exit_2_with_file_and_line(tmp_path, capsys):
     assert code == 2 and "--dim" in err
     code, _, err = run(capsys, "estimate", ARCH, "--network", f"{d / 'layer1.yaml'},{d / 'nope.yaml'}")
     assert code == 2 and "nope.yaml: no such file" in err
+
+
+def test_groups_linear_layers_and_sparse_problems(tmp_path):
+    d = folder(tmp_path, **{
+        # 2 groups of 4 -> 4 channels, 3x3, dilation 2 on 8x8 outputs: 2 * 4*8*8 * 4*3*3 = 18,432 MACs
+        "g": layer("{G: 2, C: 4, M: 4, P: 8, Q: 8, R: 3, S: 3, Hdilation: 2, Wdilation: 2}"),
+        # a linear layer on 32 tokens (the exercises' GPT-2 form): 32 * 64 * 128 = 262,144 MACs
+        "lin": layer("{C: 64, M: 128, P: 32}"),
+        # 4 heads of a 16 x 8 x 16 product: 4 * 16*8*16 = 8,192 MACs
+        "heads": layer("{G: 4, C: 8, M: 16, P: 16}"),
+        "sparse": CONV.replace("Wdilation: 1}", "Wdilation: 1, densities: {Weights: 0.5}}"),
+    })
+    by = {x.name: x for x in timeloop_layers.load_layers(str(d))}
+    assert by["g"].kind == "gconv" and by["g"].macs == 18_432 and by["g"].shape == "8>8 8x8 3x3 d2 g2"
+    assert by["g"].params == {"G": 2, "K": 4, "C": 4, "P": 8, "Q": 8, "R": 3, "S": 3, "SH": 1, "SW": 1, "DH": 2,
+                              "DW": 2}
+    assert (by["lin"].kind, by["lin"].params, by["lin"].macs) == ("gemm", {"M": 32, "N": 128, "K": 64}, 262_144)
+    assert (by["heads"].kind, by["heads"].params) == ("bmm", {"G": 4, "M": 16, "N": 16, "K": 8})
+    assert by["heads"].macs == 8_192
+    assert by["sparse"].kind is None and by["sparse"].macs == 55_296 and "densities" in by["sparse"].reason
+
+
+def test_dse_network_on_timeloop_problems(tmp_path, capsys):
+    (tmp_path / "problem_base.yaml").write_text(BASE)
+    (tmp_path / "net").mkdir()
+    (tmp_path / "net" / "fc.yaml").write_text(FC)
+    sp = tmp_path / "hw.yaml"
+    sp.write_text("space:\n  version: 1\n  name: hw\n  hardware:\n    pe_array: {square: [4, 16]}\n")
+    code, out, err = run(capsys, "dse", ARCH, "--network", str(tmp_path / "net"), "--space", str(sp), "--verify", "1",
+                         "--search-budget", "200", "--json", "--no-progress", "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    s = json.loads(out)
+    assert s["evaluated"] == s["valid"] == 2 and s["mapped_layers"] == 1 and not s["unsupported"]
+    assert s["ranked"][0]["cycles"] >= 160 / 256  # the compute bound of 160 MACs on the larger array
+    (v,) = s["verified"]
+    assert v["measured"]["cycles"] == pytest.approx(v["predicted"]["cycles"])
