@@ -56,6 +56,8 @@ def top_distinct(res: dict[str, np.ndarray], order: np.ndarray, k: int) -> list[
     """
     seen: set[tuple] = set()
     out: list[int] = []
+    if k <= 0:  # `--verify 0`: nothing to verify (the loop below would otherwise never stop at k)
+        return out
     for i in order:
         key = tuple(round(float(res[m][i]), 6) for m in ("cycles", "energy_pj", "area_um2"))
         if key in seen:
