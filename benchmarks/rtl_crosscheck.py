@@ -287,13 +287,17 @@ Read from the table, not tuned; every row splits exactly into the three parts be
      gemm is 4x4 856 -> 736 and 8x8 431 -> 377; conv2d ws 1,280 -> 1,200 and 740 -> 730; conv2d os
      850 -> 808 and 577 -> 539; gemm os 449 -> 430 and 216 -> 214; gemm ws 8x8 and conv2d is
      unchanged; gemm ws worse, 4x4 498 -> 510 (and the synthesised 2x2 below 1,670 -> 1,715): the
-     reader now runs ahead into the next fold and takes
-     port slots (it has the second priority, after the writer) that the preload and the west stream
-     need. Giving the old reader the *lowest* priority instead was measured too: gemm ws 4x4 438 (no
-     wait beyond the fixed 6), gemm os 422 and 211, conv2d os 758 and 519, but gemm is 981 and 552
-     and conv2d ws 1,473 and 850, where the old reader then starves and the writer with it. A
-     priority that follows the writer's need (old outputs first only while the writer waits for
-     them) should take the best of both; not done.
+     reader now runs ahead into the next fold and takes port slots (it has the second priority,
+     after the writer) that the preload and the west stream need. Giving the old reader the
+     *lowest* priority instead was measured too: gemm ws 4x4 438 (no wait beyond the fixed 6), gemm
+     os 422 and 211, conv2d os 758 and 519, but gemm is 981 and 552
+     and conv2d ws 1,473 and 850, where the old reader then starves and the writer with it. Two
+     switching priorities were measured and not kept either: old outputs second while the writer
+     waits for them (a vector queued, none at the old reader's head), last otherwise: gemm ws 4x4
+     438, gemm is 950 and 549, conv2d ws 1,425 and 845; second while the old reader's head is empty:
+     gemm is 4x4 731 but 8x8 549, conv2d ws 1,431 and 842. Where the outputs sit in one bank (gemm
+     is, conv2d ws) reading them early, in slots the writer does not use, seems to be what helps; a better
+     arbiter (e.g. by bank, reads of the writer's bank first when it is idle) is left open.
    - os: the drained output rows are written as 4-word int32 vectors while the next fold's operand
      reads compete for the same banks (waits beyond the fixed 6: gemm os 4x4 8, 8x8 56; conv2d os
      4x4 210, 8x8 141).
