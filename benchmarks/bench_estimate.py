@@ -8,7 +8,13 @@ output to /dev/null): wall time (what the user waits for) and CPU time (user + s
 sensitive to other processes on the machine), median / min / max over ``--runs`` runs. Cases:
 
 * analytical only (``--estimator analytical``) and all bundled estimators (the default);
-* reference processes: ``python -c pass`` and ``python -c "import torch"`` (the floor of any torch estimator).
+* reference processes: ``python -c pass``, ``python -c "import numpy"`` and ``python -c "import torch"`` (the
+  floor of any torch estimator; the learned estimators run in NumPy since issue 17).
+
+A warm-up run of every case comes first: it fills the file caches and, since issue 17, the spec-validation memo
+(``$LLMULATOR_CACHE/valid``, see ``llmulator.schema``), as a user's first run of a design does; the timed runs
+are cold processes with that memo warm (a design never loaded before also pays for importing jsonschema, ~70 ms
+of CPU).
 
 Runs are interleaved (one run of every case in turn), so a change in the machine's load hits all cases alike;
 the load average is sampled before every run and reported. Bytecode is compiled first (``compileall``), as an
@@ -20,7 +26,8 @@ otherwise compile every module of the project in every process.
 current tree: before/after in the same conditions.
 
 The last sections say where the time goes: the all-estimators case once under ``python -X importtime`` (the
-largest top-level imports), and the analytical-only command's steps timed one by one in a fresh process.
+largest top-level imports), the analytical-only command's steps timed one by one in a fresh process, and each
+estimator of the all-estimators command (its model loading included) in a fresh process.
 """
 
 from __future__ import annotations
@@ -46,6 +53,7 @@ CASES = {
 }
 REFERENCE = {
     "python -c pass": ["-c", "pass"],
+    "python -c 'import numpy'": ["-c", "import numpy"],
     "python -c 'import torch'": ["-c", "import torch"],
 }
 TARGETS = {"analytical only": 0.3, "all estimators": 2.0}  # seconds of wall time (issue 17, item 1)
@@ -92,7 +100,11 @@ import contextlib, io, json, time
 t = [time.perf_counter()]
 import llmulator.cli as cli
 t.append(time.perf_counter())
-args = cli.build_parser().parse_args(["estimate", *DESIGN, "--estimator", "analytical"])
+getattr(cli, "numpy_with_one_blas_thread", lambda: __import__("numpy"))()  # main() does it first (before: later)
+t.append(time.perf_counter())
+argv = ["estimate", *DESIGN, "--estimator", "analytical"]
+parser_for = getattr(cli, "_parser_for", None)  # the invoked verb's parser (before: every verb's)
+args = (parser_for(argv) if parser_for else cli.build_parser()).parse_args(argv)
 t.append(time.perf_counter())
 d = cli._load(args)
 t.append(time.perf_counter())
@@ -107,8 +119,44 @@ with contextlib.redirect_stdout(io.StringIO()):
 t.append(time.perf_counter())
 print(json.dumps([b - a for a, b in zip(t, t[1:])]))
 """
-PHASE_NAMES = ("import llmulator.cli", "parser: every plugin's commands", "load and check the design (YAML, "
+PHASE_NAMES = ("import llmulator.cli", "import numpy (one BLAS thread)",
+               "parser (the invoked verb's; every plugin's hook runs)",
+               "load and check the design (YAML, "
                "schemas, kernel)", "the analytical estimator (its modules)", "estimate", "print the table (rich)")
+
+
+# each estimator of the all-estimators command, in one fresh process: the design loaded first, then every
+# estimator's first estimate (its modules, its model, its prediction), as cmd_estimate calls them
+PER_ESTIMATOR = r"""
+import json, time
+import llmulator.cli as cli
+from llmulator import plugins
+d = cli._load(cli.build_parser().parse_args(["estimate", *DESIGN]))
+out = []
+for n in plugins.names("estimators"):
+    t0 = time.perf_counter()
+    est = plugins.get("estimators", n)
+    if est.available() if hasattr(est, "available") else None:
+        continue
+    est.estimate([d])
+    out.append((n, time.perf_counter() - t0))
+print(json.dumps(out))
+"""
+
+
+def per_estimator(env: dict[str, str], runs: int) -> list[tuple[str, str]] | None:
+    """Median ms of each available estimator's first estimate in a fresh process (None on failure)."""
+    import json
+    code = f"DESIGN = {list(DESIGN)!r}\n" + PER_ESTIMATOR
+    got: dict[str, list[float]] = {}
+    for _ in range(runs):
+        r = subprocess.run([sys.executable, "-c", code], env=env, cwd=tempfile.gettempdir(), capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            return None
+        for n, s in json.loads(r.stdout.strip().splitlines()[-1]):
+            got.setdefault(n, []).append(s)
+    return [(n, f"{statistics.median(v) * 1e3:.0f}") for n, v in got.items()]
 
 
 def phases(env: dict[str, str], runs: int) -> list[tuple[str, str]] | None:
@@ -175,22 +223,31 @@ def main() -> None:
                      f"<= {target:g}" if target else ""))
     imports, total = import_profile(env)
     steps = phases(env, args.runs)
+    per_est = per_estimator(env, args.runs)
     import torch
     body = (f"Design `{' '.join(DESIGN)}`; {args.runs} runs of each case, interleaved, over {minutes:.1f} min; "
             f"load average during the runs: median {statistics.median(loads):.2f} (min {min(loads):.2f}, max "
             f"{max(loads):.2f}) on {len(os.sched_getaffinity(0))} cores; torch {torch.__version__}; bytecode "
-            "compiled beforehand.\n\n"
+            "compiled beforehand; the spec-validation memo filled by the warm-up runs (a design never loaded "
+            "before also imports jsonschema, ~70 ms of CPU).\n\n"
             "## Cold process, one design\n\n"
             + md_table(["case", "tree", "median wall s", "min s", "max s", "median CPU s", "target s"], rows)
             + "\n\nWall time is what the user waits for; CPU time is the process's user + system time over all "
-            "its threads (numpy and torch start thread pools, so it can exceed the wall time).\n\n"
+            "its threads (numpy and torch start thread pools, so it can exceed the wall time). The 2 cores are "
+            "shared with other engineers' processes (test runs, training, benchmarks): a load average above 1 "
+            "means they were busy during the runs, and wall times grow with it more than CPU times do.\n\n"
             "## Where a cold all-estimators process spends its time: the largest top-level imports\n\n"
             f"One run under `python -X importtime`: {total / 1e3:.2f} s of imports in all.\n\n"
             + md_table(["module", "ms (cumulative)"], [(f"`{n}`", f"{ms:.0f}") for n, ms in imports])
             + ("" if steps is None else
                "\n\n## Where a cold analytical-only process spends its time, step by step\n\n"
                f"The command's steps called one by one in a fresh process, median of {args.runs} (the interpreter's "
-               "own start, `python -c pass` above, comes on top):\n\n" + md_table(["step", "ms"], steps)))
+               "own start, `python -c pass` above, comes on top):\n\n" + md_table(["step", "ms"], steps))
+            + ("" if per_est is None else
+               "\n\n## Each estimator of a cold all-estimators process\n\n"
+               "The design loaded first, then each available estimator's first estimate of it (its modules, its "
+               f"model, its prediction) in turn, in one fresh process; median of {args.runs}:\n\n"
+               + md_table(["estimator", "ms"], per_est)))
     cmd = ".venv/bin/python benchmarks/bench_estimate.py" + (f" --runs {args.runs}" if args.runs != 9 else "") + \
         (f" --baseline {args.baseline}" if args.baseline else "")
     write_report(Path(args.out), "`llmulator estimate` latency (cold process)", cmd, body)

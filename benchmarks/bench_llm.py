@@ -1,13 +1,14 @@
 """Speed of the llm estimator on 2 CPU cores: predictions per second batched, and single-query latency.
 
-Run:  .venv/bin/python benchmarks/bench_llm.py [--model DIR] [--threads 1,2] [--backends lean,transformers]
+Run:  .venv/bin/python benchmarks/bench_llm.py [--model DIR] [--threads 1,2] [--backends numpy,lean,transformers]
 Writes docs/benchmarks-llm.md (atomically) and prints the same tables.
 
-Designs: every library mapping on its own architecture (one design each). For every backend (``lean``: the
-estimator's default path, torch + safetensors + tokenizers with draft-verified decoding; ``transformers``: a
+Designs: every library mapping on its own architecture (one design each). For every backend (``numpy``: the
+estimator's default path on a float32 machine, the forward pass in NumPy with draft-verified decoding, no torch;
+``lean``: the same decoding on the torch forward, torch + safetensors + tokenizers; ``transformers``: a
 transformers model with one incremental pass per digit, what the estimator ran before; measured at
-``--reference-batches`` only) and torch thread count, the backends interleaved run by run so that both see the
-same machine load:
+``--reference-batches`` only) and thread count (torch's, or the BLAS's for numpy), the backends interleaved run
+by run so that all see the same machine load:
 
 * batched: ``LLMEstimator.estimate`` over all designs with batch size B (analytical prior, prompt rendering,
   tokenisation, decoding, guards); best of ``--repeats`` after one warm-up; also the model-only time (prompts
@@ -76,9 +77,11 @@ def estimator(args, backend: str, threads: int):
 
 def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict]:
     """One section: every backend at this thread count, interleaved run by run (the same machine load)."""
-    import torch
+    from llmulator.npinfer import blas_threads
     from llmulator_plugins.llm.train import predict
-    torch.set_num_threads(threads)
+    if any(b != "numpy" for b in backends):
+        import torch
+        torch.set_num_threads(threads)
     ests = {b: estimator(args, b, threads) for b in backends}
     for est in ests.values():
         est.estimate(designs[:4])  # warm-up
@@ -89,7 +92,7 @@ def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict
     prompts.sort(key=len)  # grouped by length, as the estimator groups a batch
     n = len(designs)
     loads = [os.getloadavg()[0]]
-    batch_sizes = {b: [int(x) for x in (args.batches if b == "lean" else args.reference_batches).split(",")]
+    batch_sizes = {b: [int(x) for x in (args.batches if b != "transformers" else args.reference_batches).split(",")]
                    for b in backends}
     best: dict[tuple[str, int], list[float]] = {}
     for size in sorted({s for sizes in batch_sizes.values() for s in sizes}):
@@ -103,8 +106,9 @@ def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict
                 e2e = timed(lambda est=est: est.estimate(designs))
 
                 def model_only(est=est, model=model, tok=tok, size=size):
-                    for k in range(0, len(prompts), size):
-                        predict(model, tok, prompts[k:k + size], est.meta)
+                    with blas_threads(threads):  # what the estimator sets for a NumPy model (torch's: above)
+                        for k in range(0, len(prompts), size):
+                            predict(model, tok, prompts[k:k + size], est.meta)
                 mo = timed(model_only)
                 cur = best.setdefault((b, size), [e2e, mo])
                 cur[0], cur[1] = min(cur[0], e2e), min(cur[1], mo)
@@ -131,7 +135,9 @@ def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict
                         "ms per prediction (model only)"], rows)
             + "\n\nSingle query (one design per call):\n\n"
             + md_table(["backend", "median ms", "P90 ms", "max ms"], srows))
-    info = {"params": sum(p.numel() for p in model.parameters()), "render_ms": render_s * 1e3,
+    params = model.parameter_count() if hasattr(model, "parameter_count") else \
+        sum(p.numel() for p in model.parameters())
+    info = {"params": params, "render_ms": render_s * 1e3,
             "ntok": [len(t) for t in tok(prompts, add_special_tokens=False)["input_ids"]], "meta": meta,
             "path": _shown(ests[backends[0]].path)}
     return text, info
@@ -140,8 +146,8 @@ def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", help="checkpoint folder (default: the shipped model)")
-    ap.add_argument("--threads", default="1,2", help="torch thread counts to measure (comma list)")
-    ap.add_argument("--backends", default="lean", help="lean, transformers or both (comma list)")
+    ap.add_argument("--threads", default="1,2", help="thread counts to measure (torch's, or the BLAS's for numpy)")
+    ap.add_argument("--backends", default="numpy,lean", help="numpy, lean, transformers (comma list)")
     ap.add_argument("--batches", default="1,8,16,32,64")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--reference-batches", default="16", help="batch sizes of the transformers backend")
