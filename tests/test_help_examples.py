@@ -37,6 +37,9 @@ PARSE_ONLY = [
                                "estimator (tests/test_calibrate.py runs the calibrators)"),
     (r"--context spmv|contexts --remove spmv", "needs the context 'spmv' the calibrate example saves"),
     (r"--scheduler tcp://", "needs a running Dask scheduler at that address"),
+    (r"^llmulator import timeloop ", "needs Timeloop v0.4 spec files (tests/test_timeloop_import.py imports the "
+                                     "vendored reference designs)"),
+    (r"^llmulator export timeloop imported/", "needs the design the import example above writes"),
     (r"dse .*--workers 2", "the first dse example's search, verified on 2 worker processes "
                            "(tests/test_dse.py runs the worker path)"),
 ]

@@ -28,12 +28,12 @@ def _csv(text: str) -> list[str]:
 def register_commands(subparsers):
     import argparse
 
-    from . import flow as _flow_names  # noqa: F401 - cheap: the flow imports no tool at import time
+    from .settings import CLASSES  # constants only: every command's parser runs this hook (start-up time)
 
     p = subparsers.add_parser(
         "characterize", help="measure operator energy, area and latency with Yosys/OpenSTA/Icarus (OSU018)",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    p.add_argument("--classes", default=",".join(_flow_names.CLASSES),
+    p.add_argument("--classes", default=",".join(CLASSES),
                    help="operator classes, comma-separated (default: %(default)s)")
     p.add_argument("--bits", default="8,16,32", help="operand widths, comma-separated (default: %(default)s)")
     p.add_argument("--clock-mhz", type=float, default=100.0, help="clock for energy and latency (default: 100)")
