@@ -648,22 +648,28 @@ def _simple(node) -> bool:
     return isinstance(node, (c_ast.Assignment, c_ast.UnaryOp, c_ast.FuncCall, c_ast.Decl))
 
 
-_MEMO: dict[tuple, Instrumented] = {}
+_MEMO: dict[tuple, tuple[object, Instrumented]] = {}
 
 
 def instrumented(design: Design) -> Instrumented:
     """``instrument(design)``, memoised on what the instrumented program is made of (kernel,
     declarations, sizes, mapping) — not on the architecture, whose timing constants are computed
     separately — so hardware sweeps and repeated estimates of one design render it once. Keyed by
-    content, not object identity: ids of discarded designs are reused by Python; and by where the
-    kernel starts in its file (the bounds checks carry their statements' lines)."""
+    content, not by the design's identity (ids of discarded designs are reused by Python); by where
+    the kernel starts in its file (the bounds checks carry their statements' lines); and by the loop
+    tree the result was built from: its ``trees`` are that tree's nodes, which the timing model
+    matches by ``id()`` against the design's own tree (``llmulator.timing``). Two designs of the same
+    kernel read through two paths (``workloads/x.yaml`` and the library's resolved path) have two
+    trees; sharing one entry made the second design's branches unrecognised, and its cycles depend
+    on which design came first in the process. The entry holds the tree, so its id is not reused."""
     w = design.workload
     where = w.source_map.locate(("workload", "kernel")) if w.source_map is not None else None
     key = (w.kernel, repr(w.arrays), repr(w.scalars), tuple(sorted(design.sizes.items())), repr(design.mapping),
-           where)
-    if key not in _MEMO:
+           where, id(design.tree))
+    hit = _MEMO.get(key)
+    if hit is None or hit[0] is not design.tree:
         if len(_MEMO) >= 256:
             _MEMO.pop(next(iter(_MEMO)))
-        _MEMO[key] = instrument(design)
-    return _MEMO[key]
+        hit = _MEMO[key] = (design.tree, instrument(design))
+    return hit[1]
 

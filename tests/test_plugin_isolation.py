@@ -8,8 +8,10 @@ import, and one that registers a name another plugin already has.
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
+import sys
 import textwrap
 from pathlib import Path
 
@@ -74,6 +76,10 @@ NO_IMPORT = "import a_module_that_is_not_installed\n"
 
 
 def _install(site: Path, dist: str, version: str, entry: str, module: str, code: str) -> None:
+    # another test may have installed a module of this name with other code: forget it, or the entry point
+    # would load the stale one from sys.modules (an order-dependent failure of the whole suite)
+    sys.modules.pop(module, None)
+    importlib.invalidate_caches()
     (site / f"{module}.py").write_text(textwrap.dedent(code))
     info = site / f"{dist.replace('-', '_')}-{version}.dist-info"
     info.mkdir()
