@@ -326,12 +326,29 @@ def _dims(s: dict[str, Any], smap: SourceMap, base: Design, arch_doc: dict[str, 
                             at + ("factor",)))
         if "dim" in fields:
             dims.append(Dim(f"partition.{arr}.dim", (fields["dim"],), False, at + ("dim",)))
-    hw = s.get("hardware", {})
+    dims += hardware_dims(s.get("hardware") or {}, base.arch, arch_doc, smap, diags)
+    for d in dims:
+        if len(d.values) > MAX_RANGE_VALUES:
+            diags.append(smap.diag(d.src, f"{d.key} expands to more than {MAX_RANGE_VALUES} values",
+                                   "a coarser step or a list"))
+    if diags:
+        raise SpecError(diags)
+    return dims
+
+
+def hardware_dims(hw: dict[str, Any], arch, arch_doc: dict[str, Any], smap: SourceMap,
+                  diags: list) -> list[Dim]:
+    """The dimensions of a space's ``hardware:`` section (PE array, memory fields, clock) on ``arch``;
+    diagnostics for bad fields are appended to ``diags``. Shared by a design's space (``_dims``) and
+    the whole-network hardware search (``llmulator_plugins.network.archsearch``)."""
+    from llmulator.design_checks import _close
+
+    dims: list[Dim] = []
     pe = hw.get("pe_array", {})
     if pe:
         at = ("space", "hardware", "pe_array")
-        if base.arch.pe_array is None:
-            diags.append(smap.diag(at, f"architecture '{base.arch.name}' has no PE array", "no pe_array here",
+        if arch.pe_array is None:
+            diags.append(smap.diag(at, f"architecture '{arch.name}' has no PE array", "no pe_array here",
                                    prefer_key=True))
         elif "square" in pe and ("rows" in pe or "cols" in pe):
             diags.append(smap.diag(at + ("square",), "square cannot be combined with rows or cols",
@@ -340,7 +357,7 @@ def _dims(s: dict[str, Any], smap: SourceMap, base: Design, arch_doc: dict[str, 
             if f in pe:
                 dims.append(Dim(f"hw.pe_array.{f}", tuple(expand(pe[f], True)), False, at + (f,)))
     levels = [m["name"] for m in arch_doc["memory"]]
-    for lvl, fields in hw.get("memory", {}).items():
+    for lvl, fields in (hw.get("memory") or {}).items():
         at = ("space", "hardware", "memory", lvl)
         if lvl not in levels:
             diags.append(smap.diag(at, f"unknown memory level '{lvl}'", "one of: " + ", ".join(levels),
@@ -359,12 +376,6 @@ def _dims(s: dict[str, Any], smap: SourceMap, base: Design, arch_doc: dict[str, 
     if "clock_mhz" in hw:
         dims.append(Dim("hw.clock_mhz", tuple(expand(hw["clock_mhz"], False)), False,
                         ("space", "hardware", "clock_mhz")))
-    for d in dims:
-        if len(d.values) > MAX_RANGE_VALUES:
-            diags.append(smap.diag(d.src, f"{d.key} expands to more than {MAX_RANGE_VALUES} values",
-                                   "a coarser step or a list"))
-    if diags:
-        raise SpecError(diags)
     return dims
 
 

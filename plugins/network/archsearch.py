@@ -22,51 +22,12 @@ from llmulator.errors import SpecError, UserError
 LAYER_OBJECTIVE = {"cycles": "cycles", "energy": "energy", "edp": "edp"}
 
 
-# -- the space: the hardware section of a dse space file -------------------------------------------------
-def _hw_dims(hw: dict, arch, arch_doc: dict, smap, diags: list) -> list:
-    """The dse dimensions of a space's ``hardware:`` section (diagnostics for bad fields appended to ``diags``)."""
-    from llmulator_plugins.dse.space import Dim, expand
-    dims: list = []
-    pe = hw.get("pe_array", {})
-    if pe:
-        at = ("space", "hardware", "pe_array")
-        if arch.pe_array is None:
-            diags.append(smap.diag(at, f"architecture '{arch.name}' has no PE array", "no pe_array here",
-                                   prefer_key=True))
-        elif "square" in pe and ("rows" in pe or "cols" in pe):
-            diags.append(smap.diag(at + ("square",), "square cannot be combined with rows or cols",
-                                   "either square, or rows and/or cols", prefer_key=True))
-        for f in ("square", "rows", "cols"):
-            if f in pe:
-                dims.append(Dim(f"hw.pe_array.{f}", tuple(expand(pe[f], True)), False, at + (f,)))
-    levels = [m["name"] for m in arch_doc["memory"]]
-    for lvl, fields in (hw.get("memory") or {}).items():
-        at = ("space", "hardware", "memory", lvl)
-        if lvl not in levels:
-            diags.append(smap.diag(at, f"unknown memory level '{lvl}'", "one of: " + ", ".join(levels),
-                                   _close(lvl, levels), prefer_key=True))
-            continue
-        kind = next(m["kind"] for m in arch_doc["memory"] if m["name"] == lvl)
-        for f in ("capacity_kib", "bandwidth_bytes_per_cycle", "width_bits", "banks"):
-            if f not in fields:
-                continue
-            if f == "capacity_kib" and kind == "dram":
-                diags.append(smap.diag(at + (f,), f"level '{lvl}' is DRAM, which has no capacity here",
-                                       "capacity of an on-chip level", prefer_key=True))
-                continue
-            dims.append(Dim(f"hw.{lvl}.{f}", tuple(expand(fields[f], f in ("width_bits", "banks"))), False,
-                            at + (f,)))
-    if "clock_mhz" in hw:
-        dims.append(Dim("hw.clock_mhz", tuple(expand(hw["clock_mhz"], False)), False,
-                        ("space", "hardware", "clock_mhz")))
-    return dims
-
-
+# -- the space: the hardware section of a dse space file (dse.space.hardware_dims) ----------------------
 def load_hw_space(path: str | Path, arch_path: str | Path, objective: str | None = None):
     """A dse ``Space`` over hardware values only (SpecError with file positions for a bad field)."""
     from llmulator.schema import validate
     from llmulator.yamlsrc import load_yaml
-    from llmulator_plugins.dse.space import Space
+    from llmulator_plugins.dse.space import Space, hardware_dims
 
     data, smap = load_yaml(path)
     validate("space", data, smap)
@@ -86,7 +47,7 @@ def load_hw_space(path: str | Path, arch_path: str | Path, objective: str | None
         diags.append(smap.diag(("space", "architecture"), f"space is written for architecture "
                                f"'{s['architecture']}', but the architecture is '{arch_doc['name']}'",
                                f"architecture: {arch_doc['name']}"))
-    dims = _hw_dims(s.get("hardware") or {}, arch, arch_doc, smap, diags)
+    dims = hardware_dims(s.get("hardware") or {}, arch, arch_doc, smap, diags)
     if not dims and not diags:
         diags.append(smap.diag(("space",), "no hardware values to search", "a hardware: section (pe_array, "
                                "memory, clock_mhz)", prefer_key=True))
@@ -211,12 +172,6 @@ class NetworkEvaluator:
 
 def _clock(ev: NetworkEvaluator, point: int) -> float:
     return float(ev.details[point]["arch"].get("clock_mhz", 1000.0))
-
-
-def _close(word: str, options: list[str]) -> str:
-    import difflib
-    c = difflib.get_close_matches(word, options, n=1, cutoff=0.5)
-    return f"did you mean '{c[0]}'?" if c else ""
 
 
 def _first(e: SpecError) -> str:
