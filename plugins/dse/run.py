@@ -47,6 +47,21 @@ def describe(space: Space, point: int) -> str:
     return " ".join(words)
 
 
+def rank_points(res: dict[str, np.ndarray], objective: str | None) -> tuple[dict[str, int], np.ndarray]:
+    """(invalid points counted by reason, the valid points' indices best first by the objective).
+
+    Ties on the objective (common: many mappings hit the same bandwidth bound) break on energy, then
+    area. Shared by the design search (``explore``) and the whole-network hardware search.
+    """
+    reasons: dict[str, int] = {}
+    for r in res["reason"][~res["valid"]]:
+        reasons[r or "invalid"] = reasons.get(r or "invalid", 0) + 1
+    obj = objective_of(res, objective)
+    order = np.lexsort((np.nan_to_num(res["area_um2"], nan=np.inf), np.nan_to_num(res["energy_pj"], nan=np.inf),
+                        obj))
+    return reasons, order[np.isfinite(obj[order])]
+
+
 def top_distinct(res: dict[str, np.ndarray], order: np.ndarray, k: int) -> list[int]:
     """The first ``k`` points of ``order`` with pairwise different predicted (cycles, energy, area).
 
@@ -96,14 +111,7 @@ def explore(space: Space, estimator_name: Any = "analytical", budget: int = 2000
     search_s = time.perf_counter() - t0
     n = res["point"].size
     valid = res["valid"]
-    reasons: dict[str, int] = {}
-    for r in res["reason"][~valid]:
-        reasons[r or "invalid"] = reasons.get(r or "invalid", 0) + 1
-    obj = objective_of(res, objective)
-    # ties on the objective (common: many mappings hit the same bandwidth bound) break on energy, then area
-    order = np.lexsort((np.nan_to_num(res["area_um2"], nan=np.inf), np.nan_to_num(res["energy_pj"], nan=np.inf),
-                        obj))
-    order = order[np.isfinite(obj[order])]
+    reasons, order = rank_points(res, objective)
     # -- verification: top-K by the objective, plus low-confidence designs ---------------------
     chosen: list[tuple[int, str]] = [(i, "top") for i in top_distinct(res, order, verify)]
     if low_confidence is not None:

@@ -209,16 +209,9 @@ def _search(space, layers, est, objective, dataflow, layer_budget, budget, strat
 def _ranking(space, ev, res, objective: str):
     """(valid points best first, invalid reasons with counts, the ranked records, the Pareto front records)."""
     from llmulator_plugins.dse import pareto
-    from llmulator_plugins.dse.evaluate import objective_of
-    from llmulator_plugins.dse.run import describe
+    from llmulator_plugins.dse.run import describe, rank_points
     valid = res["valid"]
-    reasons: dict[str, int] = {}
-    for r in res["reason"][~valid]:
-        reasons[r or "invalid"] = reasons.get(r or "invalid", 0) + 1
-    obj = objective_of(res, objective)
-    order = np.lexsort((np.nan_to_num(res["area_um2"], nan=np.inf), np.nan_to_num(res["energy_pj"], nan=np.inf),
-                        obj))
-    order = order[np.isfinite(obj[order])]
+    reasons, order = rank_points(res, objective)
     ranked = [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
                **{m: float(res[m][i]) for m in ("cycles", "energy_pj", "area_um2", "power_mw")},
                "edp": float(res["cycles"][i] * res["energy_pj"][i]),
