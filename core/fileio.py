@@ -9,6 +9,13 @@ from pathlib import Path
 from typing import Any
 
 
+def user_home() -> Path:
+    """Where llmulator keeps a user's own files (calibration contexts, ``train --quick`` models):
+    ``$LLMULATOR_HOME``, default ``~/.cache/llmulator``; never the repository."""
+    env = os.environ.get("LLMULATOR_HOME")
+    return Path(env) if env else Path.home() / ".cache" / "llmulator"
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

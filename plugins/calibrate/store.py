@@ -18,7 +18,6 @@ holding
 from __future__ import annotations
 
 import json
-import os
 import random
 import re
 import shutil
@@ -36,8 +35,8 @@ BUFFER_FILE = "buffer.json"
 
 
 def home() -> Path:
-    env = os.environ.get("LLMULATOR_HOME")
-    return Path(env) if env else Path.home() / ".cache" / "llmulator"
+    from llmulator.fileio import user_home
+    return user_home()
 
 
 def contexts_dir() -> Path:

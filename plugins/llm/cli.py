@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-from pathlib import Path
 
 EPILOG = """example:
   llmulator train llm --quick --data data/demo --out quick-llm   (a tiny model in well under a minute)
@@ -106,8 +104,8 @@ def quick_out(kind: str, shown: bool = False) -> str:
     """
     if shown:
         return f"$LLMULATOR_HOME/quick/{kind} (~/.cache/llmulator/quick/{kind})"
-    home = os.environ.get("LLMULATOR_HOME")
-    return str((Path(home) if home else Path.home() / ".cache" / "llmulator") / "quick" / kind)
+    from llmulator.fileio import user_home
+    return str(user_home() / "quick" / kind)
 
 
 def run(args) -> int:
