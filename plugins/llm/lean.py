@@ -133,15 +133,20 @@ class LeanCache:
     def get_seq_length(self) -> int:
         return self.length
 
-    def update(self, i: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    @staticmethod
+    def _zeros(shape: tuple[int, ...], like):
+        """A zero buffer of ``shape`` of the same kind as ``like`` (the NumPy cache overrides it)."""
         import torch
+        return torch.zeros(shape, dtype=like.dtype, device=like.device)
+
+    def update(self, i: int, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         start, n = self.length, k.shape[-2]
         end = start + n
         buf_k = self.keys[i]
         if buf_k is None or buf_k.shape[-2] < end:
             B, H, _, D = k.shape
-            new_k = torch.zeros((B, H, end + self.reserve, D), dtype=k.dtype, device=k.device)
-            new_v = torch.zeros((B, H, end + self.reserve, D), dtype=v.dtype, device=v.device)
+            new_k = self._zeros((B, H, end + self.reserve, D), k)
+            new_v = self._zeros((B, H, end + self.reserve, D), v)
             if start:
                 new_k[:, :, :start] = buf_k[:, :, :start]
                 new_v[:, :, :start] = self.values[i][:, :, :start]

@@ -24,19 +24,14 @@ import numpy as np
 
 from . import codec
 from .decode import _record, allowed_ids, prior_draft, symbol_id
-from .lean import unsupported
+from .lean import LeanCache, unsupported
 from .text import MARKERS, METRICS
 
 
-class NumpyCache:
-    """Keys and values per layer, (batch, heads, positions, head_dim), in buffers with room to grow (as
-    :class:`lean.LeanCache`: ``truncate`` forgets positions, ``place`` copies a one-row cache into a row)."""
-
-    def __init__(self, layers: int, reserve: int = 32):
-        self.keys: list[np.ndarray | None] = [None] * layers
-        self.values: list[np.ndarray | None] = [None] * layers
-        self.reserve = reserve
-        self.length = 0
+class NumpyCache(LeanCache):
+    """:class:`lean.LeanCache` on NumPy buffers (float32): keys and values per layer, (batch, heads,
+    positions, head_dim), with room to grow; ``truncate`` forgets positions, ``place`` copies a one-row
+    cache into a row."""
 
     def allocate(self, batch: int, heads: int, positions: int, head_dim: int) -> NumpyCache:
         for i in range(len(self.keys)):
@@ -44,36 +39,9 @@ class NumpyCache:
             self.values[i] = np.zeros((batch, heads, positions, head_dim), np.float32)
         return self
 
-    def get_seq_length(self) -> int:
-        return self.length
-
-    def update(self, i: int, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        start, n = self.length, k.shape[-2]
-        end = start + n
-        buf = self.keys[i]
-        if buf is None or buf.shape[-2] < end:
-            B, H, _, D = k.shape
-            new_k = np.zeros((B, H, end + self.reserve, D), np.float32)
-            new_v = np.zeros((B, H, end + self.reserve, D), np.float32)
-            if start:
-                new_k[:, :, :start] = buf[:, :, :start]
-                new_v[:, :, :start] = self.values[i][:, :, :start]
-            self.keys[i], self.values[i] = new_k, new_v
-        self.keys[i][:, :, start:end] = k
-        self.values[i][:, :, start:end] = v
-        if i == len(self.keys) - 1:
-            self.length = end
-        return self.keys[i][:, :, :end], self.values[i][:, :, :end]
-
-    def truncate(self, length: int) -> None:
-        self.length = min(self.length, length)
-
-    def place(self, row: int, one: NumpyCache, offset: int) -> None:
-        n = one.length
-        for i in range(len(self.keys)):
-            self.keys[i][row, :, offset:offset + n] = one.keys[i][0, :, :n]
-            self.values[i][row, :, offset:offset + n] = one.values[i][0, :, :n]
-        self.length = max(self.length, offset + n)
+    @staticmethod
+    def _zeros(shape: tuple[int, ...], like) -> np.ndarray:
+        return np.zeros(shape, np.float32)
 
 
 def _softmax(x: np.ndarray) -> np.ndarray:
