@@ -55,12 +55,10 @@ def add_command(subparsers) -> None:
     p.set_defaults(func=run_command)
 
 
-def run_command(args) -> int:
+def driving_estimator(args) -> str:
+    """The one estimator that drives a dse run, after checking --workers, --profiler and --estimator
+    (UserError, exit 2, otherwise). Shared by ``dse`` on a design and ``dse --network``."""
     from llmulator import plugins
-    from llmulator.library import resolve
-
-    from .run import explore
-    from .space import load_space, resolve_space
 
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
@@ -70,9 +68,19 @@ def run_command(args) -> int:
     if len(chosen) > 1:
         raise UserError(f"dse is driven by one estimator; got {', '.join(chosen)} (compare estimators on the "
                         "best designs with `llmulator estimate`, or run dse once per estimator)")
-    args.estimator = chosen[0]
-    if args.estimator not in plugins.names("estimators"):
-        raise UserError(f"unknown estimator '{args.estimator}' (known: {', '.join(plugins.names('estimators'))})")
+    if chosen[0] not in plugins.names("estimators"):
+        raise UserError(f"unknown estimator '{chosen[0]}' (known: {', '.join(plugins.names('estimators'))})")
+    return chosen[0]
+
+
+def run_command(args) -> int:
+    from llmulator import plugins
+    from llmulator.library import resolve
+
+    from .run import explore
+    from .space import load_space, resolve_space
+
+    args.estimator = driving_estimator(args)
     space = load_space(resolve_space(args.space), resolve("architecture", args.arch),
                        resolve("workload", args.workload), mapping=args.mapping, preset=args.preset)
     try:  # the estimator's factory and available() are its plugin's code

@@ -128,20 +128,12 @@ def _need_onnx(model: str) -> None:
 
 
 def run_dse(args) -> int:
-    from llmulator import plugins
+    from llmulator_plugins.dse.cli import driving_estimator
 
     from .archsearch import explore_network
     _need_onnx(args.network)
-    if args.workers < 1:
-        raise UserError("--workers must be at least 1")
-    if args.profiler not in plugins.names("profilers"):
-        raise UserError(f"unknown profiler '{args.profiler}' (known: {', '.join(plugins.names('profilers'))})")
-    chosen = args.estimator or ["analytical"]
-    if len(chosen) > 1:
-        raise UserError(f"dse is driven by one estimator; got {', '.join(chosen)}")
-    if chosen[0] not in plugins.names("estimators"):
-        raise UserError(f"unknown estimator '{chosen[0]}' (known: {', '.join(plugins.names('estimators'))})")
-    s = explore_network(args.arch, args.network, args.space, chosen[0], args.budget, args.search, args.objective,
+    estimator = driving_estimator(args)
+    s = explore_network(args.arch, args.network, args.space, estimator, args.budget, args.search, args.objective,
                         args.dataflow, args.search_budget, args.verify, args.profiler, args.time_limit,
                         args.workers, args.scheduler, args.out, args.seed, dict(args.dim),
                         progress=not args.no_progress and not args.json)
