@@ -13,8 +13,9 @@ components are missing; the other plugins still load. Two plugins that
 register a component of the same kind under the same name are an error that
 names both (:class:`~llmulator.errors.UserError`), never a silent override.
 Each component remembers the plugin and the distribution (the installed
-package, from ``importlib.metadata``) it came from, so that a component that
-raises is blamed on that plugin (:func:`blame`), not on llmulator.
+package, read as ``importlib.metadata`` reads it: ``llmulator.entrypoints``) it
+came from, so that a component that raises is blamed on that plugin
+(:func:`blame`), not on llmulator.
 """
 
 from __future__ import annotations
@@ -78,8 +79,8 @@ def _load_entry_points(pm: pluggy.PluginManager) -> None:
     The same entry point seen twice from one distribution (an editable install also visible through its
     source tree's ``*.egg-info``) loads once; two distributions claiming one entry-point name are an error.
     """
-    from importlib.metadata import entry_points
-    for ep in entry_points(group=hookspecs.PROJECT):
+    from .entrypoints import entry_points  # what importlib.metadata finds, without importing it (issue 17)
+    for ep in entry_points(hookspecs.PROJECT):
         dist = _dist_of(ep)
         if ep.name in _DIST or (ep.name, "import") in _BROKEN:
             seen = _DIST.get(ep.name)
