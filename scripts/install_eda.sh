@@ -4,6 +4,8 @@
 #   yosys     (Debian 0.23)             synthesis, area against the liberty (`stat -liberty`)
 #   iverilog  (Debian 11.0, gives vvp)  gate-level simulation for switching activity
 #   opensta   (Debian 2019 snapshot)    critical-path delay (report_checks) and report_power
+#   verilator (Debian 5.006) + ccache   the `rtl` profiler's fast simulator (docs/rtl.md; Icarus is the
+#                                       fallback); ccache keeps rebuilds of its runtime at ~2 s
 # and extracts the OSU 0.18 um standard-cell library (Debian package qflow-tech-osu018: liberty
 # osu018_stdcells.lib and cell models osu018_stdcells.v) into a project-local folder, .eda/osu018,
 # with `apt-get download` + `dpkg-deb -x`, i.e. without qflow and its dependencies. The package is
@@ -30,7 +32,7 @@ fi
 
 start=$SECONDS
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "error: apt-get not found. Install yosys, iverilog (with vvp) and OpenSTA (binary 'sta') yourself and put" >&2
+  echo "error: apt-get not found. Install yosys, iverilog (with vvp), OpenSTA (binary 'sta'), and optionally verilator and ccache, yourself and put" >&2
   echo "osu018_stdcells.lib and osu018_stdcells.v (Debian package qflow-tech-osu018) into $TECH_DIR" >&2
   echo "or point LLMULATOR_OSU018_DIR at them." >&2
   exit 1
@@ -46,11 +48,14 @@ if [[ "$(id -u)" != "0" ]]; then
 fi
 APT=($SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
 
-# 1. the tools (apt). Debian package names: yosys, iverilog, opensta (binary /usr/bin/sta).
+# 1. the tools (apt). Debian package names: yosys, iverilog, opensta (binary /usr/bin/sta), verilator
+#    (needs a C++ compiler and make: g++ and make are its dependencies in Debian), ccache.
 missing=()
 command -v yosys >/dev/null 2>&1 || missing+=(yosys)
 { command -v iverilog >/dev/null 2>&1 && command -v vvp >/dev/null 2>&1; } || missing+=(iverilog)
 command -v sta >/dev/null 2>&1 || missing+=(opensta)
+command -v verilator >/dev/null 2>&1 || missing+=(verilator)
+command -v ccache >/dev/null 2>&1 || missing+=(ccache)
 updated=0
 if (( ${#missing[@]} )); then
   echo "installing ${missing[*]} (apt) ..."
@@ -58,7 +63,7 @@ if (( ${#missing[@]} )); then
   updated=1
   "${APT[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-  echo "yosys, iverilog and opensta already installed"
+  echo "yosys, iverilog, opensta, verilator and ccache already installed"
 fi
 
 # 2. the OSU018 liberty and cell models, extracted without installing the package
@@ -86,5 +91,7 @@ fi
 echo "yosys:    $(yosys -V 2>/dev/null | head -1)"
 echo "iverilog: $(iverilog -V 2>/dev/null | head -1)"
 echo "opensta:  $(sta -version 2>/dev/null | head -1)"
+echo "verilator: $(verilator --version 2>/dev/null | head -1)"
+echo "ccache:   $(ccache --version 2>/dev/null | head -1)"
 echo "liberty:  $TECH_DIR/osu018_stdcells.lib ($(tr '\n' ' ' < "$TECH_DIR/PACKAGE"))"
 echo "install_eda: done in $((SECONDS - start)) s"

@@ -1,7 +1,8 @@
 """The rtl profiler: generate, simulate, check, synthesise; report in hlsim's metric vocabulary.
 
 profile(design, inputs) = plan (plan.py: a UserError when the design is no supported PE-array
-design) -> layout -> Verilog (top.py) -> Icarus simulation on the real inputs (cycles and buffer
+design) -> layout -> Verilog (top.py) -> simulation on the real inputs (Verilator where it is
+installed, Icarus otherwise, simulators.py; $LLMULATOR_RTL_SIM chooses) (cycles and buffer
 accesses counted by the hardware) -> functional check against the NumPy reference -> Yosys/OpenSTA
 (area, critical path, logic energy per cycle from the simulation's activity). Simulation and
 synthesis results are cached by content under ``$LLMULATOR_CACHE/rtl`` (default
@@ -52,7 +53,7 @@ class RtlProfiler:
     version = VERSION
 
     def __init__(self, time_limit_s: float = 600.0, mem_limit_mb: int = 4096, synthesize: bool | None = None,
-                 check_outputs: bool = True):
+                 check_outputs: bool = True, simulator: str | None = None):
         self.time_limit_s = time_limit_s
         self.mem_limit_mb = mem_limit_mb
         #: run Yosys/OpenSTA (area, fmax, energy); False: cycles and the functional check only. Off unless
@@ -60,12 +61,17 @@ class RtlProfiler:
         #: machine, docs/rtl.md), simulation seconds
         self.synthesize = synthesize if synthesize is not None else os.environ.get("LLMULATOR_RTL_SYNTH") == "1"
         self.check_outputs = check_outputs
+        #: "verilator", "icarus" or "auto"; None: $LLMULATOR_RTL_SIM, else auto (simulators.choose)
+        self.simulator = simulator
 
     def available(self) -> str | None:
-        missing = [t for t in ("iverilog", "vvp", "yosys") if shutil.which(t) is None]
+        from . import simulators
+        missing = [t for t in ("yosys",) if shutil.which(t) is None]
+        if all(simulators.missing(s) for s in ("verilator", "icarus")):
+            missing.append("iverilog/vvp (or verilator)")
         if missing:
-            return (f"{', '.join(missing)} not on PATH; run `bash scripts/install_eda.sh` (apt: iverilog, yosys, "
-                    "opensta and the OSU018 liberty)")
+            return (f"{', '.join(missing)} not on PATH; run `bash scripts/install_eda.sh` (apt: iverilog, verilator, "
+                    "yosys, opensta and the OSU018 liberty)")
         return None
 
     # ------------------------------------------------------------------------------------------
@@ -79,7 +85,7 @@ class RtlProfiler:
         return plan, lay, generate(plan, lay)
 
     def profile(self, design: Design, inputs: Inputs | dict[str, np.ndarray] | None = None) -> Profile:
-        from . import sim
+        from . import sim, simulators
         t0 = time.perf_counter()
         why = self.available()
         if why is not None:
@@ -108,8 +114,10 @@ class RtlProfiler:
                 arrays[n] = a
         text = rtl.text()
         window = (0, VCD_CYCLES) if self.synthesize else None
-        skey = _key(VERSION, text, str(window), *(arrays[n].tobytes() + str(arrays[n].dtype).encode()
-                                                  for n in sorted(arrays)))
+        steps = math.prod(lp.trips for lp in plan.loops) / (plan.A * plan.B)
+        simulator = simulators.choose(self.simulator, work=steps * text.count("\n"))
+        skey = _key(VERSION, text, str(window), simulator, *(arrays[n].tobytes() + str(arrays[n].dtype).encode()
+                                                             for n in sorted(arrays)))
         folder = cache_root() / f"sim-{skey}"
         cached = folder / "result.json"
         hit = cached.is_file()
@@ -118,17 +126,18 @@ class RtlProfiler:
             res = sim.SimResult(r["cycles"], r["reads"], r["writes"],
                                 {out_name: np.array(r["out"], dtype=np.int64).astype(out_dtype).reshape(out_shape)},
                                 folder / "act.vcd" if (folder / "act.vcd").is_file() else None, r["vcd_cycles"])
+            ran = r.get("ran", {})
         else:
             tmp = Path(tempfile.mkdtemp(prefix="sim-", dir=cache_root()))
             (tmp / "design.v").write_text(text)
-            res = sim.run("iverilog", "vvp", tmp / "design.v", lay, plan, arrays, out_shape, out_dtype, tmp,
-                          SIM_LIMIT, self.time_limit_s, window)
+            res, r = sim.run(simulator, tmp / "design.v", lay, plan, arrays, out_shape, out_dtype, tmp,
+                             SIM_LIMIT, self.time_limit_s, window, cache_root())
+            ran = {"simulator": r.simulator, "version": r.version, "build_s": r.build_s, "run_s": r.run_s,
+                   "build_cached": r.build_cached}
             from llmulator.fileio import atomic_write_json
             atomic_write_json(tmp / "result.json", {
                 "cycles": res.cycles, "reads": res.reads, "writes": res.writes, "vcd_cycles": res.vcd_cycles,
-                "out": res.outputs[out_name].astype(np.int64).reshape(-1).tolist()})
-            for junk in ("sim.vvp",):
-                (tmp / junk).unlink(missing_ok=True)
+                "out": res.outputs[out_name].astype(np.int64).reshape(-1).tolist(), "ran": ran})
             try:
                 tmp.rename(folder)
             except OSError:  # another process cached the same design first
@@ -142,6 +151,12 @@ class RtlProfiler:
         prof.design = d.name
         prof.seconds = time.perf_counter() - t0
         prof.counters["cached_simulation"] = float(hit)
+        prof.counters["simulator.verilator"] = float(simulator == "verilator")
+        # this profile's own seconds: 0 where the simulation (or Verilator's program) came from the cache
+        prof.counters["sim_build_seconds"] = 0.0 if hit else float(ran.get("build_s", 0.0))
+        prof.counters["sim_run_seconds"] = 0.0 if hit else float(ran.get("run_s", 0.0))
+        prof.notes.insert(1, f"simulator: {simulator} ({ran.get('version', '?')}){', cached result' if hit else ''}; "
+                             f"{simulators.ENV}=verilator|icarus|auto chooses")
         return prof
 
     def _check(self, d: Design, inputs: Inputs, outs: dict[str, np.ndarray]) -> str:
@@ -183,7 +198,7 @@ class RtlProfiler:
         notes = [f"{plan.dataflow} ({plan.shape}) on a {counters['pe_rows']:g}x{counters['pe_cols']:g} systolic array; "
                  f"{counters['folds']:g} folds; operands on {', '.join(lay.levels)} (banked as specified), "
                  "preloaded: DRAM transfers are not simulated",
-                 "cycles: counted by the generated hardware from start to the last output write (Icarus)"]
+                 "cycles: counted by the generated hardware from start to the last output write"]
         metrics = {"cycles": cycles, "latency_us": cycles / arch.clock_mhz}
         if self.synthesize:
             syn = self._synth(d, plan, lay, rtl, res, skey)

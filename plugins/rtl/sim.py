@@ -3,19 +3,20 @@
 The testbench loads every bank with ``$readmemh`` (the operands packed into words as layout.py
 places them; outputs start at zero), pulses ``start``, waits for ``done`` and prints the hardware's
 cycle and access counters, then writes the banks back with ``$writememh``; the outputs are read
-from those images. Optionally it dumps a VCD window for switching activity.
+from those images. Optionally (run with ``+vcd``) it dumps a VCD window for switching activity;
+``+vcd_only`` stops after the window. simulators.py compiles and runs it (Verilator or Icarus).
 """
 
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import attrs
 import numpy as np
 from llmulator.errors import UserError
 
+from . import simulators
 from .layout import Layout
 from .plan import Plan
 
@@ -92,9 +93,11 @@ def testbench(lay: Layout, files, limit: int, vcd: str | None = None, vcd_from: 
     L += ["    repeat (3) @(posedge clk);", "    @(negedge clk) rst = 0;", "    @(negedge clk) start = 1;",
           "    @(negedge clk) start = 0;"]
     if vcd:
-        L += [f"    repeat ({vcd_from}) @(negedge clk);", f'    $dumpfile("{vcd}");', "    $dumpvars(0, tb.dut);",
-              f"    n = 0; while (!done && n < {vcd_cycles}) begin @(negedge clk); n = n + 1; end",
-              '    $dumpoff; $display("VCD_CYCLES %0d", n);']
+        L += ['    if ($test$plusargs("vcd")) begin', f"      repeat ({vcd_from}) @(negedge clk);",
+              f'      $dumpfile("{vcd}");', "      $dumpvars(0, tb.dut);",
+              f"      n = 0; while (!done && n < {vcd_cycles}) begin @(negedge clk); n = n + 1; end",
+              '      $dumpoff; $display("VCD_CYCLES %0d", n);', '      if ($test$plusargs("vcd_only")) $finish;',
+              "    end"]
     L += [f"    n = 0; while (!done && n < {limit}) begin @(negedge clk); n = n + 1; end",
           '    if (!done) $display("TIMEOUT");',
           '    $display("CYCLES %0d", cycles);']
@@ -118,22 +121,24 @@ def read_hex(path: Path) -> list[int]:
     return out
 
 
-def run(iverilog: str, vvp: str, design_v: Path, lay: Layout, plan: Plan, arrays: dict[str, np.ndarray],
-        out_shape, out_dtype, folder: Path, limit: int, timeout: float, vcd_window: tuple[int, int] | None = None
-        ) -> SimResult:
+def run(simulator: str, design_v: Path, lay: Layout, plan: Plan, arrays: dict[str, np.ndarray],
+        out_shape, out_dtype, folder: Path, limit: int, timeout: float, vcd_window: tuple[int, int] | None = None,
+        cache: Path | None = None) -> tuple[SimResult, simulators.Ran]:
+    """Simulate the design on the arrays with ``simulator`` (simulators.choose()) in ``folder``;
+    Verilator programs are cached under ``cache`` (default: ``folder``)."""
     images = pack(lay, plan, arrays)
     files = bank_files(lay, images, folder)
     vcd = "act.vcd" if vcd_window else None
     tb = testbench(lay, files, limit, vcd, *(vcd_window or (0, 0)))
     (folder / "tb.v").write_text(tb)
-    _tool([iverilog, "-g2005", "-o", "sim.vvp", "tb.v", str(design_v)], folder, timeout, "iverilog")
-    out = _tool([vvp, "-n", "sim.vvp"], folder, timeout, "vvp")
+    ran = simulators.run(simulator, folder, design_v, timeout, vcd is not None, cache or folder)
+    out = ran.stdout
     if "TIMEOUT" in out:
-        raise UserError(f"rtl: the simulation did not finish within {limit} cycles (log: {folder / 'vvp.log'}); "
+        raise UserError(f"rtl: the simulation did not finish within {limit} cycles (log: {folder / ran.log}); "
                         "the generated controller stalled")
     m = re.search(r"^CYCLES (\d+)", out, re.M)
     if not m:
-        raise UserError(f"rtl: the simulation printed no cycle count (log: {folder / 'vvp.log'})")
+        raise UserError(f"rtl: the simulation printed no cycle count (log: {folder / ran.log})")
     reads, writes = {}, {}
     for lv, r, w in re.findall(r"^ACCESS (\S+) (\d+) (\d+)", out, re.M):
         reads[lv], writes[lv] = int(r), int(w)
@@ -145,16 +150,5 @@ def run(iverilog: str, vvp: str, design_v: Path, lay: Layout, plan: Plan, arrays
     outputs = {plan.operands["O"].array: unpack(lay, plan, back, out_shape, out_dtype)}
     mv = re.search(r"^VCD_CYCLES (\d+)", out, re.M)
     return SimResult(int(m.group(1)), reads, writes, outputs, folder / vcd if vcd else None,
-                     int(mv.group(1)) if mv else 0)
+                     int(mv.group(1)) if mv else 0), ran
 
-
-def _tool(cmd: list[str], cwd: Path, timeout: float, log: str) -> str:
-    try:
-        r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise UserError(f"rtl: {Path(cmd[0]).name} timed out after {timeout:g} s in {cwd}") from None
-    (cwd / f"{log}.log").write_text(r.stdout + r.stderr)
-    if r.returncode != 0:
-        tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])
-        raise UserError(f"rtl: {Path(cmd[0]).name} failed (status {r.returncode}, log {cwd / (log + '.log')}):\n{tail}")
-    return r.stdout
