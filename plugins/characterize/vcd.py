@@ -50,6 +50,7 @@ def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | Non
     instance of a module (plugins/rtl).
     """
     ids: dict[str, list[str]] = {}     # id code -> bit names (MSB first for vectors)
+    per_var: dict[str, int] = {}       # id code -> bits per variable (several variables may share a code)
     stack: list[str] = []
     want = scope.split(".") if scope else None
     state: dict[str, str] = {}         # bit name -> last known level '0'/'1'
@@ -118,6 +119,7 @@ def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | Non
                     step = -1 if hi >= lo else 1
                     bits = [f"{ref}[{i}]" for i in range(hi, lo + step, step)]
                 ids.setdefault(code, []).extend(bits)
+                per_var.setdefault(code, len(bits))
             elif tok == "$enddefinitions":
                 in_defs = False
             continue
@@ -132,9 +134,11 @@ def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | Non
         elif c in "bB":
             value, code = tok[1:], next(it)
             names = ids.get(code, ())
-            value = value.rjust(len(names), "x" if value[0] in "xXzZ" else "0")[-len(names):] if names else value
-            for name, v in zip(names, value, strict=False):
-                set_bit(name, v.lower())
+            w = per_var.get(code, 0)   # Verilator gives aliased nets (a port and the wire on it) one code
+            value = value.rjust(w, "x" if value[0] in "xXzZ" else "0")[-w:] if names else value
+            for k in range(0, len(names), w or 1):
+                for name, v in zip(names[k:k + w], value, strict=False):
+                    set_bit(name, v.lower())
         elif c in "rR":
             next(it)
         # $dumpvars / $end / $comment keywords carry no values themselves

@@ -95,7 +95,10 @@ class RtlProfiler:
             inputs = inputs_for(d)
         elif isinstance(inputs, dict):
             inputs = Inputs(inputs, "given arrays")
+        t_gen = time.perf_counter()
         plan, lay, rtl = self.build(d)
+        text = rtl.text()
+        t_gen = time.perf_counter() - t_gen
         w = d.workload
         out_name = plan.operands["O"].array
         out_shape = w.shape(out_name, d.sizes)
@@ -112,7 +115,6 @@ class RtlProfiler:
                     raise UserError(f"rtl: input '{n}' is {a.dtype}{list(a.shape)}, the workload declares "
                                     f"{want[0]}{list(want[1])}")
                 arrays[n] = a
-        text = rtl.text()
         window = (0, VCD_CYCLES) if self.synthesize else None
         steps = math.prod(lp.trips for lp in plan.loops) / (plan.A * plan.B)
         simulator = simulators.choose(self.simulator, work=steps * text.count("\n"))
@@ -152,6 +154,7 @@ class RtlProfiler:
         prof.seconds = time.perf_counter() - t0
         prof.counters["cached_simulation"] = float(hit)
         prof.counters["simulator.verilator"] = float(simulator == "verilator")
+        prof.counters["generate_seconds"] = t_gen
         # this profile's own seconds: 0 where the simulation (or Verilator's program) came from the cache
         prof.counters["sim_build_seconds"] = 0.0 if hit else float(ran.get("build_s", 0.0))
         prof.counters["sim_run_seconds"] = 0.0 if hit else float(ran.get("run_s", 0.0))

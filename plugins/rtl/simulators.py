@@ -104,21 +104,25 @@ def run(name: str, folder: Path, design_v: Path, timeout: float, vcd: bool, cach
         out = tool(["vvp", "-n", "sim.vvp", *(["+vcd"] if vcd else [])], folder, timeout, "vvp")
         (folder / "sim.vvp").unlink(missing_ok=True)
         return Ran(name, version(name), out, t1 - t0, time.perf_counter() - t1, False, "vvp.log")
-    exe, build_s, hit = verilator_program(folder / "tb.v", design_v, cache, timeout)
+    exe, build_s, hit = verilator_program(folder / "tb.v", design_v, cache, timeout, trace=vcd)
     t0 = time.perf_counter()
     out = tool([str(exe)], folder, timeout, "verilator_run")
     if vcd:
         win = tool([str(exe), "+vcd", "+vcd_only"], folder, timeout, "verilator_vcd")
         out += "".join(line + "\n" for line in win.splitlines() if line.startswith("VCD_CYCLES"))
-        if (folder / "act.vcd").is_file():
-            drop_top_scope(folder / "act.vcd")
+        if not (folder / "act.vcd").is_file():
+            raise UserError(f"rtl: Verilator's activity run wrote no act.vcd (log {folder / 'verilator_vcd.log'})")
+        drop_top_scope(folder / "act.vcd")
     return Ran(name, version(name), out, build_s, time.perf_counter() - t0, hit, "verilator_run.log")
 
 
-def verilator_program(tb: Path, design_v: Path, cache: Path, timeout: float) -> tuple[Path, float, bool]:
-    """(the simulation program, build seconds, found cached) for this testbench and design."""
+def verilator_program(tb: Path, design_v: Path, cache: Path, timeout: float, trace: bool = False
+                      ) -> tuple[Path, float, bool]:
+    """(the simulation program, build seconds, found cached) for this testbench and design; ``trace``:
+    with VCD support (``--trace``, for the activity window)."""
+    flags = [*VERILATOR_FLAGS, *(["--trace"] if trace else [])]
     h = hashlib.sha256()
-    for part in (version("verilator"), " ".join(VERILATOR_FLAGS), tb.read_text(), design_v.read_text()):
+    for part in (version("verilator"), " ".join(flags), tb.read_text(), design_v.read_text()):
         h.update(part.encode())
         h.update(b"\0")
     key = h.hexdigest()[:24]
@@ -139,7 +143,7 @@ def verilator_program(tb: Path, design_v: Path, cache: Path, timeout: float) -> 
                 shutil.copy(tb, tmp / "tb.v")
                 shutil.copy(design_v, tmp / "design.v")
                 jobs = str(max(1, min(4, os.cpu_count() or 1)))
-                cmd = ["verilator", *VERILATOR_FLAGS, "-j", jobs, "-Mdir", "obj", "-o", "Vtb"]
+                cmd = ["verilator", *flags, "-j", jobs, "-Mdir", "obj", "-o", "Vtb"]
                 if shutil.which("ccache"):
                     cmd += ["-MAKEFLAGS", "OBJCACHE=ccache"]
                 tool([*cmd, "tb.v", "design.v"], tmp, timeout, "verilator_build")
