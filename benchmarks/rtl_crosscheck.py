@@ -136,33 +136,112 @@ def advances(plan) -> int:
 
 def synth_row(folder: Path, n: int, an) -> dict:
     """gemm ws on an n x n array synthesised (rtl, LLMULATOR_RTL_SYNTH's path) vs the analytical model
-    with the osu018 technology table (the same 0.18 um library, measured by `llmulator characterize`)."""
+    with the osu018 technology table (the same 0.18 um library, measured by `llmulator characterize`),
+    plus the PEs' energy re-measured gate-level on the RTL's own stimulus (pe_replay)."""
+    from llmulator.pecost import pe_cost
     d = design(folder, n, "gemm", "ws")
     t0 = time.perf_counter()
     r = RtlProfiler(synthesize=True).profile(d)
     secs = time.perf_counter() - t0
+    dm = design(folder, n, "gemm", "ws", tech="osu018")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        e = an.estimate([design(folder, n, "gemm", "ws", tech="osu018")])[0]
+        e = an.estimate([dm])[0]
     b, eb = r.breakdown, e.breakdown
     macs = r.counters["ops.mac"]
+    cycles = r.metrics["cycles"]
     pe_rtl = b["area_um2.pe"] + b.get("area_um2.rtl.pe_array", 0.0)
-    pe_model = eb.get("area_um2.op.mac", 0.0) + eb.get("area_um2.PE_REG", 0.0)
+    if "area_um2.pe_array" in eb:   # the measured PE entry (llmulator.pecost)
+        pe_model = eb["area_um2.pe_array"]
+        e_pe_model = eb["energy_pj.pe_array"]
+    else:
+        pe_model = eb.get("area_um2.op.mac", 0.0) + eb.get("area_um2.PE_REG", 0.0)
+        e_pe_model = eb.get("energy_pj.op.mac", 0.0) + eb.get("energy_pj.PE_REG", 0.0)
+    pc = pe_cost(dm)
+    # the model's PE-array energy at the rtl's cycle count (what the energy model says for the same run)
+    e_model_at_rtl = float(pc.energy_pj(macs, cycles)) if pc is not None else None
     e_pe_rtl = b.get("energy_pj.rtl.pe_array", 0.0)
-    e_pe_model = eb.get("energy_pj.op.mac", 0.0) + eb.get("energy_pj.PE_REG", 0.0)
+    replay = pe_replay(d, n, cycles)
     other = {k[len("area_um2.rtl."):]: v for k, v in b.items()
              if k.startswith("area_um2.rtl.") and k != "area_um2.rtl.pe_array"}
     e_other = {k[len("energy_pj.rtl."):]: v for k, v in b.items()
                if k.startswith("energy_pj.rtl.") and k != "energy_pj.rtl.pe_array"}
-    return {"n": n, "cycles": r.metrics["cycles"], "check": r.functional_check, "seconds": secs,
+    return {"n": n, "cycles": cycles, "check": r.functional_check, "seconds": secs,
             "cached": r.counters["cached_simulation"], "yosys_s": r.counters["yosys_seconds"],
             "sta_s": r.counters["sta_seconds"], "logic_area": b["area_um2.logic"], "pe_rtl": pe_rtl,
             "pe_each": b["area_um2.pe_each"], "pe_model": pe_model, "other_area": sum(other.values()),
             "other_parts": other, "crit": b["critical_path_ns"], "fmax": b["fmax_mhz"],
             "e_cycle": b["logic_energy_per_cycle_pj"], "e_pe_rtl_mac": e_pe_rtl / macs,
             "e_pe_model_mac": e_pe_model / macs, "e_other_mac": sum(e_other.values()) / macs,
+            "e_model_at_rtl_mac": e_model_at_rtl / macs if e_model_at_rtl is not None else None,
+            "model_cycles": e.metrics["cycles"], "replay": replay, "macs": macs,
             "e_parts": {k: v / macs for k, v in e_other.items()},
+            "model_pe_entry": (pc.pe["area_um2"], pc.pe["energy_pj"], pc.pe["idle_energy_pj"], pc.skew_bits)
+            if pc is not None else None,
             "model_mac_area": eb.get("area_um2.op.mac", 0.0), "model_reg_area": eb.get("area_um2.PE_REG", 0.0)}
+
+
+def pe_replay(d, n: int, cycles: float) -> dict | None:
+    """The PEs' energy measured the characterize way on the RTL run's own stimulus: every PE's inputs
+    sampled from the rtl simulation's VCD each cycle, replayed on the PE's gate netlist (the osu018 table's
+    pe_psum int8 entry's synthesis), every net annotated from the gate-level VCD. Also the rtl flow's own
+    per-PE figure (OpenSTA propagating from the RTL-named nets), for the same PEs."""
+    import hashlib
+
+    from llmulator.inputs import inputs_for
+    from llmulator_plugins.characterize import flow as cz
+    from llmulator_plugins.characterize import structures as st_mod
+    from llmulator_plugins.rtl import profiler as rp
+    prof = RtlProfiler(synthesize=True)
+    plan, _lay, rtl = prof.build(d)
+    if plan.shape != "psum":
+        return None
+    inputs = inputs_for(d)
+    arrays = {plan.operands[k].array: inputs.arrays[plan.operands[k].array] for k in ("S", "X", "Y")
+              if k in plan.operands}
+    skey = rp._key(rp.VERSION, rtl.text(), str((0, rp.VCD_CYCLES)),
+                   *(arrays[a].tobytes() + str(arrays[a].dtype).encode() for a in sorted(arrays)))
+    vcd = rp.cache_root() / f"sim-{skey}" / "act.vcd"
+    if not vcd.is_file():
+        return None
+    tools = cz.find_tools()
+    st = st_mod.structure("pe_psum", plan.operands["X"].bits, plan.operands["O"].bits)
+    work = ROOT / ".eda" / "work" / "crosscheck-replay"
+    work.mkdir(parents=True, exist_ok=True)
+    res = st_mod.characterize_structure(st, 100.0, 1000, tools, work)   # synthesis (cached): the PE's netlist
+    folder = work / f"pe_psum-{st.fmt}"
+    pes = [f"u_pe_{a}_{b}" for a in range(plan.A) for b in range(plan.B)]
+    rows = st_mod.sample_inputs(vcd, ["tb", "dut", "u_array"], pes, dict(st.inputs), window=rp.VCD_CYCLES)
+    per_pe = {p: st_mod.replay_energy(st, rows[p], tools, folder) for p in pes}
+    # the rtl flow's own figure per PE: the same OpenSTA run as synth.py for u_array, reported per instance
+    from llmulator_plugins.rtl import synth
+    lib_sha = hashlib.sha256(tools.liberty.read_bytes()).hexdigest()[:16]
+    key = rp._key(rp.VERSION, synth.FLOW, rtl.text(synth=True), lib_sha, f"{d.arch.clock_mhz:g}", skey,
+                  json.dumps({k: v for k, v in tools.versions.items() if k != "liberty"}, sort_keys=True))
+    syn = rp.cache_root() / f"syn-{key}"
+    flow_pe = None
+    if (syn / "net_hier.v").is_file():
+        import subprocess
+        hier = (syn / "net_hier.v").read_text()
+        mods, paths = synth.split_modules(hier), synth.instance_paths(hier)
+        with open(vcd) as f:
+            act = cz.parse_vcd(f, scope="tb.dut", hierarchical=True)
+        text, _ = synth.activity_tcl(act, mods, paths, "u_array", cz.parse_liberty_pins(tools.liberty.read_text()),
+                                     float(min(cycles, rp.VCD_CYCLES)))
+        (syn / "act_pe.tcl").write_text(text)
+        period = 1000.0 / d.arch.clock_mhz
+        scr = synth.power_script(tools.liberty, "pe_array", period, "act_pe.tcl", [])
+        scr = scr.replace("exit\n", "".join(f'puts "@@{p}"\nreport_power -digits 6 -instances [get_cells {{{p}/*}}]\n'
+                                            for p in pes) + "exit\n")
+        (syn / "power_pe.tcl").write_text(scr)
+        out = subprocess.run([tools.sta, "-no_splash", "-no_init", "-exit", "power_pe.tcl"], cwd=syn,
+                             capture_output=True, text=True, timeout=600).stdout
+        f_hz = d.arch.clock_mhz * 1e6
+        flow_pe = {p: synth.parse_instance_power(out.split(f"@@{p}")[1].split("@@")[0]) / f_hz * 1e12 for p in pes}
+        (syn / "act_pe.tcl").unlink(missing_ok=True)
+    return {"replay_pj_per_cycle": {p: v["total"] for p, v in per_pe.items()},
+            "replay_seq_pj_per_cycle": {p: v["sequential"] for p, v in per_pe.items()},
+            "flow_pj_per_cycle": flow_pe, "entry": {k: res[k] for k in ("energy_pj", "idle_energy_pj")}}
 
 
 def _f(x) -> str:
@@ -172,24 +251,35 @@ def _f(x) -> str:
 def synth_table(srows) -> str:
     if not srows:
         return "No design was synthesised in this run (`--synth ''`)."
-    head = ("| gemm ws | rtl cycles | Yosys s | OpenSTA s | logic area um2 | PE array area: rtl / model | "
+    head = ("| gemm ws | rtl cycles (model) | Yosys s | OpenSTA s | logic area um2 | PE array area: rtl / model | "
             "other logic area (buffer crossbar, engines, queue, control) | critical path ns (fmax MHz) | "
-            "PE-array energy pJ/MAC: rtl / model | other logic pJ/MAC | check |")
-    L = [head, "|" + "---|" * 11]
+            "PE-array energy pJ/MAC: rtl / model at rtl cycles (at its own cycles) | "
+            "PEs pJ/cycle: gate-level replay / rtl flow | other logic pJ/MAC | check |")
+    L = [head, "|" + "---|" * 12]
     for r in srows:
-        L.append(f"| {r['n']}x{r['n']} | {r['cycles']:,.0f} | {r['yosys_s']:.0f} | {r['sta_s']:.0f} | "
-                 f"{r['logic_area']:,.0f} | {r['pe_rtl']:,.0f} / {r['pe_model']:,.0f} "
-                 f"({r['pe_rtl'] / r['pe_model']:.2f}x) | "
-                 f"{r['other_area']:,.0f} | {r['crit']:.1f} ({r['fmax']:.1f}) | "
-                 f"{r['e_pe_rtl_mac']:.1f} / {r['e_pe_model_mac']:.1f} "
-                 f"({r['e_pe_rtl_mac'] / r['e_pe_model_mac']:.2f}x) | {r['e_other_mac']:.1f} | {r['check']} |")
+        at = r.get("e_model_at_rtl_mac")
+        e_col = (f"{r['e_pe_rtl_mac']:.1f} / {at:.1f} ({r['e_pe_model_mac']:.1f}); {at / r['e_pe_rtl_mac']:.2f}x"
+                 if at else f"{r['e_pe_rtl_mac']:.1f} / {r['e_pe_model_mac']:.1f}")
+        rp = r.get("replay") or {}
+        rep, flo = rp.get("replay_pj_per_cycle"), rp.get("flow_pj_per_cycle")
+        rep_col = (f"{sum(rep.values()) / len(rep):.1f} / {sum(flo.values()) / len(flo):.1f}" if rep and flo else "—")
+        L.append(f"| {r['n']}x{r['n']} | {r['cycles']:,.0f} ({r.get('model_cycles', 0):,.0f}) | {r['yosys_s']:.0f} | "
+                 f"{r['sta_s']:.0f} | {r['logic_area']:,.0f} | {r['pe_rtl']:,.0f} / {r['pe_model']:,.0f} "
+                 f"({r['pe_model'] / r['pe_rtl']:.2f}x) | "
+                 f"{r['other_area']:,.0f} | {r['crit']:.1f} ({r['fmax']:.1f}) | {e_col} | {rep_col} | "
+                 f"{r['e_other_mac']:.1f} | {r['check']} |")
     L.append("")
     for r in srows:
         parts = ", ".join(f"{k} {v:,.0f}" for k, v in sorted(r["other_parts"].items(), key=lambda kv: -kv[1]))
         eparts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(r["e_parts"].items(), key=lambda kv: -kv[1]))
-        nn = r["n"] ** 2
-        L.append(f"- {r['n']}x{r['n']}: one PE {r['pe_each']:,.0f} um2 (model: MAC {r['model_mac_area'] / nn:,.0f}"
-                 f" + PE register {r['model_reg_area'] / nn:,.0f}); other logic area by module: {parts}; "
+        ent = r.get("model_pe_entry")
+        model = (f"PE entry {ent[0]:,.0f} um2, {ent[1]:.1f} pJ/MAC, idle {ent[2]:.1f} pJ/cycle; {ent[3]} skew bits"
+                 if ent else "no PE entry")
+        rp = r.get("replay") or {}
+        per = ", ".join(f"{p[5:]} {v:.1f}/{(rp.get('flow_pj_per_cycle') or {}).get(p, 0):.1f}"
+                        for p, v in (rp.get("replay_pj_per_cycle") or {}).items())
+        L.append(f"- {r['n']}x{r['n']}: one PE {r['pe_each']:,.0f} um2 (model: {model}); per PE pJ/cycle, "
+                 f"replay/rtl flow: {per or '—'}; other logic area by module: {parts}; "
                  f"other logic energy by module (pJ/MAC): {eparts}.")
     return "\n".join(L)
 

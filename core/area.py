@@ -13,6 +13,7 @@ from . import nest as lnest
 from . import tech
 from .design import Design
 from .instrument import Instrumented
+from .pecost import pe_cost
 from .timing import Timing
 
 
@@ -48,14 +49,20 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
     parts: dict[str, float] = {}
     units: dict[str, int] = {}
     total = 0.0
+    pc = pe_cost(d)   # a measured PE entry stands for MAC + PE registers (llmulator.pecost)
     for name, op in arch.operators.items():
         n = min(op.count, need.get(name, 0))
         units[name] = n
-        parts[f"area_um2.op.{name}"] = n * op.area_um2
-        total += n * op.area_um2
+        a = 0.0 if pc is not None and name == "mac" else n * op.area_um2
+        parts[f"area_um2.op.{name}"] = a
+        total += a
+    if pc is not None:
+        parts["area_um2.pe_array"] = pc.area_um2()
+        total += pc.area_um2()
     for lv in arch.memory:
-        parts[f"area_um2.{lv.name}"] = lv.area_um2 * lv.instances
-        total += lv.area_um2 * lv.instances
+        a = 0.0 if pc is not None and pc.regfile == lv.name and pc.regfile_area else lv.area_um2 * lv.instances
+        parts[f"area_um2.{lv.name}"] = a
+        total += a
     reg_area = pipe_bits * tech.table(arch.technology)["memories"]["regfile_area_um2_per_bit"]
     parts["area_um2.pipeline_registers"] = reg_area
     total += reg_area

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .design import Design
+from .pecost import pe_cost
 
 
 def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray], cycles: np.ndarray,
@@ -15,8 +16,16 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
     B = cycles.shape[0]
     out: dict[str, np.ndarray] = {}
     total = np.zeros(B)
+    pc = pe_cost(design)   # a measured PE entry stands for MAC + PE registers (llmulator.pecost)
+    if pc is not None:
+        e = pc.energy_pj(float(ops.get("mac", 0.0)), cycles) * np.ones(B)
+        out["energy_pj.pe_array"] = e
+        total = total + e
     for cls, n in ops.items():
         op = arch.operators.get(cls)
+        if pc is not None and cls == "mac":
+            out["energy_pj.op.mac"] = np.zeros(B)
+            continue
         if op is None and cls == "mac":
             e = (arch.operators["mul"].energy_pj + arch.operators["add"].energy_pj) * n
         else:
@@ -27,7 +36,8 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
     for i, lv in enumerate(arch.memory):
         e = (traffic[f"read_bits.{lv.name}"] * lv.read_energy_pj
              + traffic[f"write_bits.{lv.name}"] * lv.write_energy_pj) / lv.width_bits
-        if datapath is not None and rf and i == rf[-1]:
+        if datapath is not None and rf and i == rf[-1] and not (pc is not None and pc.regfile == lv.name
+                                                                  and pc.regfile_energy):
             # operands of every operation pass through the PE register file
             loads, stores = datapath
             e = e + (loads * lv.read_energy_pj + stores * lv.write_energy_pj) * min(1.0, 32 / lv.width_bits)

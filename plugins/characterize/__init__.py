@@ -45,6 +45,9 @@ def register_commands(subparsers):
                    help="tabulate the operator logic alone (leave out the input/output registers' energy and area)")
     p.add_argument("--time-limit", "--timeout", dest="timeout", type=float, default=900.0, metavar="S",
                    help="wall-time limit of one tool run in seconds (default: 900; --timeout is the old name)")
+    p.add_argument("--structures", default="pe_psum,pe_os,skew_reg",
+                   help="PE-array structures to measure too (the rtl profiler's PE per shape at the --bits widths "
+                        "up to 16, the skew-register bit), comma-separated; '' for none (default: %(default)s)")
     p.add_argument("--keep-vcd", action="store_true",
                    help="keep each design's VCD and compiled simulation in the work folder")
     p.set_defaults(func=cmd_characterize)
@@ -73,7 +76,8 @@ def cmd_characterize(args) -> int:
             (("classes", args.classes), ("bits", args.bits), ("clock_mhz", f"{args.clock_mhz:g}"),
              ("vectors", args.vectors)))
     summary = flow.run(classes, bits, args.clock_mhz, out, args.vectors, work, seed=args.seed, command=command,
-                       logic_only=args.logic_only, timeout=args.timeout, keep_vcd=args.keep_vcd)
+                       logic_only=args.logic_only, timeout=args.timeout, keep_vcd=args.keep_vcd,
+                       structures=_csv(args.structures))
     print(f"wrote {summary['out']}: {summary['designs']} designs ({summary['cached']} from the cache in {work}), "
           f"{summary['tool_seconds']:.0f} s of tool time")
     return 0

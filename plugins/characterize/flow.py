@@ -104,9 +104,30 @@ def _run_all(jobs, clock_mhz, vectors, tools, work, seed, timeout, keep_vcd, con
     return results, failures
 
 
+def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout, keep_vcd, con):
+    from . import structures as st_mod
+    results, failures = [], []
+    for kind in kinds:
+        for b in ([1] if kind == "skew_reg" else [b for b in bits if b <= 16]):
+            st = st_mod.structure(kind, b if kind != "skew_reg" else 8)
+            label = kind if kind == "skew_reg" else f"{kind} int{b}"
+            try:
+                r = st_mod.characterize_structure(st, clock_mhz, vectors, tools, work, seed, timeout, None, keep_vcd)
+            except FlowError as e:
+                failures.append((label, str(e)))
+                con.print(f"[red]failed[/red] {label}: {e}")
+                continue
+            results.append(r)
+            tag = " (cached)" if r.get("cached") else ""
+            con.print(f"{label:>13}: {r['energy_pj']:8.3f} pJ/MAC  idle {r['idle_energy_pj']:7.3f} pJ/cycle  "
+                      f"{r['area_um2']:9.0f} um2{tag}")
+    return results, failures
+
+
 def run(classes: Iterable[str], bits: Iterable[int], clock_mhz: float, out: Path, vectors: int,
         work: Path, seed: int = 1, command: str = "llmulator characterize", logic_only: bool = False,
-        timeout: float = 900.0, console: Any = None, keep_vcd: bool = False) -> dict[str, Any]:
+        timeout: float = 900.0, console: Any = None, keep_vcd: bool = False,
+        structures: Iterable[str] = ()) -> dict[str, Any]:
     """Characterize every (class, width), then write the table atomically. Returns a summary."""
     from llmulator.fileio import atomic_write_text
     from rich.console import Console
@@ -115,6 +136,11 @@ def run(classes: Iterable[str], bits: Iterable[int], clock_mhz: float, out: Path
     if vectors < 10:
         raise UserError("--vectors must be at least 10")
     jobs = plan(classes, bits)
+    from .structures import STRUCTURES
+    kinds = list(structures)
+    for k in kinds:
+        if k not in STRUCTURES:
+            raise UserError(f"unknown structure '{k}' for characterize (known: {', '.join(STRUCTURES)})")
     tools = find_tools()
     work.mkdir(parents=True, exist_ok=True)
     eda = work.parent.parent
@@ -124,19 +150,23 @@ def run(classes: Iterable[str], bits: Iterable[int], clock_mhz: float, out: Path
     lock = _lock(work)
     try:
         results, failures = _run_all(jobs, clock_mhz, vectors, tools, work, seed, timeout, keep_vcd, con)
+        st_results, st_failures = _run_structures(kinds, list(bits), clock_mhz, vectors, tools, work, seed, timeout,
+                                                  keep_vcd, con)
+        failures += st_failures
     finally:
         lock.close()
     if failures:
         raise UserError(f"{len(failures)} design(s) failed, no table written (finished ones are cached in "
                         f"{work}; rerun to continue): " + "; ".join(f"{lb}: {m.splitlines()[0]}" for lb, m in failures))
-    seconds = sum(float(r.get("seconds", 0.0)) for r in results)
-    header = header_lines(command, tools, clock_mhz, vectors, seed, seconds, logic_only, len(results))
-    text = tech_yaml(results, out.stem, header, base_table(), logic_only)
+    seconds = sum(float(r.get("seconds", 0.0)) for r in results + st_results)
+    header = header_lines(command, tools, clock_mhz, vectors, seed, seconds, logic_only,
+                          len(results) + len(st_results))
+    text = tech_yaml(results, out.stem, header, base_table(), logic_only, structures=st_results)
     check_table_text(text, out.stem)
     atomic_write_text(out, text)
     out.chmod(0o644)   # the atomic write's temporary file is private; a table is for everyone to read
-    return {"out": str(out), "designs": len(results), "tool_seconds": seconds,
-            "cached": sum(1 for r in results if r.get("cached"))}
+    return {"out": str(out), "designs": len(results) + len(st_results), "tool_seconds": seconds,
+            "cached": sum(1 for r in results + st_results if r.get("cached"))}
 
 
 def check_table_text(text: str, name: str) -> dict[str, Any]:
@@ -150,6 +180,11 @@ def check_table_text(text: str, name: str) -> dict[str, Any]:
             for k in ("energy_pj", "area_um2", "latency_cycles", "source"):
                 if k not in e:
                     raise ValueError(f"operators.{cls}.{fmt} has no {k}")
+    for kind, fmts in (data.get("structures") or {}).items():
+        for fmt, e in fmts.items():
+            for k in ("energy_pj", "idle_energy_pj", "area_um2", "source"):
+                if k not in e:
+                    raise ValueError(f"structures.{kind}.{fmt} has no {k}")
     for k in ("sram_read_pj_64b", "sram_write_scale", "regfile_read_pj_64b", "dram_pj_per_bit",
               "sram_area_um2_per_bit", "regfile_area_um2_per_bit", "sram_leakage_mw_per_kib"):
         if k not in data["memories"]:

@@ -53,6 +53,14 @@ class Netlist:
     ports: tuple[str, ...]
     cells: dict[str, str]                      # instance -> cell type
     loads: dict[str, tuple[tuple[str, str], ...]]  # net -> ((instance, pin), ...) of input pins
+    # net -> ((instance, pin), ...) of the output pins of flip-flops and latches that drive it: OpenSTA
+    # 2.0.17 gives a register's output the global default input activity, not its D pin's, unless told
+    reg_outputs: dict[str, tuple[tuple[str, str], ...]] = attrs.field(factory=dict)
+
+
+def is_register(cell: str) -> bool:
+    """A flip-flop or latch of the OSU018 library (DFFPOSX1, DFFNEGX1, DFFSR, LATCH)."""
+    return cell.startswith(("DFF", "LATCH"))
 
 
 def parse_netlist(text: str, top: str, pins: dict[str, dict[str, dict[str, Any]]],
@@ -73,6 +81,7 @@ def parse_netlist(text: str, top: str, pins: dict[str, dict[str, dict[str, Any]]
     conn_re = re.compile(r"\.(\w+)\s*\(\s*((?:\\\S+\s)|[^()]*?)\s*\)")
     cells: dict[str, str] = {}
     loads: dict[str, list[tuple[str, str]]] = {}
+    regs: dict[str, list[tuple[str, str]]] = {}
     for m in inst_re.finditer(body):
         ctype, inst = m.group(1), _unescape(m.group(2))
         if ctype in ("wire", "input", "output", "inout", "assign", "reg", "module", "endmodule"):
@@ -86,9 +95,12 @@ def parse_netlist(text: str, top: str, pins: dict[str, dict[str, dict[str, Any]]
             net = _unescape(expr)
             if not net or re.match(r"\d", net) or net.startswith("{"):
                 continue  # constants and concatenations carry no activity of their own
-            if pins[ctype].get(pin, {}).get("direction") == "input":
+            direction = pins[ctype].get(pin, {}).get("direction")
+            if direction == "input":
                 loads.setdefault(net, []).append((inst, pin))
-    return Netlist(top, ports, cells, {k: tuple(v) for k, v in loads.items()})
+            elif direction == "output" and is_register(ctype):
+                regs.setdefault(net, []).append((inst, pin))
+    return Netlist(top, ports, cells, {k: tuple(v) for k, v in loads.items()}, {k: tuple(v) for k, v in regs.items()})
 
 
 def switching_energy_pj(vcd: VcdActivity, netlist: Netlist, pins: dict[str, dict[str, dict[str, Any]]],

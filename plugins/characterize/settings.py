@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FLOW_VERSION = 2
+FLOW_VERSION = 3   # 3: flip-flop outputs annotated with their simulated activity (sta.register_output_tcl)
 CLASSES = ("add", "mul", "mac", "cmp", "logic", "shift", "select", "div")
 DEFAULT_BITS = (8, 16, 32)
 INSTALL_HINT = "run `bash scripts/install_eda.sh` (apt: yosys, iverilog, opensta; the OSU018 liberty into .eda/osu018)"

@@ -106,7 +106,7 @@ def _fmt_key(k: str) -> int:
 
 
 def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], base: dict[str, Any],
-              logic_only: bool = False, fill: bool = True) -> str:
+              logic_only: bool = False, fill: bool = True, structures: Iterable[dict[str, Any]] = ()) -> str:
     """The technology table text: measured entries; with ``fill``, every other entry of the 45 nm table,
     derived from a measured width of the same class or else scaled (see :func:`derived_entry`)."""
     ops: dict[str, dict[str, dict[str, Any]]] = {}
@@ -133,6 +133,26 @@ def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], b
             e = ops[cls][fmt]
             lines.append(f"    {fmt + ':':6} {{energy_pj: {_g(e['energy_pj'])}, area_um2: {_area(e['area_um2'])}, "
                          f"latency_cycles: {int(e['latency_cycles'])}, source: {e['source']}, note: {_q(e['note'])}}}")
+    st = list(structures)
+    if st:
+        from .structures import structure_entry
+        lines += ["structures:",
+                  "  # PE-array structures (characterize --structures): the rtl profiler's systolic PE per shape and",
+                  "  # operand width (pe_psum: weight/input stationary; pe_os: output stationary) and the array's",
+                  "  # skew-register bit; used instead of MAC + PE register file for systolic arrays",
+                  "  # (llmulator.pecost, docs/technology.md)"]
+        kinds: dict[str, list[dict[str, Any]]] = {}
+        for r in st:
+            kinds.setdefault(r["structure"], []).append(r)
+        for kind, rs in kinds.items():
+            lines.append(f"  {kind}:")
+            for r in sorted(rs, key=lambda r: r["bits"]):
+                e = structure_entry(r)
+                fmt = "bit" if r["structure"] == "skew_reg" else f"int{r['bits']}"
+                acc = f", acc_bits: {r['acc_bits']}" if r["structure"] != "skew_reg" else ""
+                lines.append(f"    {fmt + ':':6} {{energy_pj: {_g(e['energy_pj'])}, idle_energy_pj: "
+                             f"{_g(e['idle_energy_pj'])}, area_um2: {_area(e['area_um2'])}{acc}, latency_cycles: "
+                             f"{int(e['latency_cycles'])}, source: measured, note: {_q(e['note'])}}}")
     lines += ["memories:",
               f"  # not measured: scaled from the {BASE_TECH} table. Energy ~ C V^2 = "
               f"({NODE_NM}/{BASE_NODE_NM}) x ({VDD}/{BASE_VDD})^2 = x{energy_scale():g};",
@@ -166,6 +186,10 @@ def header_lines(command: str, tools: Tools, clock_mhz: float, vectors: int, see
            "Includes the registers (their share is in each note)."),
         "                    Ignored: wire and routing capacitance, glitches, the clock tree beyond the",
         "                    register clock pins, process/voltage/temperature corners other than typical.",
+        "  structures:       the rtl profiler's systolic PE (plugins/rtl/datapath.pe_module) per shape and the",
+        "                    array's skew-register bit, measured the same way in two states: advancing every",
+        "                    cycle on random operands (energy_pj per MAC) and stalled with the clock running",
+        "                    (idle_energy_pj per cycle); flip-flop outputs annotated with their simulated activity.",
         "  derived:          formats not measured (int64, floating point) of a measured class: the measured",
         "                    integer entry nearest in width x the 45nm table's ratio between the two formats.",
         "  scaled from 45nm: classes not measured at all (sqrt, exp) and the memories: the 45nm table",

@@ -1,0 +1,128 @@
+"""Measured PE-array structures (the osu018 table's ``structures``) in the area/energy model (llmulator.pecost)."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import pytest
+from llmulator import tech
+from llmulator.design import load_design
+from llmulator.library import resolve
+from llmulator.pecost import pe_cost
+from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+from llmulator_plugins.characterize import structures as st_mod
+from llmulator_plugins.characterize.liberty import Netlist
+from llmulator_plugins.characterize.sta import activity_tcl
+from llmulator_plugins.characterize.table import tech_yaml
+from llmulator_plugins.characterize.vcd import NetActivity, VcdActivity
+
+ARCH = """architecture:
+  version: 1
+  name: sys2
+  clock_mhz: 1000
+  technology: {tech}
+  compute:
+    pe_array: {{rows: 2, cols: 2, interconnect: systolic}}
+    operators:
+      mac: {{count: 4, bits: 8, latency_cycles: 1{mac}}}
+  memory:
+    - {{name: DRAM, kind: dram, width_bits: 128, bandwidth_bytes_per_cycle: 16, latency_cycles: 100}}
+    - {{name: GLB, kind: sram, capacity_kib: 256, width_bits: 128, banks: 4, ports: 2, latency_cycles: 2}}
+    - {{name: PE_REG, kind: regfile, capacity_kib: 0.0078125, width_bits: 32, instances: 4, latency_cycles: 0}}
+"""
+MAPS = {"ws": ("L_k: {tile: 2, spatial: rows}\n    L_n: {tile: 2, spatial: cols}", "[L_n, L_k, L_m]"),
+        "os": ("L_m: {tile: 2, spatial: rows}\n    L_n: {tile: 2, spatial: cols}", "[L_m, L_n, L_k]")}
+
+
+def _design(tmp_path, df="ws", techname="osu018", mac=""):
+    a = tmp_path / f"arch-{techname}{len(mac)}.yaml"
+    a.write_text(ARCH.format(tech=techname, mac=mac))
+    loops, order = MAPS[df]
+    m = tmp_path / f"map-{df}.yaml"
+    m.write_text(f"mapping:\n  version: 1\n  name: g-{df}\n  workload: gemm\n  loops:\n    {loops}\n"
+                 f"  order: {order}\n  placement: {{A: GLB, B: GLB, C: GLB}}\n")
+    return load_design(a, resolve("workload", "gemm"), m, "mini")
+
+
+def _estimate(d):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return AnalyticalEstimator().estimate([d])[0]
+
+
+def test_osu018_table_has_measured_pe_structures():
+    st = tech.table("osu018")["structures"]
+    for kind in ("pe_psum", "pe_os"):
+        e = st[kind]["int8"]
+        assert e["source"] == "measured" and e["area_um2"] > 0 and 0 < e["idle_energy_pj"] < e["energy_pj"]
+    assert 0 < st["skew_reg"]["bit"]["idle_energy_pj"] < st["skew_reg"]["bit"]["energy_pj"]
+    assert "structures" not in tech.table("45nm")   # the default table keeps MAC + register file
+
+
+def test_pe_entry_replaces_mac_and_pe_registers_by_hand(tmp_path):
+    d = _design(tmp_path)
+    pc = pe_cost(d)
+    assert pc is not None and pc.shape == "pe_psum" and pc.regfile == "PE_REG"
+    assert pc.skew_bits == 1 * 8 + 1 * 32 + 3          # west skew, de-skew of one column, valid chain (2+2-1)
+    st = tech.table("osu018")["structures"]
+    pe, bit = st["pe_psum"]["int8"], st["skew_reg"]["bit"]
+    e = _estimate(d)
+    b = e.breakdown
+    assert b["area_um2.op.mac"] == 0 and b["area_um2.PE_REG"] == 0
+    assert b["area_um2.pe_array"] == pytest.approx(4 * pe["area_um2"] + 43 * bit["area_um2"])
+    macs, cycles = 16 ** 3, e.metrics["cycles"]
+    want = (macs * pe["energy_pj"] + (4 * cycles - macs) * pe["idle_energy_pj"]
+            + 43 * (cycles * bit["idle_energy_pj"] + macs / 4 * (bit["energy_pj"] - bit["idle_energy_pj"])))
+    assert b["energy_pj.pe_array"] == pytest.approx(want)
+    assert b["energy_pj.op.mac"] == 0
+    assert b["energy_pj.PE_REG"] == 0      # no operand accesses charged: the PE entry holds those registers
+
+
+def test_the_entry_value_moves_the_estimate(tmp_path, monkeypatch):
+    d = _design(tmp_path)
+    before = _estimate(d)
+    real = tech.table("osu018")
+    doubled = copy.deepcopy(real)
+    doubled["structures"]["pe_psum"]["int8"]["energy_pj"] *= 2
+    doubled["structures"]["pe_psum"]["int8"]["area_um2"] *= 2
+    monkeypatch.setattr(tech, "table", lambda name: doubled if name == "osu018" else real)
+    after = _estimate(_design(tmp_path))   # a new design object: the estimator memoises per object
+    pe = real["structures"]["pe_psum"]["int8"]
+    assert after.metrics["energy_pj"] - before.metrics["energy_pj"] == pytest.approx(16 ** 3 * pe["energy_pj"])
+    assert after.metrics["area_um2"] - before.metrics["area_um2"] == pytest.approx(4 * pe["area_um2"])
+
+
+def test_output_stationary_uses_the_os_pe(tmp_path):
+    pc = pe_cost(_design(tmp_path, "os"))
+    assert pc.shape == "pe_os" and pc.skew_bits == 8 + 8   # west and north skews, no de-skew
+
+
+def test_rule_off_for_45nm_and_for_stated_mac_figures(tmp_path):
+    assert pe_cost(_design(tmp_path, techname="45nm")) is None
+    d = _design(tmp_path, mac=", energy_pj: 50, area_um2: 20000")
+    assert pe_cost(d) is None
+    b = _estimate(d).breakdown
+    assert "area_um2.pe_array" not in b and b["area_um2.op.mac"] == 4 * 20000
+
+
+def test_structure_verilog_is_the_rtl_pe_and_the_table_section_parses():
+    s = st_mod.structure("pe_psum", 8, 32)
+    assert "module pe_psum_8_32 (" in s.verilog and "p_out <= p_in + prod" in s.verilog
+    tb = st_mod.testbench(s, ["clk", "rst", "adv", "load"] + [f"x_in[{i}]" for i in range(8)], 50, 10.0, "idle")
+    assert "adv = 1'b0" in tb and "for (i = 1; i <= 50;" in tb
+    r = {"structure": "pe_psum", "bits": 8, "acc_bits": 32, "what": s.what, "register_bits": 48, "area_um2": 100.0,
+         "area_seq_um2": 40.0, "energy_pj": 5.0, "idle_energy_pj": 1.0, "energy_seq_pj": 2.0, "active_cycle_pj": 5.0,
+         "delay_ns": 3.0, "latency_cycles": 1}
+    text = tech_yaml([], "t", ["h"], {"operators": {}, "memories": tech.table("45nm")["memories"]}, structures=[r])
+    import yaml
+    e = yaml.safe_load(text)["structures"]["pe_psum"]["int8"]
+    assert (e["energy_pj"], e["idle_energy_pj"], e["area_um2"], e["acc_bits"]) == (5, 1, 100, 32)
+
+
+def test_register_outputs_get_their_simulated_activity():
+    nl = Netlist("m", ("clk", "d"), {"r": "DFFPOSX1"}, {"d": (("r", "D"),)}, {"q": (("r", "Q"),)})
+    vcd = VcdActivity({"clk": NetActivity(20, 50.0), "d": NetActivity(3, 50.0), "q": NetActivity(3, 40.0)},
+                      0.0, 100.0, 1e-9)
+    tcl, n = activity_tcl(vcd, nl)
+    assert n == 1 and "get_pins {r/Q}] 0.3 0.4" in tcl and "get_pins {r/D}] 0.3 0.5" in tcl
