@@ -616,14 +616,15 @@ def cmd_estimate(args) -> int:
                          indent=2))
         _print_failures("estimator", failed)
         return status
-    from .report import estimate_table, terms_table
-    con = _console()
+    from .plaintable import PlainConsole
+    from .report import estimate_grid, terms_grid
+    con = PlainConsole.for_stdout(_console, wide=bool(os.environ.get(WIDE_ENV)))  # rich only where needed
     if estimates or refused:
-        con.print(estimate_table(d, estimates, {**{n: "refused" for n in refused}, **{n: "failed" for n in failed}}))
+        con.print(estimate_grid(d, estimates, {**{n: "refused" for n in refused}, **{n: "failed" for n in failed}}))
     if args.terms:
         for e in estimates:
             if e.terms or e.breakdown:
-                con.print(terms_table(e))
+                con.print(terms_grid(e))
     for e in estimates:
         for note in e.notes:
             con.print(f"[dim]{e.estimator}: {note}[/dim]")

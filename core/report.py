@@ -1,9 +1,11 @@
-"""Terminal tables for estimates (rich)."""
+"""Terminal tables for estimates: their content as a :class:`~llmulator.plaintable.Grid` (what ``estimate``
+prints, without rich where it can: ``llmulator.plaintable``), or as a rich ``Table``."""
 
 from __future__ import annotations
 
-from rich.table import Table
+from typing import Any
 
+from .plaintable import Grid
 from .results import METRICS, UNITS, latency_us
 
 
@@ -20,11 +22,21 @@ def fmt(v: float) -> str:
     return f"{v:.3g}"
 
 
-def estimate_table(design, estimates, others: dict[str, str] | None = None) -> Table:
+def estimate_table(design, estimates, others: dict[str, str] | None = None) -> Any:
+    """:func:`estimate_grid` as a rich ``Table``."""
+    return estimate_grid(design, estimates, others).to_rich()
+
+
+def terms_table(e) -> Any:
+    """:func:`terms_grid` as a rich ``Table``."""
+    return terms_grid(e).to_rich()
+
+
+def estimate_grid(design, estimates, others: dict[str, str] | None = None) -> Grid:
     """One column per estimate; ``others`` (estimator name -> "failed" or "refused") get a column of
     their own that says so in every row (the reason is printed under the table)."""
     others = others or {}
-    t = Table(title=f"estimates for {design.name}")
+    t = Grid(title=f"estimates for {design.name}")
     t.add_column("metric")
     t.add_column("unit")
     for e in estimates:
@@ -48,8 +60,8 @@ def estimate_table(design, estimates, others: dict[str, str] | None = None) -> T
     return t
 
 
-def terms_table(e) -> Table:
-    t = Table(title=f"{e.estimator}: terms and breakdown")
+def terms_grid(e) -> Grid:
+    t = Grid(title=f"{e.estimator}: terms and breakdown")
     t.add_column("term")
     t.add_column("value", justify="right")
     for k, v in e.terms.items():
