@@ -44,8 +44,8 @@ from pycparser import c_ast, c_generator
 from . import nest
 from .design import Design
 from .expr import ExprError, evaluate
+from .hls import mapped_kernel  # not via render, which imports inputs (numpy data, the sandbox): ~4 ms
 from .kernel import C_TYPES, Loop, Statement
-from .render import mapped_kernel
 
 _GEN = c_generator.CGenerator()
 

@@ -47,6 +47,18 @@ def files(root: Path, kind: str) -> list[Path]:
     return [f for f in sorted(root.glob("*.y*ml")) if _top_key(f) == kind]
 
 
+def _named(folder: Path, stem: str) -> list[Path]:
+    """The files of :func:`files` in a sub-folder whose stem is ``stem``, in the same order: the names are
+    matched as strings, without making and sorting a path of every file in the folder (~3 ms of every
+    command that names a library design, issue 17)."""
+    from fnmatch import fnmatchcase
+    try:
+        names = os.listdir(folder)
+    except OSError:  # as glob does: an unreadable folder lists nothing
+        return []
+    return sorted(folder / n for n in names if n.startswith(stem) and fnmatchcase(n, "*.y*ml") and Path(n).stem == stem)
+
+
 def _top_key(path: Path) -> str | None:
     """The first top-level key of a YAML file, read from its text (no parse: flat folders are scanned often)."""
     try:
@@ -65,7 +77,9 @@ def resolve(kind: str, name_or_path: str) -> Path:
     if p.exists() or p.suffix in (".yaml", ".yml") or os.sep in name_or_path:
         return p
     for root in roots():
-        for cand in files(root, kind):
+        folder = root / FOLDERS[kind]
+        cands = _named(folder, name_or_path) if folder.is_dir() else files(root, kind)
+        for cand in cands:
             if cand.stem == name_or_path:
                 return cand
     known = ", ".join(sorted(e["name"] for e in entries(kind))) or "none"

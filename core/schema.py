@@ -22,11 +22,11 @@ import difflib
 import json
 import os
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import Diagnostic, SpecError
+from .tech import package_file
 from .yamlsrc import SourceMap
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ _UNIT_SUFFIXES = ("_bits", "_bytes", "_kib", "_mib", "_kb", "_mb", "_pj", "_nj",
 
 @cache
 def schema(kind: str) -> dict[str, Any]:
-    text = resources.files("llmulator").joinpath("schemas", f"{kind}.schema.json").read_text()
+    text = package_file("schemas", f"{kind}.schema.json").read_text()
     return json.loads(text)
 
 

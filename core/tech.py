@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -18,14 +18,26 @@ DTYPE_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64, "uint8": 8, "uin
               "uint32": 32, "fp16": 16, "fp32": 32, "fp64": 64}
 
 
+def package_file(*parts: str) -> Any:
+    """A file of the llmulator package (``package_file("tech", "45nm.yaml")``): a ``Path`` where the package
+    is a folder, as installed or checked out; ``importlib.resources``'s where it is not (a zipped install).
+    Importing and setting up ``importlib.resources`` for the two files every command reads was ~5 ms of a
+    cold ``llmulator estimate`` (issue 17)."""
+    here = Path(__file__).parent
+    if here.is_dir():
+        return here.joinpath(*parts)
+    from importlib import resources
+    return resources.files("llmulator").joinpath(*parts)
+
+
 def available() -> list[str]:
-    root = resources.files("llmulator").joinpath("tech")
+    root = package_file("tech")
     return sorted(p.name[:-5] for p in root.iterdir() if p.name.endswith(".yaml"))
 
 
 @cache
 def table(name: str) -> dict[str, Any]:
-    path = resources.files("llmulator").joinpath("tech", f"{name}.yaml")
+    path = package_file("tech", f"{name}.yaml")
     if not path.is_file():
         raise KeyError(name)
     # libyaml's parser where PyYAML has it (the same data; the Python parser took ~25 ms of every estimate)
