@@ -176,6 +176,32 @@ def cache_key(st: Structure, clock_mhz: float, vectors: int, seed: int, tools: T
             "tools": {k: v for k, v in tools.versions.items() if k != "liberty"}}
 
 
+def _measure_state(st: Structure, mode: str, ports: list[str], nl, tools: Tools, d: Path, vectors: int,
+                   period: float, seed: int, timeout: float, keep_vcd: bool):
+    """One state of a structure: gate-level simulation, activity, OpenSTA timing and power.
+    Returns (report_power rows, report_checks, annotated pins)."""
+    (d / f"tb_{mode}.v").write_text(testbench(st, ports, vectors, period, mode, seed, vcd=f"{mode}.vcd"))
+    _run([tools.iverilog, "-Ttyp", "-o", f"{mode}.vvp", f"tb_{mode}.v", "net.v", str(tools.cells_v)], d,
+         f"iverilog_{mode}.log", timeout)
+    _run([tools.vvp, "-n", f"{mode}.vvp"], d, f"vvp_{mode}.log", timeout)
+    with open(d / f"{mode}.vcd") as f:
+        vcd = parse_vcd(f, scope="tb.dut")
+    tcl, n = activity_tcl(vcd, nl)
+    (d / f"activity_{mode}.tcl").write_text(tcl)
+    if not keep_vcd:
+        (d / f"{mode}.vcd").unlink(missing_ok=True)
+        (d / f"{mode}.vvp").unlink(missing_ok=True)
+    (d / f"sta_{mode}.tcl").write_text(sta_script(tools.liberty, "net.v", st.name, period, f"activity_{mode}.tcl"))
+    out = _run([tools.sta, "-no_splash", "-no_init", "-exit", f"sta_{mode}.tcl"], d, f"sta_{mode}.log", timeout)
+    if "@@power" not in out:
+        raise FlowError(f"OpenSTA stopped before report_power (log: {d / f'sta_{mode}.log'})")
+    checks_txt, power_txt = out.split("@@power", 1)
+    if "Error" in out:
+        err = next(ln for ln in out.splitlines() if "Error" in ln)
+        raise FlowError(f"OpenSTA: {err.strip()} (log: {d / f'sta_{mode}.log'})")
+    return parse_report_power(power_txt), parse_report_checks(checks_txt), n
+
+
 def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools: Tools, work: Path,
                            seed: int = 1, timeout: float = 900.0, step: Callable[[str], None] | None = None,
                            keep_vcd: bool = False) -> dict[str, Any]:
@@ -212,30 +238,10 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
     timing: dict[str, float] = {}
     n_pins = 0
     for mode in ("active", "idle"):
-        step(f"{mode}: gate-level simulation (iverilog)")
-        (d / f"tb_{mode}.v").write_text(testbench(st, ports, vectors, period, mode, seed, vcd=f"{mode}.vcd"))
-        _run([tools.iverilog, "-Ttyp", "-o", f"{mode}.vvp", f"tb_{mode}.v", "net.v", str(tools.cells_v)], d,
-             f"iverilog_{mode}.log", timeout)
-        _run([tools.vvp, "-n", f"{mode}.vvp"], d, f"vvp_{mode}.log", timeout)
-        with open(d / f"{mode}.vcd") as f:
-            vcd = parse_vcd(f, scope="tb.dut")
-        tcl, n = activity_tcl(vcd, nl)
+        step(f"{mode}: gate-level simulation and power (iverilog, OpenSTA)")
+        power[mode], timing, n = _measure_state(st, mode, ports, nl, tools, d, vectors, period, seed, timeout,
+                                                keep_vcd)
         n_pins = max(n_pins, n)
-        (d / f"activity_{mode}.tcl").write_text(tcl)
-        if not keep_vcd:
-            (d / f"{mode}.vcd").unlink(missing_ok=True)
-            (d / f"{mode}.vvp").unlink(missing_ok=True)
-        step(f"{mode}: timing and power (OpenSTA)")
-        (d / f"sta_{mode}.tcl").write_text(sta_script(tools.liberty, "net.v", st.name, period, f"activity_{mode}.tcl"))
-        out = _run([tools.sta, "-no_splash", "-no_init", "-exit", f"sta_{mode}.tcl"], d, f"sta_{mode}.log", timeout)
-        if "@@power" not in out:
-            raise FlowError(f"OpenSTA stopped before report_power (log: {d / f'sta_{mode}.log'})")
-        checks_txt, power_txt = out.split("@@power", 1)
-        if "Error" in out:
-            err = next(ln for ln in out.splitlines() if "Error" in ln)
-            raise FlowError(f"OpenSTA: {err.strip()} (log: {d / f'sta_{mode}.log'})")
-        timing = parse_report_checks(checks_txt)
-        power[mode] = parse_report_power(power_txt)
     delay = period - timing["slack_ns"]
     per = float(st.register_bits) if st.kind == "skew_reg" else 1.0   # skew_reg: per bit
 
