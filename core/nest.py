@@ -283,8 +283,11 @@ def fold(design, band: list[str]) -> dict:
     pos = np.array([list(range(len(heads)))])  # point loops run in mapped order
     var_index = {loops[mb].var: i for i, lb in enumerate(heads) for mb in members(design, lb)}
     deps: dict[str, np.ndarray] = {}
+    written: set[str] = set()
     for st in loops[band[-1]].statements():
         for a in st.accesses:
+            if a.is_write:
+                written.add(a.array)
             dep = deps.setdefault(a.array, np.zeros(len(heads), dtype=bool))
             if a.indirect:
                 dep[:] = True
@@ -298,18 +301,60 @@ def fold(design, band: list[str]) -> dict:
         reuse[arr] = (float(mc[0]), float(ru[0]))
         still |= design.workload.arrays[arr].role == "in" and bool(stationary(dep, is_sp, t)[0])
     lanes = float(np.where(is_sp[0], t[0], 1.0).prod())
-    return {"lanes": lanes, "reuse": reuse, "stationary": still, "dep": deps}
+    return {"lanes": lanes, "reuse": reuse, "stationary": still, "dep": deps,
+            "output_drain": output_drain(design, {a: stationary(dep, is_sp, t)[0] for a, dep in deps.items()},
+                                         written)}
 
 
-def systolic_fill(design, band: list[str], stationary: bool) -> float:
-    """Fill and drain of one fold: the skew R + C - 2 of a systolic array plus a preload of R cycles
-    when an input operand is stationary (SCALE-Sim's per-fold model); a broadcast array's PE
-    pipeline depth."""
+def output_drain(design, still: dict, written: set) -> bool:
+    """Whether an output-stationary fold must drain its accumulators before the next fold starts:
+    an array the fold writes (``written``) stays in the PEs (``still[array]``, for one mapping) and the
+    PEs have no room for a shadow accumulator (:func:`shadow_accumulator_fits`)."""
+    arrays = design.workload.arrays
+    outs = [a for a in still if a in written and bool(still[a])]
+    if not outs:
+        return False
+    in_bits = sum(arrays[a].bits for a in still if a not in written)
+    return not shadow_accumulator_fits(design, max(arrays[a].bits for a in outs), in_bits)
+
+
+def pe_register_bits(design) -> float | None:
+    """Register bits inside each PE: the regfile level with one instance per PE (``PE_REG``), or None
+    when the architecture declares no such level (then nothing in the spec limits the PE's registers)."""
+    pe = design.arch.pe_array
+    if pe is None:
+        return None
+    for lv in design.arch.memory:
+        if lv.kind == "regfile" and lv.instances == pe.size and math.isfinite(lv.capacity_bits):
+            return float(lv.capacity_bits)
+    return None
+
+
+def shadow_accumulator_fits(design, out_bits: int, in_bits: int) -> bool:
+    """Whether each PE can keep a second (shadow) accumulator, so that an output-stationary fold's
+    results drain while the next fold accumulates: two accumulators plus the input operands' registers
+    must fit the PE register level; an architecture without one does not limit it."""
+    regs = pe_register_bits(design)
+    return regs is None or regs >= 2 * out_bits + in_bits
+
+
+def systolic_fill(design, band: list[str], stationary: bool, output_drain: bool = False) -> float:
+    """Fill and drain of one fold on a systolic array, what the generated RTL (plugins/rtl) does:
+
+    * the skew R + C - 2 (SCALE-Sim's per-fold model);
+    * when an input operand is stationary (weight/input stationary): its preload of R cycles, and one
+      cycle more, in which the last partial sum leaves the edge PE's output register before the next
+      fold's preload may start (SCALE-Sim counts the cycle of the last MAC instead);
+    * ``output_drain`` (an output-stationary fold whose PEs have no room for a shadow accumulator,
+      :func:`shadow_accumulator_fits`): R cycles in which the accumulators shift out, one row per cycle,
+      before the next fold may accumulate (SCALE-Sim overlaps them, as a second accumulator would).
+
+    A broadcast array pays its PE pipeline depth."""
     pe = design.arch.pe_array
     if pe is None:
         return 0.0
     if pe.interconnect == "systolic":
-        return float(pe.rows + pe.cols - 2 + (pe.rows if stationary else 0))
+        return float(pe.rows + pe.cols - 2 + (pe.rows + 1 if stationary else 0) + (pe.rows if output_drain else 0))
     return float(pe.pipeline_depth_cycles)
 
 

@@ -130,7 +130,9 @@ FUNCTIONS: dict[str, str] = {
     "plugins/network/cli.py::print_report": "the network verb's report tables; not split yet",
     "plugins/network/run.py::estimate_network": "a network's layers estimated and summed; not split yet",
     "plugins/rtl/control.py::Walker.build": "the control FSM of a loop nest (the RTL work owns it)",
-    "plugins/rtl/control.py::engine_module": "the engine's Verilog (the RTL work owns it)",
+    "plugins/rtl/control.py::reader_module": "one Verilog module's text in port/wire/always order (its return "
+                                             "ring and lane addresses are split out already)",
+    "plugins/rtl/writer.py::writer_module": "one Verilog module's text in port/wire/always order",
     "plugins/rtl/datapath.py::array_module": "the PE array's Verilog (the RTL work owns it)",
     "plugins/rtl/datapath.py::buffer_module": "a buffer's Verilog (the RTL work owns it)",
     "plugins/rtl/plan.py::make_plan": "a design -> the RTL plan (the RTL work owns it)",

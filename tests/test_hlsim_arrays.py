@@ -58,14 +58,32 @@ def test_output_stationary_gemm_pays_the_skew_but_no_preload(write):
     assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == 16 * (6 + 16) + 2  # the same latency
 
 
+@pytest.mark.parametrize("pe_reg_bits, fill", [
+    (64, 6 + 4),   # int32 accumulator + two int8 operands = 48 bits: no room for a second accumulator
+    (128, 6),      # 2 x 32 + 16 = 80 bits fit: the accumulators drain while the next fold runs
+])
+def test_output_stationary_pays_the_drain_when_the_pe_registers_hold_one_accumulator(write, pe_reg_bits, fill):
+    """The rtl profiler's os hardware shifts the accumulators out one row per advance (R = 4) before the
+    next fold accumulates; SCALE-Sim and a PE with a shadow accumulator overlap it."""
+    arch = systolic(write, 4).read_text() + (
+        f"    - {{name: PE_REG, kind: regfile, capacity_kib: {pe_reg_bits / 8192}, width_bits: 32, instances: 16, "
+        "latency_cycles: 0}\n")
+    d = load_design(write(f"sysreg{pe_reg_bits}.yaml", arch), ROOT / "workloads/gemm.yaml", mapping(write, "os4", OS4))
+    p = HlsimProfiler().profile(d)
+    assert p.breakdown["fill.L_m"] == fill
+    assert p.metrics["cycles"] == AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == 16 * (fill + 16) + 2
+
+
 def test_weight_stationary_gemm_pays_the_preload(write):
-    """Same GEMM, WS (k on rows, n on cols, m streams): B is stationary: fill 2R + C - 2 = 10."""
+    """Same GEMM, WS (k on rows, n on cols, m streams): B is stationary: fill 2R + C - 2 = 10, plus the
+    cycle in which the fold's last partial sum leaves the array before the next preload (the rtl
+    profiler's hardware; SCALE-Sim counts 10)."""
     body = OS4.replace("L_m: {tile: 4, spatial: rows}", "L_k: {tile: 4, spatial: rows}") \
         .replace("L_k: {pipeline_ii: 1}", "L_m: {pipeline_ii: 1}").replace("[L_m, L_n, L_k]", "[L_n, L_k, L_m]")
     d = load_design(systolic(write, 4), ROOT / "workloads/gemm.yaml", mapping(write, "ws4", body))
     p = HlsimProfiler().profile(d)
-    assert p.breakdown["fill.L_n"] == 10
-    assert p.metrics["cycles"] == 16 * (10 + 16) + 2
+    assert p.breakdown["fill.L_n"] == 11
+    assert p.metrics["cycles"] == 16 * (11 + 16) + 2
 
 
 CONV = """  workload: conv2d

@@ -125,13 +125,14 @@ needs_iverilog = pytest.mark.skipif(shutil.which("iverilog") is None or shutil.w
 @pytest.mark.parametrize("n, df, dims, cycles", [
     # ws 2x2, C[4x2] = A[4x2] B[2x2], one fold: preload 2 advances (cycles 3-4), stream M=4 (5-8),
     # drain A+B-1 = 3 (9-11; the last output vector enters the writer queue at the advance of cycle 11);
-    # the writer takes it in cycle 12, writes both words in cycle 13, the controller sees done in 14.
-    (2, "ws", (4, 2, 2), 14),
+    # the writer takes it in cycle 12, adds it to the word its lanes combine (C[2..3][0..1], one
+    # 128-bit word) in cycle 13, writes the word back at the end of the fold in 14, done seen in 15.
+    (2, "ws", (4, 2, 2), 15),
     # os 2x2, two folds over M (m = 0..1, 2..3): per fold stream K=2, wait A+B-2 = 2, drain A = 2
-    # advances: 12 advances in cycles 3-14, writer 15-16, done seen in 17.
-    (2, "os", (4, 2, 2), 17),
-    # ws 3x3, C[4x3], one fold: preload 3 (3-5), stream 4 (6-9), drain 5 (10-14), writer 15-16, done 17.
-    (3, "ws", (4, 3, 3), 17),
+    # advances: 12 advances in cycles 3-14, writer takes 15, combines 16, writes back 17, done 18.
+    (2, "os", (4, 2, 2), 18),
+    # ws 3x3, C[4x3], one fold: preload 3 (3-5), stream 4 (6-9), drain 5 (10-14), writer 15-17, done 18.
+    (3, "ws", (4, 3, 3), 18),
 ])
 def test_tiny_arrays_exact_cycles_and_outputs(write, tmp_path, monkeypatch, n, df, dims, cycles):
     from llmulator_plugins.rtl.profiler import RtlProfiler

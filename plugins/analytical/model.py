@@ -10,9 +10,11 @@ at once (NumPy arrays of shape (B,)):
   read) and register reuse (innermost temporal loops that do not index the
   array keep the value in the PE);
 * spatial-array compute cycles: stream steps x II + folds x fill/drain, with
-  the systolic skew (R + C - 2) plus a preload of R cycles when an input
-  operand is stationary (SCALE-Sim's per-fold model), or the PE pipeline depth
-  on a broadcast array; the loop-nest semantics (which loops are folds, which
+  the systolic skew (R + C - 2) plus a preload of R + 1 cycles when an input
+  operand is stationary and a drain of R cycles when the output stays in PEs
+  without room for a shadow accumulator (``llmulator.nest.systolic_fill``, the
+  generated RTL's per-fold cycles), or the PE pipeline depth on a broadcast
+  array; the loop-nest semantics (which loops are folds, which
   stream, what a PE keeps in its register) is ``llmulator.nest``'s, shared
   with render and hlsim.
 
@@ -35,9 +37,11 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     """PE-array cycles for B mappings of a perfect band (``llmulator.nest``'s fold semantics).
 
     Each fold (one iteration of the tile loops) streams its temporal point loops through the array,
-    one step per II, and pays the fill/drain: the systolic skew R + C - 2, plus a preload of R cycles
-    when an input operand is stationary (indexed by no temporal point loop: SCALE-Sim's per-fold
-    model), or the PE pipeline depth on a broadcast array. Edge tiles stream only what they hold:
+    one step per II, and pays the fill/drain of ``llmulator.nest.systolic_fill``: the systolic skew
+    R + C - 2, plus a preload of R cycles and one cycle for the last partial sum to leave the array
+    when an input operand is stationary (indexed by no temporal point loop), plus R cycles of drain
+    when the output stays in PEs that have no room for a shadow accumulator; or the PE pipeline
+    depth on a broadcast array. Edge tiles stream only what they hold:
     over all folds, the steps are the product of the temporal loops' trips and the spatial loops'
     tile counts. II: each bound PE runs one body per step with its own units (shared classes serve
     every bound PE), an accumulator kept in the PE register across steps waits for its combining
@@ -78,10 +82,15 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     any_sp = is_sp.any(axis=1)
     if pe is not None and pe.interconnect == "systolic":
         stationary = np.zeros(B, dtype=bool)
+        out_still = np.zeros(B, dtype=bool)
         for arr in nest.arrays:
             if arr.role == "in":
                 stationary |= lnest.stationary(v.dep(arr), is_sp, t)
-        fill = (pe.rows + pe.cols - 2) + np.where(stationary, pe.rows, 0)
+            elif arr.writes:
+                out_still |= lnest.stationary(v.dep(arr), is_sp, t)
+        # the rules of llmulator.nest.systolic_fill, for B mappings
+        drain = out_still & ~shadow_fits(design, nest)
+        fill = (pe.rows + pe.cols - 2) + np.where(stationary, pe.rows + 1, 0) + np.where(drain, pe.rows, 0)
     elif pe is not None:
         fill = np.full(B, float(pe.pipeline_depth_cycles))
     else:
@@ -96,6 +105,15 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     return {"compute_cycles": compute, "ideal_cycles": np.full(B, ideal), "fill_drain_cycles": folds * fill + latency,
             "under_utilisation_cycles": steps * ii - ideal, "folds": folds, "stream": stream, "ii": ii,
             "pe_used": pe_used, "utilisation": ideal / np.maximum(compute, 1e-9)}
+
+
+def shadow_fits(design: Design, nest: Nest) -> bool:
+    """Whether the PEs can keep a shadow accumulator for the nest's output (llmulator.nest)."""
+    written = [a for a in nest.arrays if a.writes]
+    if not written:
+        return True
+    return lnest.shadow_accumulator_fits(design, max(a.bits for a in written),
+                                         sum(a.bits for a in nest.arrays if not a.writes))
 
 
 def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: bool) -> dict[str, np.ndarray]:

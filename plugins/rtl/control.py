@@ -6,17 +6,21 @@ tile loops (mixed-radix counters, so a fused loop's members are digits of one co
 vectors (the stream's temporal point loops, or the rows of the array). From the walker's state it
 computes each lane's element address with the subscript's affine coefficients, coalesces lanes
 that share a word and requests the words from its level's arbiter; read data comes back after
-the bank latency into a ring of vector slots that the array consumes in order. The writer adds
-the array's outputs to the old values and writes them back (read-modify-write). The reader of
-old values reads vector v of fold f only once the writer has written vector v of fold f-1 (or
-finished that fold): no read before write, per vector rather than per fold.
+the bank latency into a ring of vector slots that the array consumes in order. Each reader lane
+keeps the last word it fetched (a one-word line) and fetches only when it moves to another word,
+so a stream along a word's elements reads the word once. The writer (writer.py) adds the array's
+outputs to the old values and writes them back (read-modify-write), combining each lane's
+elements of one word into one write. The reader of old values reads vector v of fold f only once
+every element of vector v of fold f-1 is in the buffer: no read before write, per vector.
 """
 
 from __future__ import annotations
 
+import attrs
+
 from .datapath import clog2
-from .layout import Layout
-from .plan import LoopPlan, Plan
+from .layout import Layout, Level, Placed
+from .plan import LoopPlan, Operand, Plan
 
 
 class Walker:
@@ -187,159 +191,199 @@ class Walker:
         return cache[key]
 
 
+# a reader's ring holds the bank latency's vectors in flight plus this many ready ones
+RING_EXTRA = 3
+
 ROLE_OF = {"rd_S": "S", "rd_X": "X", "rd_Y": "Y", "old": "O", "wr": "O"}
 
 
-def engine_module(plan: Plan, lay: Layout, kind: str) -> str:
-    """One operand engine: walker + lane addresses + requests (+ return ring for readers, RMW writer)."""
+@attrs.frozen
+class Geometry:
+    """An engine's operand, placement and widths: what its lane addresses and ports are built from."""
+
+    kind: str
+    op: Operand
+    pl: Placed
+    lv: Level
+    lane_loop: str
+    NL: int             # lanes
+    inner: str          # "rows" | "stream": what the walker steps through within a fold
+    BW: int             # bank index bits
+    RW: int             # row (word within a bank) bits
+    LOG: int            # log2 elements per word
+    OW: int             # element offset bits
+    IW: int             # lane index bits
+    AW: int             # element / word address bits
+
+    @property
+    def EB(self) -> int:
+        return self.op.bits
+
+
+def geometry(plan: Plan, lay: Layout, kind: str) -> Geometry:
     role = ROLE_OF[kind]
     op = plan.operands[role]
     pl = lay.placed[role]
     lv = lay.levels[pl.level]
-    write = kind == "wr"
-    lane_loop = plan.loop_a if role == "X" else plan.loop_b
-    NL = plan.A if role == "X" else plan.B
-    inner = "rows" if role == "S" or (role == "O" and plan.shape == "os") else "stream"
-    EB, W, NB = op.bits, lv.width, lv.banks
-    BW, RW = clog2(NB), clog2(lv.depth)
     LOG = clog2(pl.epw) if pl.epw > 1 else 0
-    OW = max(LOG, 1)
-    IW = clog2(NL)
-    words = lay.levels[pl.level].used_words
-    AW = max(clog2(words * pl.epw + 1) + 2, 8)
-    wk = Walker(plan, "", inner)
+    NL = plan.A if role == "X" else plan.B
+    return Geometry(kind, op, pl, lv, plan.loop_a if role == "X" else plan.loop_b, NL,
+                    "rows" if role == "S" or (role == "O" and plan.shape == "os") else "stream",
+                    clog2(lv.banks), clog2(lv.depth), LOG, max(LOG, 1), clog2(NL),
+                    max(clog2(lv.used_words * pl.epw + 1) + 2, 8))
+
+
+def ports_decl(g: Geometry) -> list[str]:
+    W = g.lv.width
+    return [f"  output [{g.NL - 1}:0] req, output [{g.NL * g.BW - 1}:0] bank, output [{g.NL * g.RW - 1}:0] row,",
+            f"  output [{g.NL * W - 1}:0] wdata, output [{g.NL * W // 8 - 1}:0] wmask,",
+            f"  input [{g.NL - 1}:0] gnt, input [{g.NL - 1}:0] rvalid, input [{g.NL * W - 1}:0] rdata);"]
+
+
+def lane_wires(plan: Plan, g: Geometry, wk: Walker) -> list[str]:
+    """Each lane's element address ``el_i``, word ``wd_i``, offset in the word ``of_i`` and valid ``v_i``
+    at the walker's current vector."""
+    rowv = f"(k < {wk.ext(wk.la)})" if g.inner == "rows" else "1'b1"
+    lane_ext = wk.ext(plan.loop(g.lane_loop))
+    out = []
+    for i in range(g.NL):
+        terms = [str(g.op.const)] + [f"{c} * {wk.value(var, g.lane_loop, i)}" for var, c in g.op.coefs.items()]
+        out.append(f"  wire [{g.AW - 1}:0] el_{i} = " + " + ".join(terms) + ";")
+        out.append(f"  wire [{g.AW - 1}:0] wd_{i} = {g.pl.base_word} + (el_{i} >> {g.LOG});")
+        out.append(f"  wire [{g.OW - 1}:0] of_{i} = " + (f"el_{i}[{g.LOG - 1}:0];" if g.LOG else "0;"))
+        out.append(f"  wire v_{i} = {i} < {lane_ext} && {rowv};")
+    return out
+
+
+def bank_row(g: Geometry, i: int, word: str) -> list[str]:
+    """Lane ``i``'s bank and row outputs for the word address ``word``."""
+    NB = g.lv.banks
+    return [f"  assign bank[{(i + 1) * g.BW - 1}:{i * g.BW}] = " + (f"{word} % {NB};" if NB > 1 else "0;"),
+            f"  assign row[{(i + 1) * g.RW - 1}:{i * g.RW}] = {word} / {NB};"]
+
+
+def engine_module(plan: Plan, lay: Layout, kind: str) -> str:
+    """One operand engine: the writer (plugins/rtl/writer.py) or a reader (walker + lane addresses +
+    requests + the return ring the array consumes in order)."""
+    if kind == "wr":
+        from .writer import writer_module
+        return writer_module(plan, lay)
+    return reader_module(plan, lay, kind)
+
+
+def reader_module(plan: Plan, lay: Layout, kind: str) -> str:
+    """A reader. Its lanes keep the last word they fetched (a one-word line per lane) and request a
+    word only when they move to another; lanes that share a word request it once. The reader of old
+    outputs reads fold f only once the writer has finished fold f-1 (so every word it reads holds
+    what fold f-1 wrote) and forgets its lines at the end of each fold."""
+    g = geometry(plan, lay, kind)
+    NL, EB, W, IW = g.NL, g.EB, g.lv.width, g.IW
+    wk = Walker(plan, "", g.inner)
     D, wires, init, step = wk.build()
-    L = [f"module {kind} (input clk, input rst, input start,"]
-    if write:
-        L += [f"  input in_valid, input [{NL * EB - 1}:0] in_vec, input old_valid, input [{NL * EB - 1}:0] old_vec,",
-              "  output in_ready, output reg [31:0] folds_done, output reg [31:0] vecs_done, output done,"]
-    else:
-        L += [f"  input pop, output head_valid, output [{NL * EB - 1}:0] head,"]
-        if kind == "old":
-            L += ["  input [31:0] fold_limit, input [31:0] vec_limit,"]
-    L += [f"  output [{NL - 1}:0] req, output [{NL * BW - 1}:0] bank, output [{NL * RW - 1}:0] row,",
-          f"  output [{NL * W - 1}:0] wdata, output [{NL * W // 8 - 1}:0] wmask,",
-          f"  input [{NL - 1}:0] gnt, input [{NL - 1}:0] rvalid, input [{NL * W - 1}:0] rdata);"]
-    L += D
+    L = [f"module {kind} (input clk, input rst, input start,",
+         f"  input pop, output head_valid, output [{NL * EB - 1}:0] head,"]
+    if kind == "old":
+        L += ["  input [31:0] fold_limit, input [31:0] vec_limit,"]
+    L += ports_decl(g) + D
     L.append("  reg active;")
-    la = plan.loop(lane_loop)
-    lane_ext = wk.ext(la)
-    rowv = "1'b1"
-    if inner == "rows":
-        rowv = f"(k < {wk.ext(wk.la)})"
-    # lane addresses
-    for i in range(NL):
-        terms = [str(op.const)]
-        for var, c in op.coefs.items():
-            terms.append(f"{c} * {wk.value(var, lane_loop, i)}")
-        wires.append(f"  wire [{AW - 1}:0] el_{i} = " + " + ".join(terms) + ";")
-        wires.append(f"  wire [{AW - 1}:0] wd_{i} = {pl.base_word} + (el_{i} >> {LOG});")
-        wires.append(f"  wire [{OW - 1}:0] of_{i} = " + (f"el_{i}[{LOG - 1}:0];" if LOG else "0;"))
-        wires.append(f"  wire v_{i} = {i} < {lane_ext} && {rowv};")
-        lead = "v_0" if i == 0 else f"v_{i} && (!v_{i - 1} || wd_{i} != wd_{i - 1})"
+    wires += lane_wires(plan, g, wk)
+    for i in range(NL):  # the lane's word is in its line register: no request
+        L.append(f"  reg [{g.AW - 1}:0] lt_{i}; reg lv_{i}; reg [{W - 1}:0] lw_{i};")
+        wires.append(f"  wire hit_{i} = v_{i} && lv_{i} && lt_{i} == wd_{i};")
+        wires.append(f"  wire n_{i} = v_{i} && !hit_{i};")
+        lead = "n_0" if i == 0 else f"n_{i} && (!n_{i - 1} || wd_{i} != wd_{i - 1})"
         wires.append(f"  wire ld_{i} = {lead};")
         prev = f"li_{i - 1}" if i else f"{IW}'d0"
         wires.append(f"  wire [{IW - 1}:0] li_{i} = ld_{i} ? {IW}'d{i} : {prev};")
-        wires.append(f"  assign bank[{(i + 1) * BW - 1}:{i * BW}] = " + (f"wd_{i} % {NB};" if NB > 1 else "0;"))
-        wires.append(f"  assign row[{(i + 1) * RW - 1}:{i * RW}] = wd_{i} / {NB};")
+        wires += bank_row(g, i, f"wd_{i}")
     leaders = "{" + ", ".join(f"ld_{i}" for i in reversed(range(NL))) + "}"
     L += wires
     L.append(f"  reg [{NL - 1}:0] gd;")
     L.append(f"  wire [{NL - 1}:0] lead = {leaders};")
-    if write:
-        L += [f"  reg [{NL * EB - 1}:0] cur; reg cur_v;",
-              "  wire can = active && !walk_done && cur_v;"]
-    else:
-        S = lv.latency + 3
-        SW = clog2(S)
-        L += [f"  reg [{SW}:0] cnt; reg [{SW - 1}:0] h, ip; reg [{S - 1}:0] ready;"]
-        L += [f"  reg [{NL * EB - 1}:0] slot_{s};" for s in range(S)]
-        # an old output may be read once the writer has written it in the previous fold: the writer is
-        # past that fold, or in it and past this vector (consecutive folds of one output tile walk
-        # the same vectors; a fold of another tile finished before the writer got this far)
-        gate = (" && (fidx <= fold_limit || (fidx == fold_limit + 1 && vcnt < vec_limit))"
-                if kind == "old" else "")
-        if kind == "old":
-            L.append("  reg [31:0] vcnt;")
-        L.append(f"  wire can = active && !walk_done && cnt < {S}{gate};")
+    S = g.lv.latency + RING_EXTRA
+    SW = clog2(S)
+    L += [f"  reg [{SW}:0] cnt; reg [{SW - 1}:0] h, ip; reg [{S - 1}:0] ready;"]
+    L += [f"  reg [{NL * EB - 1}:0] slot_{s};" for s in range(S)]
+    # an old output may be read once the writer has written it in the previous fold: the writer is past
+    # that fold, or in it and every element of this vector is in the buffer (consecutive folds of one
+    # output tile walk the same vectors, and each lane the same words, so the words of a lane's line
+    # were written back together; a fold of another tile finished before the writer got this far)
+    gate = (" && (fidx <= fold_limit || (fidx == fold_limit + 1 && vcnt < vec_limit))"
+            if kind == "old" else "")
+    if kind == "old":
+        L.append("  reg [31:0] vcnt;")
+    L.append(f"  wire can = active && !walk_done && cnt < {S}{gate};")
     L.append("  assign req = can ? (lead & ~gd) : 0;")
     L.append("  wire fin = can && ((lead & ~gd & ~gnt) == 0);")
-    if write:
-        # write data: each leader's word gathers the lanes that share it
-        for j in range(NL):
-            dterms, mterms = [], []
-            for i in range(j, NL):
-                sel = f"(v_{i} && li_{i} == {j})"
-                dterms.append(f"({sel} ? ({{{W}'d0}} | cur[{(i + 1) * EB - 1}:{i * EB}]) << (of_{i} * {EB}) : {W}'d0)")
-                mterms.append(f"({sel} ? ({{{W // 8}'d0}} | {{{EB // 8}{{1'b1}}}}) << (of_{i} * {EB // 8}) : "
-                              f"{W // 8}'d0)")
-            L.append(f"  assign wdata[{(j + 1) * W - 1}:{j * W}] = " + " | ".join(dterms) + ";")
-            L.append(f"  assign wmask[{(j + 1) * W // 8 - 1}:{j * W // 8}] = " + " | ".join(mterms) + ";")
-        sums = ", ".join(f"in_vec[{(i + 1) * EB - 1}:{i * EB}] + old_vec[{(i + 1) * EB - 1}:{i * EB}]"
-                         for i in reversed(range(NL)))
-        L.append(f"  wire [{NL * EB - 1}:0] sum = {{{sums}}};")
-        L.append("  wire load = in_valid && old_valid && (!cur_v || fin);")
-        L.append("  assign in_ready = load;")
-        L.append("  assign done = walk_done;")
-    else:
-        L.append("  assign wdata = 0; assign wmask = 0;")
-        S = lv.latency + 3
-        SW = clog2(S)
-        Lt = lv.latency
-        L.append("  assign head_valid = ready[h];")
-        L.append("  assign head = " + " : ".join(f"h == {s} ? slot_{s}" for s in range(S - 1)) + f" : slot_{S - 1};")
-        # context of the vector being issued, delayed by the bank latency
-        L.append(f"  reg cx_v [0:{Lt - 1}]; reg cx_f [0:{Lt - 1}]; reg [{SW - 1}:0] cx_s [0:{Lt - 1}];")
-        L.append(f"  reg [{NL - 1}:0] cx_lv [0:{Lt - 1}]; reg [{NL * IW - 1}:0] cx_li [0:{Lt - 1}]; "
-                 f"reg [{NL * OW - 1}:0] cx_of [0:{Lt - 1}];")
-        lvs = "{" + ", ".join(f"v_{i}" for i in reversed(range(NL))) + "}"
-        lis = "{" + ", ".join(f"li_{i}" for i in reversed(range(NL))) + "}"
-        ofs = "{" + ", ".join(f"of_{i}" for i in reversed(range(NL))) + "}"
-        T = Lt - 1
-        for i in range(NL):
-            L.append(f"  wire [{IW - 1}:0] rl_{i} = cx_li[{T}][{(i + 1) * IW - 1}:{i * IW}];")
-            L.append(f"  wire [{OW - 1}:0] ro_{i} = cx_of[{T}][{(i + 1) * OW - 1}:{i * OW}];")
-            L.append(f"  wire [{W - 1}:0] rw_{i} = rdata[rl_{i} * {W} +: {W}];")
-            L.append(f"  wire [{EB - 1}:0] re_{i} = rw_{i}[ro_{i} * {EB} +: {EB}];")
-            L.append(f"  wire rv_{i} = rvalid[rl_{i}];")
-        L.append("  integer q;")
-        L.append("  always @(posedge clk) begin")
-        L.append(f"    cx_v[0] <= !rst && can; cx_f[0] <= fin; cx_s[0] <= ip; cx_lv[0] <= {lvs}; cx_li[0] <= {lis}; "
-                 f"cx_of[0] <= {ofs};")
-        if Lt > 1:
-            L.append(f"    for (q = 1; q < {Lt}; q = q + 1) begin cx_v[q] <= cx_v[q-1]; cx_f[q] <= cx_f[q-1]; "
-                     "cx_s[q] <= cx_s[q-1]; cx_lv[q] <= cx_lv[q-1]; cx_li[q] <= cx_li[q-1]; "
-                     "cx_of[q] <= cx_of[q-1]; end")
-        L.append("    if (rst) begin cnt <= 0; h <= 0; ip <= 0; ready <= 0; end")
-        L.append("    else begin")
-        L.append("      cnt <= cnt + fin - (pop && ready[h]);")
-        L.append(f"      if (fin) ip <= ip == {S - 1} ? 0 : ip + 1;")
-        L.append(f"      if (pop && ready[h]) begin ready[h] <= 0; h <= h == {S - 1} ? 0 : h + 1; end")
-        L.append(f"      if (cx_v[{T}] && cx_f[{T}]) ready[cx_s[{T}]] <= 1;")
-        for s in range(S):
-            for i in range(NL):
-                L.append(f"      if (cx_v[{T}] && cx_s[{T}] == {s}) begin if (cx_lv[{T}][{i}]) begin if (rv_{i}) "
-                         f"slot_{s}[{(i + 1) * EB - 1}:{i * EB}] <= re_{i}; end else if (cx_f[{T}]) "
-                         f"slot_{s}[{(i + 1) * EB - 1}:{i * EB}] <= 0; end")
-        L.append("    end")
-        L.append("  end")
+    L.append("  assign wdata = 0; assign wmask = 0;")
+    L += return_ring(g, S)
     # walker and request state
     L.append("  always @(posedge clk) begin")
-    extra = " cur_v <= 0; folds_done <= 0; vecs_done <= 0;" if write else " vcnt <= 0;" if kind == "old" else ""
-    L.append("    if (rst) begin active <= 0; gd <= 0; walk_done <= 0;" + extra + " end")
+    clear = " ".join(f"lv_{i} <= 0;" for i in range(NL))
+    vz = " vcnt <= 0;" if kind == "old" else ""
+    L.append(f"    if (rst) begin active <= 0; gd <= 0; walk_done <= 0;{vz} {clear} end")
     L.append("    else if (start) begin active <= 1; gd <= 0; " + " ".join(init) + " end")
     L.append("    else begin")
     L.append("      gd <= fin ? 0 : gd | (gnt & req);")
-    if write:
-        L.append("      if (load) begin cur <= sum; cur_v <= 1; end else if (fin) cur_v <= 0;")
-        L.append("      if (fin && fold_end) folds_done <= folds_done + 1;")
-        L.append("      if (fin) vecs_done <= fold_end ? 0 : vecs_done + 1;")
-    elif kind == "old":
+    if kind == "old":
         L.append("      if (fin) vcnt <= fold_end ? 0 : vcnt + 1;")
     L.append("      if (fin) begin")
+    # the words this vector fetched are the lanes' lines from now on (the old outputs' until the fold ends)
+    L += [f"        if (n_{i}) begin lt_{i} <= wd_{i}; lv_{i} <= 1; end" for i in range(NL)]
+    if kind == "old":
+        L.append(f"        if (fold_end) begin {clear} end")
     L += ["        " + s for s in step]
     L.append("      end")
     L.append("    end")
     L.append("  end")
     L += ["endmodule", ""]
     return "\n".join(L)
+
+
+def return_ring(g: Geometry, S: int) -> list[str]:
+    """A reader's return path: the context of each issued vector delayed by the bank latency, the
+    returned words (or the lanes' lines) split into elements, and the ring of ``S`` vector slots."""
+    NL, EB, W, IW, OW, Lt = g.NL, g.EB, g.lv.width, g.IW, g.OW, g.lv.latency
+    SW = clog2(S)
+    L = ["  assign head_valid = ready[h];",
+         "  assign head = " + " : ".join(f"h == {s} ? slot_{s}" for s in range(S - 1)) + f" : slot_{S - 1};",
+         f"  reg cx_v [0:{Lt - 1}]; reg cx_f [0:{Lt - 1}]; reg [{SW - 1}:0] cx_s [0:{Lt - 1}];",
+         f"  reg [{NL - 1}:0] cx_lv [0:{Lt - 1}]; reg [{NL * IW - 1}:0] cx_li [0:{Lt - 1}]; "
+         f"reg [{NL * OW - 1}:0] cx_of [0:{Lt - 1}]; reg [{NL - 1}:0] cx_h [0:{Lt - 1}];"]
+
+    def cat(fmt: str) -> str:
+        return "{" + ", ".join(fmt.format(i=i) for i in reversed(range(NL))) + "}"
+
+    T = Lt - 1
+    for i in range(NL):
+        L.append(f"  wire [{IW - 1}:0] rl_{i} = cx_li[{T}][{(i + 1) * IW - 1}:{i * IW}];")
+        L.append(f"  wire [{OW - 1}:0] ro_{i} = cx_of[{T}][{(i + 1) * OW - 1}:{i * OW}];")
+        L.append(f"  wire [{W - 1}:0] rw_{i} = rdata[rl_{i} * {W} +: {W}];")
+        L.append(f"  wire [{EB - 1}:0] re_{i} = rw_{i}[ro_{i} * {EB} +: {EB}];")
+        L.append(f"  wire rv_{i} = rvalid[rl_{i}];")
+        L.append(f"  wire [{EB - 1}:0] le_{i} = lw_{i}[ro_{i} * {EB} +: {EB}];")
+    L.append("  integer q;")
+    L.append("  always @(posedge clk) begin")
+    L.append(f"    cx_v[0] <= !rst && can; cx_f[0] <= fin; cx_s[0] <= ip; cx_lv[0] <= {cat('v_{i}')}; "
+             f"cx_li[0] <= {cat('li_{i}')}; cx_of[0] <= {cat('of_{i}')}; cx_h[0] <= {cat('hit_{i}')};")
+    if Lt > 1:
+        L.append(f"    for (q = 1; q < {Lt}; q = q + 1) begin cx_v[q] <= cx_v[q-1]; cx_f[q] <= cx_f[q-1]; "
+                 "cx_s[q] <= cx_s[q-1]; cx_lv[q] <= cx_lv[q-1]; cx_li[q] <= cx_li[q-1]; "
+                 "cx_of[q] <= cx_of[q-1]; cx_h[q] <= cx_h[q-1]; end")
+    L.append("    if (rst) begin cnt <= 0; h <= 0; ip <= 0; ready <= 0; end")
+    L.append("    else begin")
+    L.append("      cnt <= cnt + fin - (pop && ready[h]);")
+    L.append(f"      if (fin) ip <= ip == {S - 1} ? 0 : ip + 1;")
+    L.append(f"      if (pop && ready[h]) begin ready[h] <= 0; h <= h == {S - 1} ? 0 : h + 1; end")
+    L.append(f"      if (cx_v[{T}] && cx_f[{T}]) ready[cx_s[{T}]] <= 1;")
+    for s in range(S):
+        for i in range(NL):
+            sl = f"slot_{s}[{(i + 1) * EB - 1}:{i * EB}]"
+            L.append(f"      if (cx_v[{T}] && cx_s[{T}] == {s}) begin if (cx_lv[{T}][{i}]) begin "
+                     f"if (cx_h[{T}][{i}]) begin if (cx_f[{T}]) {sl} <= le_{i}; end else if (rv_{i}) {sl} <= re_{i}; "
+                     f"end else if (cx_f[{T}]) {sl} <= 0; end")
+    for i in range(NL):  # a fetched word fills its lanes' line registers
+        L.append(f"      if (cx_v[{T}] && cx_lv[{T}][{i}] && !cx_h[{T}][{i}] && rv_{i}) lw_{i} <= rw_{i};")
+    L.append("    end")
+    L.append("  end")
+    return L
