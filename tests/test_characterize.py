@@ -462,10 +462,12 @@ def test_the_osu018_table_is_listed_and_usable_by_an_architecture(tmp_path):
                     reason="Yosys, Icarus Verilog, OpenSTA or the OSU018 liberty missing: run scripts/install_eda.sh")
 def test_end_to_end_add8_with_the_real_tools(cli, tmp_path, capsys):
     out, work = tmp_path / "t.yaml", tmp_path / "work"
-    args = ["characterize", "--classes", "add", "--bits", "8", "--vectors", "200",
+    args = ["characterize", "--classes", "add", "--bits", "8", "--vectors", "200", "--structures", "skew_reg",
             "--out", str(out), "--work", str(work)]
     assert cli(args) == 0
     data = flow.check_table_text(out.read_text(), "t")
+    bit = data["structures"]["skew_reg"]["bit"]     # one enabled flip-flop: 96 um2 + its enable logic
+    assert 96 < bit["area_um2"] < 300 and 0.1 < bit["idle_energy_pj"] < bit["energy_pj"] < 2
     add8 = data["operators"]["add"]["int8"]
     assert add8["source"] == "measured" and add8["latency_cycles"] == 1
     assert 2000 < add8["area_um2"] < 10000          # 24 flip-flops of 96 um2 plus an 8-bit adder
@@ -478,4 +480,4 @@ def test_end_to_end_add8_with_the_real_tools(cli, tmp_path, capsys):
     assert "# command:  llmulator characterize --classes add --bits 8" in out.read_text()
     capsys.readouterr()
     assert cli(args) == 0                          # resumable: the second run comes from the cache
-    assert "1 from the cache" in capsys.readouterr().out
+    assert "2 from the cache" in capsys.readouterr().out   # the adder and the skew-register bit

@@ -126,3 +126,16 @@ def test_register_outputs_get_their_simulated_activity():
                       0.0, 100.0, 1e-9)
     tcl, n = activity_tcl(vcd, nl)
     assert n == 1 and "get_pins {r/Q}] 0.3 0.4" in tcl and "get_pins {r/D}] 0.3 0.5" in tcl
+
+
+def test_sample_inputs_reads_each_instance_before_every_rising_edge(tmp_path):
+    vcd = tmp_path / "a.vcd"
+    vcd.write_text("\n".join([
+        "$timescale 1ps $end", "$scope module tb $end", "$scope module dut $end", "$var wire 1 ! clk $end",
+        "$scope module u_array $end", "$scope module u_pe_0_0 $end", "$var wire 1 ! clk $end",
+        '$var wire 8 " x_in [7:0] $end', "$upscope $end", "$scope module u_pe_0_1 $end",
+        "$var wire 8 # x_in [7:0] $end", "$upscope $end", "$upscope $end", "$upscope $end", "$upscope $end",
+        "$enddefinitions $end", "#0", "0!", 'b11 "', "bx #", "#5", "1!", "#10", "0!", 'b101 "', "b1 #", "#15", "1!",
+        "#20", "0!", ""]))
+    rows = st_mod.sample_inputs(vcd, ["tb", "dut", "u_array"], ["u_pe_0_0", "u_pe_0_1"], {"x_in": 8})
+    assert rows == {"u_pe_0_0": [{"x_in": 3}, {"x_in": 5}], "u_pe_0_1": [{"x_in": 0}, {"x_in": 1}]}

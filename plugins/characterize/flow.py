@@ -119,7 +119,8 @@ def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout,
                 continue
             results.append(r)
             tag = " (cached)" if r.get("cached") else ""
-            con.print(f"{label:>13}: {r['energy_pj']:8.3f} pJ/MAC  idle {r['idle_energy_pj']:7.3f} pJ/cycle  "
+            unit = "pJ/cycle" if kind == "skew_reg" else "pJ/MAC"     # skew_reg: per bit
+            con.print(f"{label:>13}: {r['energy_pj']:8.3f} {unit}  idle {r['idle_energy_pj']:7.3f} pJ/cycle  "
                       f"{r['area_um2']:9.0f} um2{tag}")
     return results, failures
 
