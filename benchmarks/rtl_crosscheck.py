@@ -74,7 +74,8 @@ def design(folder: Path, n: int, work: str, df: str, tech: str = "45nm"):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="4,8")
-    ap.add_argument("--synth", default="2,4", help="array sizes synthesised (gemm ws); '' for none")
+    ap.add_argument("--synth", default="2,4", help="array sizes synthesised (gemm); '' for none")
+    ap.add_argument("--synth-df", default="ws", help="dataflows of the synthesised gemm, comma-separated (ws, is, os)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "rtl-crosscheck.md"))
     ap.add_argument("--rows", help="also save the measured rows as JSON here")
     ap.add_argument("--from-rows", help="only rewrite the document from rows saved by --rows")
@@ -116,9 +117,10 @@ def main(argv=None) -> int:
                     rows.append(row)
                     print(row, flush=True)
         srows = []
-        for n in synth_sizes:
-            srows.append(synth_row(Path(tmp), n, an))
-            print(srows[-1], flush=True)
+        for df in args.synth_df.split(","):
+            for n in synth_sizes:
+                srows.append(synth_row(Path(tmp), n, an, df))
+                print(srows[-1], flush=True)
     if args.rows:
         Path(args.rows).write_text(json.dumps({"rows": rows, "sizes": sizes, "have_ss": ss is not None,
                                                "srows": srows}))
@@ -134,16 +136,16 @@ def advances(plan) -> int:
     return sum(per(plan.stream_steps(f)) for f in plan.folds())
 
 
-def synth_row(folder: Path, n: int, an) -> dict:
+def synth_row(folder: Path, n: int, an, df: str = "ws") -> dict:
     """gemm ws on an n x n array synthesised (rtl, LLMULATOR_RTL_SYNTH's path) vs the analytical model
     with the osu018 technology table (the same 0.18 um library, measured by `llmulator characterize`),
     plus the PEs' energy re-measured gate-level on the RTL's own stimulus (pe_replay)."""
     from llmulator.pecost import pe_cost
-    d = design(folder, n, "gemm", "ws")
+    d = design(folder, n, "gemm", df)
     t0 = time.perf_counter()
     r = RtlProfiler(synthesize=True).profile(d)
     secs = time.perf_counter() - t0
-    dm = design(folder, n, "gemm", "ws", tech="osu018")
+    dm = design(folder, n, "gemm", df, tech="osu018")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         e = an.estimate([dm])[0]
@@ -166,7 +168,7 @@ def synth_row(folder: Path, n: int, an) -> dict:
              if k.startswith("area_um2.rtl.") and k != "area_um2.rtl.pe_array"}
     e_other = {k[len("energy_pj.rtl."):]: v for k, v in b.items()
                if k.startswith("energy_pj.rtl.") and k != "energy_pj.rtl.pe_array"}
-    return {"n": n, "cycles": cycles, "check": r.functional_check, "seconds": secs,
+    return {"n": n, "df": df, "cycles": cycles, "check": r.functional_check, "seconds": secs,
             "cached": r.counters["cached_simulation"], "yosys_s": r.counters["yosys_seconds"],
             "sta_s": r.counters["sta_seconds"], "logic_area": b["area_um2.logic"], "pe_rtl": pe_rtl,
             "pe_each": b["area_um2.pe_each"], "pe_model": pe_model, "other_area": sum(other.values()),
@@ -184,15 +186,13 @@ def synth_row(folder: Path, n: int, an) -> dict:
 def pe_replay(d, n: int, cycles: float) -> dict | None:
     """The PEs' energy measured the characterize way on the RTL run's own stimulus: every PE's inputs
     sampled from the rtl simulation's VCD each cycle, replayed on the PE's gate netlist (the osu018 table's
-    pe_psum int8 entry's synthesis), every net annotated from the gate-level VCD. Also the rtl flow's own
+    entry's synthesis for the plan's shape), every net annotated from the gate-level VCD. Also the rtl flow's own
     per-PE figure (OpenSTA propagating from the RTL-named nets), for the same PEs."""
     from llmulator_plugins.characterize import flow as cz
     from llmulator_plugins.characterize import structures as st_mod
     from llmulator_plugins.rtl import profiler as rp
     prof = RtlProfiler(synthesize=True)
     plan, _lay, rtl = prof.build(d)
-    if plan.shape != "psum":
-        return None
     text = rtl.text()
     # the rtl run's cached simulation and synthesis folders (profiler.py keys them by content; found here by
     # the design text they hold)
@@ -202,11 +202,12 @@ def pe_replay(d, n: int, cycles: float) -> dict | None:
         return None
     vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
     tools = cz.find_tools()
-    st = st_mod.structure("pe_psum", plan.operands["X"].bits, plan.operands["O"].bits)
+    kind = "pe_psum" if plan.shape == "psum" else "pe_os"
+    st = st_mod.structure(kind, plan.operands["X"].bits, plan.operands["O"].bits)
     work = ROOT / ".eda" / "work" / "crosscheck-replay"
     work.mkdir(parents=True, exist_ok=True)
     res = st_mod.characterize_structure(st, 100.0, 1000, tools, work)   # synthesis (cached): the PE's netlist
-    folder = work / f"pe_psum-{st.fmt}"
+    folder = work / f"{kind}-{st.fmt}"
     pes = [f"u_pe_{a}_{b}" for a in range(plan.A) for b in range(plan.B)]
     rows = st_mod.sample_inputs(vcd, ["tb", "dut", "u_array"], pes, dict(st.inputs), window=rp.VCD_CYCLES)
     per_pe = {p: st_mod.replay_energy(st, rows[p], tools, folder) for p in pes}
@@ -259,7 +260,7 @@ def gate_level_mac(r) -> float | None:
 def synth_table(srows) -> str:
     if not srows:
         return "No design was synthesised in this run (`--synth ''`)."
-    head = ("| gemm ws | rtl cycles (model) | Yosys s | OpenSTA s | logic area um2 | PE array area: rtl / model | "
+    head = ("| gemm | rtl cycles (model) | Yosys s | OpenSTA s | logic area um2 | PE array area: rtl / model | "
             "other logic area (buffer crossbar, engines, queue, control) | critical path ns (fmax MHz) | "
             "PE-array energy pJ/MAC: rtl, PEs gate-level / model at rtl cycles | rtl flow (OpenSTA propagated) | "
             "model at its own cycles | other logic pJ/MAC | check |")
@@ -268,7 +269,8 @@ def synth_table(srows) -> str:
         at = r.get("e_model_at_rtl_mac")
         gl = gate_level_mac(r)
         e_col = (f"{gl:.1f} / {at:.1f} ({at / gl:.2f}x)" if gl and at else "—")
-        L.append(f"| {r['n']}x{r['n']} | {r['cycles']:,.0f} ({r.get('model_cycles', 0):,.0f}) | {r['yosys_s']:.0f} | "
+        L.append(f"| {r.get('df', 'ws')} {r['n']}x{r['n']} | {r['cycles']:,.0f} ({r.get('model_cycles', 0):,.0f}) | "
+                 f"{r['yosys_s']:.0f} | "
                  f"{r['sta_s']:.0f} | {r['logic_area']:,.0f} | {r['pe_rtl']:,.0f} / {r['pe_model']:,.0f} "
                  f"({r['pe_model'] / r['pe_rtl']:.2f}x) | "
                  f"{r['other_area']:,.0f} | {r['crit']:.1f} ({r['fmax']:.1f}) | {e_col} | {r['e_pe_rtl_mac']:.1f} | "
@@ -283,8 +285,8 @@ def synth_table(srows) -> str:
         rp = r.get("replay") or {}
         per = ", ".join(f"{p[5:]} {v:.1f}/{(rp.get('flow_pj_per_cycle') or {}).get(p, 0):.1f}"
                         for p, v in (rp.get("replay_pj_per_cycle") or {}).items())
-        L.append(f"- {r['n']}x{r['n']}: one PE {r['pe_each']:,.0f} um2 (model: {model}); per PE pJ/cycle, "
-                 f"replay/rtl flow: {per or '—'}; other logic area by module: {parts}; "
+        L.append(f"- {r.get('df', 'ws')} {r['n']}x{r['n']}: one PE {r['pe_each']:,.0f} um2 (model: {model}); "
+                 f"per PE pJ/cycle, replay/rtl flow: {per or '—'}; other logic area by module: {parts}; "
                  f"other logic energy by module (pJ/MAC): {eparts}.")
     return "\n".join(L)
 
@@ -418,17 +420,21 @@ is 8x8 (4 %), where the only differences are item 2's one advance per fold and t
     skew registers as the rtl flow reports them (pe_array minus its PEs).
 - **model**: the analytical estimator on the same design with `technology: osu018`. Since the table
   has measured PE-array structures (docs/technology.md, "PE-array structures"), a PE-array design's
-  PE = the `pe_psum` int8 entry (the profiler's own PE module, measured) and the skew registers =
-  the measured `skew_reg` bit x the array's skew bits (2x2: 43, 4x4: 247); energy = MACs x 46.7 pJ +
-  (PEs x cycles - MACs) x 10.8 pJ + the skew bits per cycle. "At rtl cycles" evaluates that with the
+  PE = the `pe_psum` int8 entry for ws (`pe_os` for os; the profiler's own PE modules, measured)
+  and the skew registers = the measured `skew_reg` bit x the array's skew bits (ws 2x2: 43, 4x4:
+  247; os 2x2: 16); ws energy = MACs x 46.7 pJ + (PEs x cycles - MACs) x 10.8 pJ + the skew bits
+  per cycle (os: 31.1 and 11.1 pJ). "At rtl cycles" evaluates that with the
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-In the run above both are within the issue's 15 %: the PE array's **area is the RTL's exactly**
-(2x2 138,452, 4x4 566,408 um2: the PE entry is the synthesised PE, and the skew bits are counted as
-`pe_array` builds them); its **energy per MAC** is 4-6 % above the gate-level RTL figure at the rtl's
-cycles (57.7 vs 60.2 and 62.8 vs 66.9 pJ); at the model's own cycles 0.97x and 1.02x (55.7 and 64.1
-pJ: its fewer cycles offset it). Before this change (commit 66840bd's table) the model said 118,380 /
+The ws rows are `--synth 2,4`, the os row `--synth 2 --synth-df os` (the same script). In the run
+above both are within the issue's 15 %: the ws PE array's **area is the RTL's exactly** (2x2
+138,452, 4x4 566,408 um2: the PE entry is the synthesised PE, and the skew bits are counted as
+`pe_array` builds them), the os one 2 % above it (the same os PE Verilog maps to 34,886 um2 alone
+and 34,100 in the whole design: ABC's choices differ with the context); the **energy per MAC** is 4-6
+% above the gate-level RTL figure at the rtl's cycles for ws (57.7 vs 60.2 and 62.8 vs 66.9 pJ) and
+10 % above for os (32.9 vs 36.0); at the model's own cycles ws 0.97x and 1.02x (55.7 and 64.1 pJ:
+its fewer cycles offset it), os 1.09x. Before this change (commit 66840bd's table) the model said 118,380 /
 473,520 um2 (0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow said 41.8 / 51.8 pJ/MAC (then
 0.43-0.53x of the model). What moved, measured, not tuned:
 
@@ -463,10 +469,13 @@ pJ: its fewer cycles offset it). Before this change (commit 66840bd's table) the
      every 16 cycles, the partial sum from above the sum of three products) and this idle charge,
      the model's PEs (53.8 / 56.7 pJ per MAC at the rtl's cycles) are within 3-4 % of what the
      replay measures for the array's PEs on gemm's uniformly random int8 data.
-- **Remaining differences (4-6 %)**: the skew registers: model 6.4 / 10.1 pJ per MAC against the
-  rtl flow's 5.3 / 8.2 (not replayed gate-level; the flow underestimates the PEs, so probably these
-  too); the PEs: the entry's stimulus is a PE in row 3 with a reload every 16 cycles, the arrays'
-  rows 0 receive no partial sum (their PEs measure 21.6-29.6 against 28.4-34.6 pJ per cycle below).
+- **Remaining differences (ws 4-6 %, os 10 %)**: ws: the skew registers, model 6.4 / 10.1 pJ per
+  MAC against the rtl flow's 5.3 / 8.2 (not replayed gate-level; the flow underestimates the PEs,
+  so probably these too); the PEs, 3-4 %: the entry's stimulus is a PE in row 3 with a reload every
+  16 cycles, the arrays' rows 0 receive no partial sum (their PEs measure 21.6-29.6 against
+  28.4-34.6 pJ per cycle below). os: the PEs, model 34.0 against 30.7 pJ per MAC replayed (11 %;
+  the skew registers agree, 2.0 / 2.1): the os entry's stimulus (random x and y every cycle, a
+  drain every 16) costs more per MAC than gemm's os PEs do; not taken apart further here.
 - **Other logic (not in the model)**: the buffer crossbar (`xin`/`xout`), the arbiter, the operand
   engines (address arithmetic for every lane), the output queue and the controller: 0.94 / 1.85
   mm2 (6.8x / 3.3x the PE array) and, by the rtl flow, 575 / 384 pJ per MAC. The area/energy model
