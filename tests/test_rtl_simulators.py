@@ -81,3 +81,39 @@ def test_verilator_and_icarus_give_the_same_cycles_and_outputs(write, tmp_path):
                        10_000, 300.0, cache=tmp_path / "cache")
     assert ran.build_cached and ran.build_s == 0.0 and res.cycles == a.cycles
     assert len(list((tmp_path / "cache").glob("vlt-*/Vtb"))) == 1
+
+
+def test_two_processes_needing_the_same_verilator_program_build_it_once(tmp_path, monkeypatch):
+    # the build is faked (no Verilator needed): two threads ask for the same program at once; the lock
+    # makes the second wait and reuse the first one's folder, which appears whole (one rename)
+    import threading
+    import time
+    builds = []
+
+    def fake_tool(cmd, cwd, timeout, log):
+        builds.append(cwd)
+        time.sleep(0.3)
+        (cwd / "obj").mkdir()
+        (cwd / "obj" / "Vtb").write_text("program")
+        return ""
+
+    monkeypatch.setattr(simulators, "tool", fake_tool)
+    (tmp_path / "tb.v").write_text("module tb; endmodule\n")
+    (tmp_path / "design.v").write_text("module accel; endmodule\n")
+    got = []
+
+    def need():
+        got.append(simulators.verilator_program(tmp_path / "tb.v", tmp_path / "design.v", tmp_path / "cache", 60.0))
+
+    threads = [threading.Thread(target=need) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(builds) == 1
+    assert got[0][0] == got[1][0] and sorted(hit for _exe, _s, hit in got) == [False, True]
+    assert [p.name for p in (tmp_path / "cache").iterdir() if p.name.startswith("vlt-")] == [got[0][0].parent.name]
+    # another testbench (e.g. with the activity window) is another program
+    (tmp_path / "tb.v").write_text("module tb; initial $dumpvars; endmodule\n")
+    need()
+    assert len(builds) == 2 and got[2][0] != got[0][0]
