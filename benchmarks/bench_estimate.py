@@ -113,16 +113,21 @@ est = plugins.get("estimators", "analytical")
 t.append(time.perf_counter())
 estimates = est.estimate([d])
 t.append(time.perf_counter())
-with contextlib.redirect_stdout(io.StringIO()):
-    from llmulator.report import estimate_table
-    cli.console().print(estimate_table(d, estimates))
+with contextlib.redirect_stdout(io.StringIO()):  # as cmd_estimate prints (before issue 17's plaintable: rich)
+    from llmulator import report
+    if hasattr(report, "estimate_grid"):
+        from llmulator.plaintable import PlainConsole
+        PlainConsole.for_stdout(cli.console, wide=False).print(report.estimate_grid(d, estimates))
+    else:
+        cli.console().print(report.estimate_table(d, estimates))
 t.append(time.perf_counter())
 print(json.dumps([b - a for a, b in zip(t, t[1:])]))
 """
 PHASE_NAMES = ("import llmulator.cli", "import numpy (one BLAS thread)",
                "parser (the invoked verb's; every plugin's hook runs)",
                "load and check the design (YAML, "
-               "schemas, kernel)", "the analytical estimator (its modules)", "estimate", "print the table (rich)")
+               "schemas, kernel)", "the analytical estimator (its modules)", "estimate",
+               "print the table (plain text to a pipe since issue 17; rich before)")
 
 
 # each estimator of the all-estimators command, in one fresh process: the design loaded first, then every

@@ -160,6 +160,13 @@ class Workload:
         return smap.diag(path, msg, expected, hint)
 
 
+def _as_tuple(names) -> tuple[str, ...]:
+    """``tuple`` as an attrs converter. Not ``converter=tuple`` itself: attrs reads a converter's signature,
+    and for a builtin that means parsing its text signature with ``tokenize``, whose regular expressions
+    took ~5 ms to compile in every process that loads a design (issue 17)."""
+    return tuple(names)
+
+
 @attrs.frozen
 class LoopMapping:
     """The primitives a mapping applies to one loop (all None: the loop as written)."""
@@ -168,7 +175,7 @@ class LoopMapping:
     spatial: str | None = None
     unroll: int | None = None
     pipeline_ii: int | None = None
-    fuse: tuple[str, ...] = attrs.field(default=(), converter=tuple)  # loops flattened into this one
+    fuse: tuple[str, ...] = attrs.field(default=(), converter=_as_tuple)  # loops flattened into this one
     reduction: str | None = None  # 'tree': unrolled copies accumulate separately and combine on exit
 
 
