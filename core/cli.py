@@ -163,7 +163,9 @@ def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     p.add_argument("--trust-workload", action="store_true",
                    help="run workload code (kernels, references, input generators) even where the sandbox "
                         "(bubblewrap + seccomp) is unavailable; only for files you trust (docs/security.md)")
-    sub = p.add_subparsers(dest="verb", metavar="VERB", action=_Verbs)
+    # prog given: what argparse would compute (the top level has no positionals) without building a help
+    # formatter, which imports shutil for the terminal size (~2 ms of every command, issue 17)
+    sub = p.add_subparsers(dest="verb", metavar="VERB", action=_Verbs, prog=p.prog)
     sub.only = verb
 
     v = sub.add_parser("validate", help="check spec files (schemas, and cross-file checks for a full design)",
