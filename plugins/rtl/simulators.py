@@ -43,6 +43,10 @@ CHOICES = ("auto", "verilator", "icarus")
 #: 1.5-4 us per line and step here (2x2 to 16x16, docs/benchmarks-rtl.md), so below ~5 s, less than
 #: Verilator's build of a new design (8-40 s on 2 cores)
 AUTO_ICARUS_BELOW = 2e6
+#: Verilator's build is bounded by the design's size, not by what it simulates: it gets at least this
+#: long whatever the profile's time limit (the CLI's --time-limit defaults to 60 s; a 16x16 array's
+#: C++ takes 35 CPU-s, minutes of wall on a loaded machine)
+BUILD_TIMEOUT_S = 1800.0
 VERILATOR_FLAGS = ("--binary", "-Wno-fatal", "-Wno-lint", "-Wno-style", "--top-module", "tb",
                    "-MAKEFLAGS", "OPT_FAST=-O0")
 
@@ -146,7 +150,7 @@ def verilator_program(tb: Path, design_v: Path, cache: Path, timeout: float, tra
                 cmd = ["verilator", *flags, "-j", jobs, "-Mdir", "obj", "-o", "Vtb"]
                 if shutil.which("ccache"):
                     cmd += ["-MAKEFLAGS", "OBJCACHE=ccache"]
-                tool([*cmd, "tb.v", "design.v"], tmp, timeout, "verilator_build")
+                tool([*cmd, "tb.v", "design.v"], tmp, max(timeout, BUILD_TIMEOUT_S), "verilator_build")
                 shutil.move(str(tmp / "obj" / "Vtb"), str(tmp / "Vtb"))
                 shutil.rmtree(tmp / "obj", ignore_errors=True)
                 tmp.rename(final)                  # atomic: the folder appears whole or not at all
