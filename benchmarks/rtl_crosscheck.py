@@ -423,18 +423,21 @@ is 8x8 (4 %), where the only differences are item 2's one advance per fold and t
   PE = the `pe_psum` int8 entry for ws (`pe_os` for os; the profiler's own PE modules, measured)
   and the skew registers = the measured `skew_reg` bit x the array's skew bits (ws 2x2: 43, 4x4:
   247; os 2x2: 16); ws energy = MACs x 46.7 pJ + (PEs x cycles - MACs) x 10.8 pJ + the skew bits
-  per cycle (os: 31.1 and 11.1 pJ). "At rtl cycles" evaluates that with the
+  per cycle (os: 29.2 and 11.1 pJ). "At rtl cycles" evaluates that with the
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-The ws rows are `--synth 2,4`, the os row `--synth 2 --synth-df os` (the same script). In the run
+The ws rows are `--synth 2,4`, the os row `--synth 2 --synth-df os` (the same script, two runs while
+the controller, control.py, was being changed in parallel: their cycle counts are from two of its
+revisions and need not match the cycle table above; the area and energy comparisons are each
+within one run). In the run
 above both are within the issue's 15 %: the ws PE array's **area is the RTL's exactly** (2x2
 138,452, 4x4 566,408 um2: the PE entry is the synthesised PE, and the skew bits are counted as
 `pe_array` builds them), the os one 2 % above it (the same os PE Verilog maps to 34,886 um2 alone
 and 34,100 in the whole design: ABC's choices differ with the context); the **energy per MAC** is 4-6
 % above the gate-level RTL figure at the rtl's cycles for ws (57.7 vs 60.2 and 62.8 vs 66.9 pJ) and
-10 % above for os (32.9 vs 36.0); at the model's own cycles ws 0.97x and 1.02x (55.7 and 64.1 pJ:
-its fewer cycles offset it), os 1.09x. Before this change (commit 66840bd's table) the model said 118,380 /
+4 % for os (32.9 vs 34.1); at the model's own cycles ws 0.97x and 1.02x (55.7 and 64.1 pJ: its
+fewer cycles offset it), os 1.03x. Before this change (commit 66840bd's table) the model said 118,380 /
 473,520 um2 (0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow said 41.8 / 51.8 pJ/MAC (then
 0.43-0.53x of the model). What moved, measured, not tuned:
 
@@ -469,13 +472,15 @@ its fewer cycles offset it), os 1.09x. Before this change (commit 66840bd's tabl
      every 16 cycles, the partial sum from above the sum of three products) and this idle charge,
      the model's PEs (53.8 / 56.7 pJ per MAC at the rtl's cycles) are within 3-4 % of what the
      replay measures for the array's PEs on gemm's uniformly random int8 data.
-- **Remaining differences (ws 4-6 %, os 10 %)**: ws: the skew registers, model 6.4 / 10.1 pJ per
+- **Remaining differences (4-6 %)**: ws: the skew registers, model 6.4 / 10.1 pJ per
   MAC against the rtl flow's 5.3 / 8.2 (not replayed gate-level; the flow underestimates the PEs,
   so probably these too); the PEs, 3-4 %: the entry's stimulus is a PE in row 3 with a reload every
   16 cycles, the arrays' rows 0 receive no partial sum (their PEs measure 21.6-29.6 against
-  28.4-34.6 pJ per cycle below). os: the PEs, model 34.0 against 30.7 pJ per MAC replayed (11 %;
-  the skew registers agree, 2.0 / 2.1): the os entry's stimulus (random x and y every cycle, a
-  drain every 16) costs more per MAC than gemm's os PEs do; not taken apart further here.
+  28.4-34.6 pJ per cycle below). os: the PEs, model 32.0 against 30.7 pJ per MAC replayed (4 %;
+  the skew registers agree, 2.0 / 2.1). The first os entry spread its drain cycle (1 in 16) over
+  the MACs (31.1 pJ per MAC) while the model also charges the array's drain steps as cycles
+  without a MAC: the drain was counted twice and the os row was 1.10x; the entries are now per
+  advancing cycle (29.2 pJ).
 - **Other logic (not in the model)**: the buffer crossbar (`xin`/`xout`), the arbiter, the operand
   engines (address arithmetic for every lane), the output queue and the controller: 0.94 / 1.85
   mm2 (6.8x / 3.3x the PE array) and, by the rtl flow, 575 / 384 pJ per MAC. The area/energy model

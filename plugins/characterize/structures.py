@@ -8,7 +8,9 @@ measured in the two states it spends its cycles in:
 * **active** (``adv`` = 1, one MAC per cycle): int operands uniformly random and new every cycle,
   the partial sum arriving from the PE above the sum of three random products (a PE in row 3), the
   stationary operand (psum PE) reloaded or the accumulator drained (os PE) once per fold of
-  ``FOLD`` cycles; ``energy_pj`` = energy of the run / its MACs;
+  ``FOLD`` cycles; ``energy_pj`` = energy of the run / its cycles: the energy of one advancing cycle
+  (a MAC; the os PE's drain cycle, 1 in FOLD, is priced alike, because the model charges the
+  array's drain steps as cycles without a MAC, at ``idle_energy_pj``, already);
 * **idle** (``adv`` = 0: a stalled or unused PE): the inputs hold, only the clock toggles;
   ``idle_energy_pj`` = energy per cycle. The generated hardware has no clock gating, so every PE pays
   this in every cycle it does no MAC.
@@ -42,7 +44,7 @@ STRUCTURES = ("pe_psum", "pe_os", "skew_reg")
 FOLD = 16          # active cycles per stationary reload (psum) / accumulator drain (os)
 ROWS_ABOVE = 3     # products in the partial sum a psum PE receives (a PE in row 3)
 SKEW_BITS = 32     # width of the measured skew register (the entry is per bit)
-STRUCTURE_VERSION = 1
+STRUCTURE_VERSION = 2   # 2: energy_pj per advancing cycle (was per MAC: the os drain cycle counted twice)
 
 
 @attrs.frozen
@@ -161,12 +163,6 @@ def testbench(st: Structure, ports: list[str], cycles: int, period_ns: float, mo
     return "\n".join(L)
 
 
-def mac_fraction(st: Structure) -> float:
-    """MACs per active cycle: every cycle of a psum PE (a reload happens alongside a MAC); an os PE
-    drains instead of accumulating once per fold."""
-    return 1.0 - 1.0 / FOLD if st.kind == "pe_os" else 1.0
-
-
 def cache_key(st: Structure, clock_mhz: float, vectors: int, seed: int, tools: Tools) -> dict[str, Any]:
     lib_hash = hashlib.sha256(tools.liberty.read_bytes()).hexdigest()[:16]
     return {"flow": FLOW_VERSION, "structure_flow": STRUCTURE_VERSION, "structure": st.kind, "bits": st.bits,
@@ -253,8 +249,7 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
         "register_bits": st.register_bits, "per_bit": st.kind == "skew_reg",
         "area_um2": stat["area_um2"] / per, "area_seq_um2": seq_area / per, "cells": stat["cells"],
         "delay_ns": delay, "period_ns": period, "latency_cycles": max(1, math.ceil(delay / period - 1e-9)),
-        "power_w": power, "active_cycle_pj": active_cycle, "mac_fraction": mac_fraction(st),
-        "energy_pj": active_cycle / mac_fraction(st) if st.kind != "skew_reg" else active_cycle,
+        "power_w": power, "active_cycle_pj": active_cycle, "energy_pj": active_cycle,
         "energy_seq_pj": pj("active", "sequential"), "energy_comb_pj": pj("active", "combinational"),
         "idle_energy_pj": pj("idle"), "idle_seq_pj": pj("idle", "sequential"),
         "cycles": vectors, "annotated_pins": n_pins, "seconds": round(time.perf_counter() - t_start, 2),
@@ -271,8 +266,8 @@ def structure_entry(r: dict[str, Any]) -> dict[str, Any]:
         note = (f"{r['what']}; per bit, measured as a {SKEW_BITS}-bit register; energy_pj per advancing cycle "
                 "with random data, idle_energy_pj per held cycle")
     else:
-        note = (f"{r['what']}; {r['register_bits']} flip-flops included; energy_pj per MAC advancing every "
-                f"cycle on random operands (one reload/drain per {FOLD} cycles; flip-flops "
+        note = (f"{r['what']}; {r['register_bits']} flip-flops included; energy_pj per advancing cycle (a MAC) "
+                f"on random operands (one reload/drain per {FOLD} cycles; flip-flops "
                 f"{_g(r['energy_seq_pj'], 3)} pJ of {_g(r['active_cycle_pj'], 3)} pJ per cycle), idle_energy_pj "
                 f"per cycle without a MAC (not advancing, inputs held, the clock running); logic alone "
                 f"{_area(r['area_um2'] - r['area_seq_um2'])} um2")

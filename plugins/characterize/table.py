@@ -188,7 +188,7 @@ def header_lines(command: str, tools: Tools, clock_mhz: float, vectors: int, see
         "                    register clock pins, process/voltage/temperature corners other than typical.",
         "  structures:       the rtl profiler's systolic PE (plugins/rtl/datapath.pe_module) per shape and the",
         "                    array's skew-register bit, measured the same way in two states: advancing every",
-        "                    cycle on random operands (energy_pj per MAC) and stalled with the clock running",
+        "                    cycle on random operands (energy_pj per cycle: a MAC) and stalled with the clock running",
         "                    (idle_energy_pj per cycle); flip-flop outputs annotated with their simulated activity.",
         "  derived:          formats not measured (int64, floating point) of a measured class: the measured",
         "                    integer entry nearest in width x the 45nm table's ratio between the two formats.",
