@@ -215,3 +215,24 @@ def test_folds_accumulating_into_the_same_outputs_read_them_after_they_are_writt
     prof = RtlProfiler(synthesize=False).profile(design(write, 2, "ws", 4, 2, 6))
     assert prof.counters["folds"] == 3
     assert prof.functional_check == "pass"
+
+
+@pytest.mark.parametrize("banks", [1, 3, 4, 8])
+def test_bank_hash_is_a_bijection_and_spreads_strided_words(banks):
+    """layout.Level.bank_of / word_at: every (bank, row) holds exactly one word, row = w // banks, and with
+    a power-of-two number of banks the words of a vector strided by banks (or banks^2) words from an
+    aligned start, a column of a row-major array, fall in different banks (plain w % banks would put
+    them all in one)."""
+    from llmulator_plugins.rtl.layout import Level
+
+    lv = Level("GLB", 128, banks, 2, 2, 64, 64, 0.0, 0.0, 0.0, 0.0)
+    seen = {}
+    for w in range(banks * 64):
+        b = lv.bank_of(w)
+        assert 0 <= b < banks and lv.word_at(b, w // banks) == w
+        seen[(b, w // banks)] = w
+    assert len(seen) == banks * 64
+    if banks in (4, 8):
+        for stride in (banks, banks * banks):
+            assert len({lv.bank_of(3 + stride * j) for j in range(banks)}) == banks
+            assert len({(3 + stride * j) % banks for j in range(banks)}) == 1

@@ -256,9 +256,16 @@ def lane_wires(plan: Plan, g: Geometry, wk: Walker) -> list[str]:
 
 
 def bank_row(g: Geometry, i: int, word: str) -> list[str]:
-    """Lane ``i``'s bank and row outputs for the word address ``word``."""
+    """Lane ``i``'s bank (layout.Level.bank_of) and row outputs for the word address ``word``."""
     NB = g.lv.banks
-    return [f"  assign bank[{(i + 1) * g.BW - 1}:{i * g.BW}] = " + (f"{word} % {NB};" if NB > 1 else "0;"),
+    if NB == 1:
+        bank = "0"
+    elif NB & (NB - 1):
+        bank = f"{word} % {NB}"
+    else:
+        lb = NB.bit_length() - 1
+        bank = " ^ ".join(f"{word}[{min(k + lb, g.AW) - 1}:{k}]" for k in range(0, g.AW, lb))
+    return [f"  assign bank[{(i + 1) * g.BW - 1}:{i * g.BW}] = {bank};",
             f"  assign row[{(i + 1) * g.RW - 1}:{i * g.RW}] = {word} / {NB};"]
 
 

@@ -1,10 +1,11 @@
 """Where each operand lives in its buffer: word bases, banks, bank depth.
 
 An array placed on a memory level is stored row-major, ``width_bits / element bits`` elements per
-word (elements never straddle words), words interleaved over the level's banks (word ``w`` is in
-bank ``w % banks`` at row ``w // banks``). Arrays follow each other word-aligned in the order of the
-plan's roles. The bank depth is the level's capacity, as the spec states it; the plan is refused
-when the operands do not fit.
+word (elements never straddle words), words interleaved over the level's banks (word ``w`` is at
+row ``w // banks`` of bank ``Level.bank_of(w)``: ``w % banks`` with its higher address bits XORed in,
+the usual bank hash that keeps strided vectors off a single bank). Arrays follow each other
+word-aligned in the order of the plan's roles. The bank depth is the level's capacity, as the spec
+states it; the plan is refused when the operands do not fit.
 """
 
 from __future__ import annotations
@@ -33,6 +34,27 @@ class Level:
     write_pj: float
     capacity_bits: float
     area_um2: float     # the spec's (or table's) area of the whole level
+
+    def bank_of(self, w: int) -> int:
+        """Bank of word ``w``: with a power-of-two number of banks, the XOR of its address bits in groups
+        of log2(banks) (so words a power-of-two stride apart, a row of an array or a plane of a tensor,
+        fall in different banks instead of one); otherwise ``w % banks``."""
+        nb = self.banks
+        if nb == 1 or nb & (nb - 1):
+            return w % nb
+        b, lb = 0, nb.bit_length() - 1
+        while w:
+            b ^= w & (nb - 1)
+            w >>= lb
+        return b
+
+    def word_at(self, bank: int, row: int) -> int:
+        """The word at ``row`` of ``bank`` (every bank holds one word of each group of ``banks``
+        consecutive words: row ``w // banks``)."""
+        nb = self.banks
+        if nb == 1 or nb & (nb - 1):
+            return row * nb + bank
+        return row * nb + (bank ^ self.bank_of(row * nb))
 
 
 @attrs.frozen

@@ -70,7 +70,7 @@ def bank_files(lay: Layout, images: dict[str, list[int]], folder: Path) -> list[
         rows = -(-len(img) // lv.banks)
         digits = lv.width // 4
         for b in range(lv.banks):
-            words = [img[r * lv.banks + b] if r * lv.banks + b < len(img) else 0 for r in range(rows)]
+            words = [img[w] if (w := lv.word_at(b, r)) < len(img) else 0 for r in range(rows)]
             src = folder / f"mem_{name}_{b}.hex"
             src.write_text("".join(f"{w:0{digits}x}\n" for w in words))
             out.append((name, b, src, folder / f"out_{name}_{b}.hex", rows))
@@ -146,7 +146,9 @@ def run(simulator: str, design_v: Path, lay: Layout, plan: Plan, arrays: dict[st
     for name in lay.levels:
         banks = [read_hex(dst) for lv, _b, _s, dst, _r in files if lv == name]
         rows = max(len(x) for x in banks)
-        back[name] = [banks[b][r] if r < len(banks[b]) else 0 for r in range(rows) for b in range(len(banks))]
+        lv = lay.levels[name]
+        back[name] = [banks[lv.bank_of(w)][w // lv.banks] if w // lv.banks < len(banks[lv.bank_of(w)]) else 0
+                      for w in range(rows * lv.banks)]
     outputs = {plan.operands["O"].array: unpack(lay, plan, back, out_shape, out_dtype)}
     mv = re.search(r"^VCD_CYCLES (\d+)", out, re.M)
     return SimResult(int(m.group(1)), reads, writes, outputs, folder / vcd if vcd else None,
