@@ -40,9 +40,9 @@ ENV = "LLMULATOR_RTL_SIM"
 CHOICES = ("auto", "verilator", "icarus")
 #: Verilator's flags; part of the build key (change them and every program is rebuilt)
 #: auto picks Icarus below this much work = Verilog lines x array steps (MACs / PEs): Icarus spends
-#: 1.5-4 us per line and step here (2x2 to 16x16, docs/benchmarks-rtl.md), so below ~5 s, less than
-#: Verilator's build of a new design (8-40 s on 2 cores)
-AUTO_ICARUS_BELOW = 2e6
+#: 3-10 CPU-us per line and step here (2x2 to 16x16), Verilator 13-20 CPU-s (2x2) to 35-40 CPU-s (16x16)
+#: to compile a design it has not seen (docs/benchmarks-rtl.md): they break even at about 5e6
+AUTO_ICARUS_BELOW = 5e6
 #: Verilator's build is bounded by the design's size, not by what it simulates: it gets at least this
 #: long whatever the profile's time limit (the CLI's --time-limit defaults to 60 s; a 16x16 array's
 #: C++ takes 35 CPU-s, minutes of wall on a loaded machine)
