@@ -124,8 +124,12 @@ class PlainConsole:
             if plain(inner) and inner == inner.strip():
                 text = inner + "\n"
         if text is not None:
-            sys.stdout.write(text)
-            sys.stdout.flush()
+            try:
+                sys.stdout.write(text)
+                sys.stdout.flush()
+            except BrokenPipeError:  # as rich's Console.on_broken_pipe: the rest to /dev/null, exit status 1
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                raise SystemExit(1) from None
             return
         kw = {} if highlight is None else {"highlight": highlight}
         self.rich().print(obj.to_rich() if isinstance(obj, Grid) else obj, markup=markup, **kw)

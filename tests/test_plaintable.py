@@ -118,3 +118,15 @@ def test_the_analytical_estimate_does_not_import_rich():
             "'--terms'])\nassert rc == 0\nprint('rich' in sys.modules, file=sys.stderr)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stderr.strip().splitlines()[-1] == "False"
+
+
+def test_a_closed_pipe_exits_with_status_1_as_rich_does():
+    import os
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([sys.executable, "-m", "llmulator.cli", "estimate", "systolic-16x16", "gemm",
+                            "gemm-ws-16x16", "--estimator", "analytical"], stdout=w, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(w)
+    assert p.returncode == 1 and p.stderr == ""
