@@ -191,8 +191,11 @@ class Walker:
         return cache[key]
 
 
-# a reader's ring holds the bank latency's vectors in flight plus this many ready ones
-RING_EXTRA = 3
+# a reader's ring holds the bank latency's vectors in flight plus this many ready ones: deep enough that a
+# reader prefetches past a run of bank conflicts. Measured on the cross-check's 24 rows (docs/rtl-crosscheck.md),
+# hlsim compute / rtl at 3 / 8 / 13 / 29: conv2d@small ws 8x8 0.89 / 0.93 / 0.95 / 0.996 (29 with a 16-deep
+# output queue), gemm@small ws 8x8 0.90 / 0.96 / 0.999; no row got slower
+RING_EXTRA = 29
 
 ROLE_OF = {"rd_S": "S", "rd_X": "X", "rd_Y": "Y", "old": "O", "wr": "O"}
 

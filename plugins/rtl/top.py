@@ -14,7 +14,7 @@ from . import control, datapath
 from .layout import Layout
 from .plan import Plan
 
-FIFO_DEPTH = 4
+FIFO_DEPTH = 16  # the output queue between the array and the writer (control.RING_EXTRA says why so deep)
 
 
 @attrs.frozen
