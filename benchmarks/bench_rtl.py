@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -63,8 +64,13 @@ def profile(a: Path, work: str, m: Path, preset: str, env: dict[str, str]) -> tu
     r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if r.returncode not in (0, 4):
-        raise SystemExit(f"llmulator profile failed ({r.returncode}):\n{r.stderr[-3000:]}")
+        raise Failed(f"llmulator profile failed (status {r.returncode}) after {wall:.0f} s wall, {cpu:.0f} CPU-s: "
+                     + " ".join(r.stderr.split())[:400], wall, cpu)
     return wall, cpu, json.loads(r.stdout)["profile"]
+
+
+class Failed(Exception):
+    """A profile that failed: its message, wall and CPU seconds."""
 
 
 def prime_ccache(ccache: Path, timeout: float = 1800.0) -> dict[str, float]:
@@ -83,21 +89,28 @@ def prime_ccache(ccache: Path, timeout: float = 1800.0) -> dict[str, float]:
 
 
 def measure(n: int, work: str, df: str, preset: str, sim: str, synth: bool, ccache: Path) -> dict:
-    with tempfile.TemporaryDirectory(prefix="bench-rtl-") as tmp:
-        t = Path(tmp)
-        a, m = files(t, n, work, df)
-        env = {"LLMULATOR_CACHE": str(t / "cache"), "LLMULATOR_RTL_SIM": sim, "CCACHE_DIR": str(ccache),
-               "LLMULATOR_RTL_SYNTH": "1" if synth else "0"}
+    t = Path(tempfile.mkdtemp(prefix="bench-rtl-"))      # kept (with its logs) when the profile fails
+    a, m = files(t, n, work, df)
+    env = {"LLMULATOR_CACHE": str(t / "cache"), "LLMULATOR_RTL_SIM": sim, "CCACHE_DIR": str(ccache),
+           "LLMULATOR_RTL_SYNTH": "1" if synth else "0"}
+    try:
         wall, cpu, p = profile(a, work, m, preset, env)
-        vcds = list((t / "cache" / "rtl").glob("sim-*/act.vcd"))
-        wall2, _cpu2, p2 = profile(a, work, m, preset, env)
+    except Failed as e:
+        row = {"n": n, "work": work, "df": df, "preset": preset, "sim": sim, "synth": synth, "failed": e.args[0],
+               "wall": e.args[1], "cpu": e.args[2], "load": os.getloadavg()[0], "kept": str(t)}
+        print(json.dumps(row), flush=True)
+        return row
+    vcds = list((t / "cache" / "rtl").glob("sim-*/act.vcd"))
+    vcd_mb = vcds[0].stat().st_size / 2**20 if vcds else 0.0
+    wall2, _cpu2, p2 = profile(a, work, m, preset, env)
+    shutil.rmtree(t, ignore_errors=True)
     c, b = p["counters"], p["breakdown"]
     ran = "verilator" if c.get("simulator.verilator") else "icarus"
     row = {"n": n, "work": work, "df": df, "preset": preset, "sim": ran, "synth": synth, "wall": wall, "cpu": cpu,
            "cached_wall": wall2, "cycles": p["metrics"]["cycles"], "check": p["functional_check"],
            "generate": c.get("generate_seconds", 0.0), "build": c.get("sim_build_seconds", 0.0),
            "simulate": c.get("sim_run_seconds", 0.0), "yosys": c.get("yosys_seconds", 0.0),
-           "sta": c.get("sta_seconds", 0.0), "vcd_mb": vcds[0].stat().st_size / 2**20 if vcds else 0.0,
+           "sta": c.get("sta_seconds", 0.0), "vcd_mb": vcd_mb,
            "area_um2": b.get("area_um2.logic"), "fmax_mhz": b.get("fmax_mhz"),
            "cached_again": p2["counters"].get("cached_simulation", 0.0), "load": os.getloadavg()[0]}
     print(json.dumps(row), flush=True)
@@ -116,6 +129,8 @@ def document(rows: list[dict], prime: dict, out: Path) -> None:
                   [(r["preset"], f"{r['n']}x{r['n']}", f"{r['work']} {r['df']}", r["sim"], f"{r['cycles']:,.0f}",
                     f"{r['generate']:.2f}", f"{r['build']:.1f}", f"{r['simulate']:.2f}", f"{r['wall']:.1f}",
                     f"{r['cpu']:.1f}", f"{r['cached_wall']:.1f}", r["check"]) for r in sims])
+    failed = [r for r in rows if "failed" in r]
+    rows = [r for r in rows if "failed" not in r]
     syn = sorted((r for r in rows if r["synth"]), key=lambda r: (r["n"], r["work"], r["df"]))
     t2 = md_table(["preset", "array", "design", "simulator", "generate", "build", "simulate (+ VCD window)",
                    "VCD MB", "Yosys", "OpenSTA timing + power", "uncached wall", "uncached CPU", "cached wall",
@@ -126,7 +141,9 @@ def document(rows: list[dict], prime: dict, out: Path) -> None:
                     f"{r['sta']:.0f}", f"{r['wall']:.0f}", f"{r['cpu']:.0f}", f"{r['cached_wall']:.1f}",
                     f"{r['area_um2']:,.0f}" if r["area_um2"] else "-",
                     f"{r['fmax_mhz']:.0f}" if r["fmax_mhz"] else "-") for r in syn]) if syn else "(not run)"
-    loads = [r["load"] for r in rows]
+    loads = [r["load"] for r in rows + failed]
+    fails = "".join(f"\n- {r['n']}x{r['n']} {r['work']} {r['df']} ({r['preset']}, "
+                    f"{'synthesis' if r['synth'] else 'simulation'}): {r['failed']}" for r in failed)
     body = (
         "Wall seconds of `llmulator profile ARCH WORKLOAD MAPPING --profiler rtl` (one process per run) on "
         "the NxN versions of systolic-16x16 that [rtl-crosscheck.md](rtl-crosscheck.md) uses (128-bit GLB, "
@@ -146,7 +163,8 @@ def document(rows: list[dict], prime: dict, out: Path) -> None:
         "run costs on an idle core, whatever the load).\n\n"
         f"Load average during the runs: {min(loads):.1f}-{max(loads):.1f} on 2 cores (other jobs ran too; "
         "`nice -n 10`), so the seconds are upper bounds for an idle machine.\n\n"
-        "## Simulation\n\n" + t1 + "\n\n## Simulation + synthesis (`LLMULATOR_RTL_SYNTH=1`)\n\n" + t2 + "\n")
+        "## Simulation\n\n" + t1 + "\n\n## Simulation + synthesis (`LLMULATOR_RTL_SYNTH=1`)\n\n" + t2 + "\n"
+        + ("\n## Runs that failed\n" + fails + "\n" if failed else ""))
     write_report(out, "rtl profiler benchmarks", RUNS, body)
 
 

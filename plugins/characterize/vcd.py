@@ -51,6 +51,7 @@ def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | Non
     """
     ids: dict[str, list[str]] = {}     # id code -> bit names (MSB first for vectors)
     per_var: dict[str, int] = {}       # id code -> bits per variable (several variables may share a code)
+    last: dict[str, str] = {}          # id code -> its last vector value, where that was 0s and 1s only
     stack: list[str] = []
     want = scope.split(".") if scope else None
     state: dict[str, str] = {}         # bit name -> last known level '0'/'1'
@@ -69,7 +70,9 @@ def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | Non
         old = state.get(name)
         if old == v:
             return
-        rec = nets.setdefault(name, NetActivity())
+        rec = nets.get(name)
+        if rec is None:               # not setdefault: that builds a NetActivity on every change
+            rec = nets[name] = NetActivity()
         if old is not None:
             rec.toggles += 1
         if v == "1":
@@ -136,9 +139,25 @@ def parse_vcd(lines: Iterable[str], scope: str | None = None, t_end: float | Non
             names = ids.get(code, ())
             w = per_var.get(code, 0)   # Verilator gives aliased nets (a port and the wire on it) one code
             value = value.rjust(w, "x" if value[0] in "xXzZ" else "0")[-w:] if names else value
-            for k in range(0, len(names), w or 1):
-                for name, v in zip(names[k:k + w], value, strict=False):
-                    set_bit(name, v.lower())
+            prev = last.get(code)
+            levels = bool(names) and value.count("0") + value.count("1") == w
+            if levels and prev is not None:
+                # both levels only: visit just the bits that changed (wide buses change few bits)
+                diff = int(prev, 2) ^ int(value, 2)
+                while diff:
+                    low = diff & -diff
+                    i = w - low.bit_length()
+                    for k in range(0, len(names), w):
+                        set_bit(names[k + i], value[i])
+                    diff ^= low
+            else:
+                for k in range(0, len(names), w or 1):
+                    for name, v in zip(names[k:k + w], value, strict=False):
+                        set_bit(name, v.lower())
+            if levels:
+                last[code] = value
+            else:
+                last.pop(code, None)
         elif c in "rR":
             next(it)
         # $dumpvars / $end / $comment keywords carry no values themselves
