@@ -80,12 +80,17 @@ def main(argv=None) -> int:
     ap.add_argument("--synth-df", default="ws", help="dataflows of the synthesised gemm, comma-separated (ws, is, os)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "rtl-crosscheck.md"))
     ap.add_argument("--rows", help="also save the measured rows as JSON here")
-    ap.add_argument("--from-rows", help="only rewrite the document from rows saved by --rows")
+    ap.add_argument("--from-rows", help="only rewrite the document from rows saved by --rows (several files, "
+                                        "comma-separated: their rows one after the other)")
     args = ap.parse_args(argv)
     if args.from_rows:
-        saved = json.loads(Path(args.from_rows).read_text())
-        write(Path(args.out), saved["rows"], saved["sizes"], saved["have_ss"], saved["srows"],
-              saved.get("presets", ["mini"]), saved.get("command", ""))
+        runs = [json.loads(Path(f).read_text()) for f in args.from_rows.split(",")]
+        sizes = sorted({n for r in runs for n in r["sizes"]})
+        presets = list(dict.fromkeys(p for r in runs for p in r.get("presets", ["mini"])))
+        command = "` and `".join(f"nice -n 10 .venv/bin/python benchmarks/rtl_crosscheck.py {r.get('command', '')}"
+                                 for r in runs)
+        write(Path(args.out), [row for r in runs for row in r["rows"]], sizes, all(r["have_ss"] for r in runs),
+              [row for r in runs for row in r["srows"]], presets, command)
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     presets = [p for p in args.presets.split(",") if p]
@@ -129,7 +134,8 @@ def main(argv=None) -> int:
     if args.rows:
         Path(args.rows).write_text(json.dumps({"rows": rows, "sizes": sizes, "have_ss": ss is not None,
                                                "srows": srows, "presets": presets, "command": command}))
-    write(Path(args.out), rows, sizes, ss is not None, srows, presets, command)
+    write(Path(args.out), rows, sizes, ss is not None, srows, presets,
+          f"nice -n 10 .venv/bin/python benchmarks/rtl_crosscheck.py {command}")
     return 0
 
 
@@ -308,7 +314,7 @@ def write(out: Path, rows, sizes, have_ss: bool, srows=(), presets=("mini",), co
                      f"{_f(r['hlsim'])} | {_f(r['analytical'])} | {_f(r['scalesim'])} | {ratio:.2f} | "
                      f"{r['reads']:,.0f} / {r['writes']:,.0f} | {r['check']} | {r['seconds']:.0f} |")
     text = TEMPLATE.format(sizes=", ".join(f"{n}x{n}" for n in sizes), presets=", ".join(presets),
-                           command=command or f"--sizes {','.join(map(str, sizes))} --synth 2,4",
+                           command=command or "nice -n 10 .venv/bin/python benchmarks/rtl_crosscheck.py",
                            table="\n".join(lines), synth_table=synth_table(srows),
                            scalesim="SCALE-Sim ran from .venv-scalesim." if have_ss else
                            "SCALE-Sim was not installed in this checkout (.venv-scalesim), so its column is empty.")
@@ -318,7 +324,7 @@ def write(out: Path, rows, sizes, have_ss: bool, srows=(), presets=("mini",), co
 
 TEMPLATE = """# RTL cross-check: generated PE arrays vs hlsim, analytical, SCALE-Sim and the technology table
 
-Written by `nice -n 10 .venv/bin/python benchmarks/rtl_crosscheck.py {command}`
+Written by `{command}` (several runs: their `--rows` files merged by `--from-rows A,B`)
 (the `rtl` profiler, [docs/rtl.md](rtl.md)). Arrays: {sizes}; workload presets {presets} (GEMM mini
 16x16x16, small 64x64x64; conv2d mini K=4, C=3, P=Q=8, small K=C=16, P=Q=14, R=S=3; the synthesised
 rows use mini); architecture: the library's systolic-16x16 with the array
@@ -328,8 +334,8 @@ resized and everything else (128-bit GLB, 4 banks, 2 ports, 2-cycle latency) unc
 
 {table}
 
-- **rtl s**: wall seconds of the rtl profile in this run (a simulation the cache already held
-  takes well under a second).
+- **rtl s**: wall seconds of the rtl profile in the run that wrote the row (0: the cache already held
+  the simulation; uncached times per simulator are in docs/benchmarks-rtl.md).
 - **rtl cycles**: counted by the generated hardware from `start` to the last output write, simulated
   on the workload's inputs by the profiler's default simulator (Verilator where installed, else
   Icarus: the same cycles, tests/test_rtl_profiler.py); every output matched the NumPy reference
@@ -374,10 +380,22 @@ Read from the table, not tuned.
      bank (gemm ws 4x4 mini 494 -> 439, conv2d ws 4x4 mini 622 -> 547);
    - readers prefetch up to 29 vectors ahead and the output queue holds 16, so the remaining
      conflicts are absorbed (conv2d@small ws 8x8 17,703 with 3 and 4, 15,828 now).
-   What is left (conv2d ws: 0.4-1.4 %) is the input window's words colliding in a bank now and then.
+   What is left on 4x4 and 8x8 (conv2d ws: 0.4-1.4 %) is the input window's words colliding in a
+   bank now and then.
+4. **The buffer's bandwidth within the stream (16x16 ws).** gemm@small ws 16x16 moves, per stream
+   step, the old and new partial sums of 16 int32 outputs (4 + 4 words) and 16 int8 inputs (1
+   word): 9 words, where 4 banks x 2 ports give 8. The RTL can move them only while the fold
+   streams (the old reader is at most 29 vectors ahead and waits for the previous fold's writes), so
+   it runs at about 9/8 of a cycle per step (rtl waits 262 on 1,024 steps, 0.87 of hlsim). hlsim
+   charges the GLB's bandwidth over the whole nest, fills and skews included (GLB bandwidth cycles
+   1,472 against 1,779 compute cycles), so it sees no limit: the model's bandwidth rule should
+   apply per fold phase, to the bytes the stream steps move (docs/timing-model.md section 2; not
+   changed yet). conv2d@small ws 16x16 (0.96) is the same effect, smaller.
 
-Result: hlsim compute within 2 % of rtl in 21 of the 24 rows, within 0.1 % in most small-preset
-rows; the three others are the constant of item 2 on 160-cycle runs.
+Result: hlsim compute within 2 % of rtl in 26 of the 36 rows (21 of the 24 on 4x4 and 8x8), within
+0.1 % in most small-preset rows. Outside 2 %: the constant of item 2 on runs of 70-160 cycles (the
+mini GEMMs on 8x8 and 16x16, one or four folds; conv2d mini 16x16 ws/os 2.2-2.3 %), and item 4's
+bandwidth within the stream on 16x16 ws (gemm@small 0.87, conv2d@small 0.96).
 
 ## Area, critical path and energy (synthesised)
 
@@ -476,9 +494,9 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
 
 ## What is not here yet
 
-16x16 arrays in this table (docs/benchmarks-rtl.md times 16x16 profiles); synthesis of 8x8 and larger
-arrays and of input stationary (2x2 took about 1 minute and 4x4 2-2.5 minutes each on this shared
-machine). The rtl profiler's own
+Synthesis of 8x8 and larger arrays (Yosys finishes, OpenSTA 2.0.17 crashes in `report_power` of the
+PE array: docs/benchmarks-rtl.md) and of input stationary (2x2 took about 1 minute and 4x4
+2-2.5 minutes each on this shared machine). The rtl profiler's own
 energy figure is OpenSTA-propagated and 42 % low on the PEs (above); the gate-level replay of the PEs
 (2-3 s per PE) is in this benchmark, not in the profiler. The model has no term, and so the table no
 entry, for the buffer-side logic (crossbar, arbiter, operand engines).
