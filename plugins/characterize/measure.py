@@ -30,6 +30,22 @@ def cache_key(mod: OpModule, clock_mhz: float, vectors: int, seed: int, tools: T
             "tools": {k: v for k, v in tools.versions.items() if k != "liberty"}}
 
 
+def cached_result(folder: Path, key: dict[str, Any]) -> dict[str, Any] | None:
+    """The flow's result cached in ``folder/result.json`` when it was made with ``key`` (marked
+    ``cached``), else None (no file, an unreadable one, or another key: the flow runs again)."""
+    cached = folder / "result.json"
+    if not cached.is_file():
+        return None
+    try:
+        res = json.loads(cached.read_text())
+    except (OSError, ValueError):
+        return None
+    if res.get("key") != key:
+        return None
+    res["cached"] = True
+    return res
+
+
 def characterize_one(op_class: str, bits: int, clock_mhz: float, vectors: int, tools: Tools, work: Path,
                      seed: int = 1, timeout: float = 900.0, step: Callable[[str], None] | None = None,
                      keep_vcd: bool = False) -> dict[str, Any]:
@@ -38,15 +54,9 @@ def characterize_one(op_class: str, bits: int, clock_mhz: float, vectors: int, t
     mod = operator_module(op_class, bits)
     d = work / f"{op_class}-int{bits}"
     key = cache_key(mod, clock_mhz, vectors, seed, tools)
-    cached = d / "result.json"
-    if cached.is_file():
-        try:
-            res = json.loads(cached.read_text())
-            if res.get("key") == key:
-                res["cached"] = True
-                return res
-        except (OSError, ValueError):
-            pass
+    res = cached_result(d, key)
+    if res is not None:
+        return res
     step = step or (lambda _s: None)
     d.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
@@ -103,6 +113,6 @@ def characterize_one(op_class: str, bits: int, clock_mhz: float, vectors: int, t
         "energy_switching_sta_pj": power["total"]["switching"] / f_hz * 1e12, "energy_switching_vcd_pj": switch_vcd,
         "cycles": cycles, "annotated_pins": n_pins, "seconds": round(time.perf_counter() - t_start, 2),
     }
-    atomic_write_json(cached, res)
+    atomic_write_json(d / "result.json", res)
     res["cached"] = False
     return res

@@ -23,7 +23,6 @@ the area/energy model uses them for systolic PE-array designs (llmulator.pecost)
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from typing import Any
 import attrs
 
 from .liberty import liberty_cell_areas, parse_liberty_pins, parse_netlist
+from .measure import cached_result
 from .scripts import netlist_ports, yosys_script
 from .settings import FLOW_VERSION
 from .sta import activity_tcl, parse_report_checks, parse_report_power, parse_yosys_stat, sta_script
@@ -205,15 +205,9 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
     from llmulator.fileio import atomic_write_json
     d = work / f"{st.kind}-{st.fmt}" if st.kind != "skew_reg" else work / st.kind
     key = cache_key(st, clock_mhz, vectors, seed, tools)
-    cached = d / "result.json"
-    if cached.is_file():
-        try:
-            res = json.loads(cached.read_text())
-            if res.get("key") == key:
-                res["cached"] = True
-                return res
-        except (OSError, ValueError):
-            pass
+    res = cached_result(d, key)
+    if res is not None:
+        return res
     step = step or (lambda _s: None)
     d.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
@@ -254,7 +248,7 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
         "idle_energy_pj": pj("idle"), "idle_seq_pj": pj("idle", "sequential"),
         "cycles": vectors, "annotated_pins": n_pins, "seconds": round(time.perf_counter() - t_start, 2),
     }
-    atomic_write_json(cached, res)
+    atomic_write_json(d / "result.json", res)
     res["cached"] = False
     return res
 

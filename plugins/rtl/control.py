@@ -342,12 +342,13 @@ def reader_module(plan: Plan, lay: Layout, kind: str) -> str:
     L += [f"        if (n_{i}) begin lt_{i} <= wd_{i}; lv_{i} <= 1; end" for i in range(NL)]
     if kind == "old":
         L.append(f"        if (fold_end) begin {clear} end")
-    L += ["        " + s for s in step]
-    L.append("      end")
-    L.append("    end")
-    L.append("  end")
-    L += ["endmodule", ""]
-    return "\n".join(L)
+    return "\n".join(L + walker_step_end(step))
+
+
+def walker_step_end(step: list[str]) -> list[str]:
+    """The end of an engine: the walker's next-state statements inside the open ``if (...) begin``,
+    then the blocks it sits in and the module closed."""
+    return ["        " + s for s in step] + ["      end", "    end", "  end", "endmodule", ""]
 
 
 def return_ring(g: Geometry, S: int) -> list[str]:

@@ -13,7 +13,7 @@ fold in the buffer.
 
 from __future__ import annotations
 
-from .control import Walker, bank_row, geometry, lane_wires, ports_decl
+from .control import Walker, bank_row, geometry, lane_wires, ports_decl, walker_step_end
 from .layout import Layout
 from .plan import Plan
 
@@ -82,9 +82,4 @@ def writer_module(plan: Plan, lay: Layout) -> str:
                  f"if (!{keep}) cf_{i} <= fph ? 0 : vm; end")
     L.append("        vm <= (fph ? 0 : vm) + 1;")
     L.append("        if (fold_end) fph <= 1;")
-    L += ["        " + s for s in step]
-    L.append("      end")
-    L.append("    end")
-    L.append("  end")
-    L += ["endmodule", ""]
-    return "\n".join(L)
+    return "\n".join(L + walker_step_end(step))
