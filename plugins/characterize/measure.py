@@ -46,6 +46,19 @@ def cached_result(folder: Path, key: dict[str, Any]) -> dict[str, Any] | None:
     return res
 
 
+def synthesize(mod, tools: Tools, d: Path, timeout: float, step: Callable[[str], None]):
+    """Yosys on ``mod`` (``name``, ``verilog`` already in ``d/op.v``) against the liberty, in ``d``:
+    (the ``stat`` figures, the area of its flip-flops and latches, the netlist's text, its ports)."""
+    step("synthesis (yosys)")
+    (d / "synth.ys").write_text(yosys_script(mod, tools.liberty))
+    _run([tools.yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], d, "yosys.out", timeout)
+    stat = parse_yosys_stat((d / "stat.txt").read_text())
+    areas = liberty_cell_areas(tools.liberty.read_text())
+    seq_area = sum(k * areas.get(c, 0.0) for c, k in stat["cells"].items() if c.startswith(("DFF", "LATCH")))
+    netlist_text = (d / "net.v").read_text()
+    return stat, seq_area, netlist_text, netlist_ports(netlist_text, mod.name)
+
+
 def characterize_one(op_class: str, bits: int, clock_mhz: float, vectors: int, tools: Tools, work: Path,
                      seed: int = 1, timeout: float = 900.0, step: Callable[[str], None] | None = None,
                      keep_vcd: bool = False) -> dict[str, Any]:
@@ -63,14 +76,7 @@ def characterize_one(op_class: str, bits: int, clock_mhz: float, vectors: int, t
     period = 1000.0 / clock_mhz
     (d / "op.v").write_text(mod.verilog)
 
-    step("synthesis (yosys)")
-    (d / "synth.ys").write_text(yosys_script(mod, tools.liberty))
-    _run([tools.yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], d, "yosys.out", timeout)
-    stat = parse_yosys_stat((d / "stat.txt").read_text())
-    areas = liberty_cell_areas(tools.liberty.read_text())
-    seq_area = sum(k * areas.get(c, 0.0) for c, k in stat["cells"].items() if c.startswith(("DFF", "LATCH")))
-    netlist_text = (d / "net.v").read_text()
-    ports = netlist_ports(netlist_text, mod.name)
+    stat, seq_area, netlist_text, ports = synthesize(mod, tools, d, timeout, step)
 
     step("gate-level simulation (iverilog)")
     (d / "tb.v").write_text(testbench(mod, ports, vectors, period, seed))

@@ -32,11 +32,11 @@ from typing import Any
 
 import attrs
 
-from .liberty import liberty_cell_areas, parse_liberty_pins, parse_netlist
-from .measure import cached_result
-from .scripts import netlist_ports, yosys_script
+from .liberty import parse_liberty_pins, parse_netlist
+from .measure import cached_result, synthesize
+from .scripts import netlist_ports
 from .settings import FLOW_VERSION
-from .sta import activity_tcl, parse_report_checks, parse_report_power, parse_yosys_stat, sta_script
+from .sta import activity_tcl, parse_report_checks, parse_report_power, sta_script
 from .tools import FlowError, Tools, _run
 from .vcd import parse_vcd
 
@@ -214,14 +214,7 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
     period = 1000.0 / clock_mhz
     f_hz = clock_mhz * 1e6
     (d / "op.v").write_text(st.verilog)
-    step("synthesis (yosys)")
-    (d / "synth.ys").write_text(yosys_script(st, tools.liberty))
-    _run([tools.yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], d, "yosys.out", timeout)
-    stat = parse_yosys_stat((d / "stat.txt").read_text())
-    areas = liberty_cell_areas(tools.liberty.read_text())
-    seq_area = sum(k * areas.get(c, 0.0) for c, k in stat["cells"].items() if c.startswith(("DFF", "LATCH")))
-    netlist_text = (d / "net.v").read_text()
-    ports = netlist_ports(netlist_text, st.name)
+    stat, seq_area, netlist_text, ports = synthesize(st, tools, d, timeout, step)
     lib_pins = parse_liberty_pins(tools.liberty.read_text())
     nl = parse_netlist(netlist_text, st.name, lib_pins)
     power: dict[str, Any] = {}
