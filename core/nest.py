@@ -301,41 +301,31 @@ def fold(design, band: list[str]) -> dict:
         reuse[arr] = (float(mc[0]), float(ru[0]))
         still |= design.workload.arrays[arr].role == "in" and bool(stationary(dep, is_sp, t)[0])
     lanes = float(np.where(is_sp[0], t[0], 1.0).prod())
-    return {"lanes": lanes, "reuse": reuse, "stationary": still, "dep": deps,
-            "output_drain": output_drain(design, {a: stationary(dep, is_sp, t)[0] for a, dep in deps.items()},
-                                         written)}
-
-
-def output_drain(design, still: dict, written: set) -> bool:
-    """Whether an output-stationary fold must drain its accumulators before the next fold starts:
-    an array the fold writes (``written``) stays in the PEs (``still[array]``, for one mapping) and the
-    PEs have no room for a shadow accumulator (:func:`shadow_accumulator_fits`)."""
+    outs = [a for a in written if bool(stationary(deps[a], is_sp, t)[0])]
     arrays = design.workload.arrays
-    outs = [a for a in still if a in written and bool(still[a])]
-    if not outs:
-        return False
-    in_bits = sum(arrays[a].bits for a in still if a not in written)
-    return not shadow_accumulator_fits(design, max(arrays[a].bits for a in outs), in_bits)
+    drain = bool(outs) and not shadow_accumulator_fits(design, max(arrays[a].bits for a in outs),
+                                                       sum(arrays[a].bits for a in deps if a not in written))
+    return {"lanes": lanes, "reuse": reuse, "stationary": still, "dep": deps,
+            "output_stationary": bool(outs), "output_drain": drain}
 
 
-def pe_register_bits(design) -> float | None:
-    """Register bits inside each PE: the regfile level with one instance per PE (``PE_REG``), or None
-    when the architecture declares no such level (then nothing in the spec limits the PE's registers)."""
+def pe_register_level(design):
+    """The per-PE register level (``PE_REG``): the innermost regfile with one instance per PE and a
+    finite capacity, or None when the architecture declares none."""
     pe = design.arch.pe_array
     if pe is None:
         return None
-    for lv in design.arch.memory:
-        if lv.kind == "regfile" and lv.instances == pe.size and math.isfinite(lv.capacity_bits):
-            return float(lv.capacity_bits)
-    return None
+    found = [lv for lv in design.arch.memory
+             if lv.kind == "regfile" and lv.instances == pe.size and math.isfinite(lv.capacity_bits)]
+    return found[-1] if found else None
 
 
 def shadow_accumulator_fits(design, out_bits: int, in_bits: int) -> bool:
     """Whether each PE can keep a second (shadow) accumulator, so that an output-stationary fold's
     results drain while the next fold accumulates: two accumulators plus the input operands' registers
     must fit the PE register level; an architecture without one does not limit it."""
-    regs = pe_register_bits(design)
-    return regs is None or regs >= 2 * out_bits + in_bits
+    lv = pe_register_level(design)
+    return lv is None or lv.capacity_bits >= 2 * out_bits + in_bits
 
 
 def systolic_fill(design, band: list[str], stationary: bool, output_drain: bool = False) -> float:
@@ -349,12 +339,13 @@ def systolic_fill(design, band: list[str], stationary: bool, output_drain: bool 
       :func:`shadow_accumulator_fits`): R cycles in which the accumulators shift out, one row per cycle,
       before the next fold may accumulate (SCALE-Sim overlaps them, as a second accumulator would).
 
-    A broadcast array pays its PE pipeline depth."""
+    A broadcast array pays its PE pipeline depth. ``stationary`` and ``output_drain`` may be bool arrays
+    over B mappings (the analytical model's batch): the fill is then an array too."""
     pe = design.arch.pe_array
     if pe is None:
         return 0.0
     if pe.interconnect == "systolic":
-        return float(pe.rows + pe.cols - 2 + (pe.rows + 1 if stationary else 0) + (pe.rows if output_drain else 0))
+        return (pe.rows + pe.cols - 2) + np.where(stationary, pe.rows + 1, 0) + np.where(output_drain, pe.rows, 0)
     return float(pe.pipeline_depth_cycles)
 
 

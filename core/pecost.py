@@ -23,7 +23,6 @@ or an architecture that states its MAC's energy or area keeps the MAC + register
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import attrs
@@ -66,19 +65,6 @@ def _array_band(design) -> list[str] | None:
     return None
 
 
-def output_stationary(design, band: list[str]) -> bool:
-    """Whether the array the band writes stays in the PEs for a fold (indexed by no temporal point loop
-    of more than one trip): the output-stationary PE, else the partial-sum PE."""
-    f = lnest.fold(design, band)
-    m = design.mapping
-    heads = [lb for kind, lb in lnest.mapped_band(design, band) if kind == "point"]
-    trips = [max(lnest.mapped_trips(design, lb), 1.0) for lb in heads]
-    t = np.array([[min(float(m.loop(lb).tile or tr), tr) for lb, tr in zip(heads, trips, strict=True)]])
-    is_sp = np.array([[bool(m.loop(lb).spatial) for lb in heads]])
-    written = {a.array for st in design.tree.loops[band[-1]].statements() for a in st.accesses if a.is_write}
-    return any(bool(lnest.stationary(f["dep"][a], is_sp, t)[0]) for a in written if a in f["dep"])
-
-
 def _entry(group: dict[str, Any] | None, bits: int) -> dict[str, Any] | None:
     if not group:
         return None
@@ -107,7 +93,9 @@ def pe_cost(design) -> PeCost | None:
     band = _array_band(design)
     if band is None:
         return None
-    shape = "pe_os" if output_stationary(design, band) else "pe_psum"
+    # the output-stationary PE when the array the band writes stays in the PEs for a fold, else the
+    # partial-sum PE
+    shape = "pe_os" if lnest.fold(design, band)["output_stationary"] else "pe_psum"
     entry = _entry(structures.get(shape), mac.bits)
     if entry is None:
         return None
@@ -119,10 +107,7 @@ def pe_cost(design) -> PeCost | None:
     # delayed c steps
     tri_r, tri_c = R * (R - 1) // 2, C * (C - 1) // 2
     bits = tri_r * mac.bits + (tri_c * acc + R + C - 1 if shape == "pe_psum" else tri_c * mac.bits)
-    rf = None
-    for lv in arch.memory:
-        if lv.kind == "regfile" and lv.instances == pe.size and math.isfinite(lv.capacity_bits):
-            rf = lv
+    rf = lnest.pe_register_level(design)
     return PeCost(shape, entry, skew, pe.size, bits if skew is not None else 0, rf.name if rf else None,
                   rf is not None and "area_um2" in rf.defaulted,
                   rf is not None and {"read_energy_pj", "write_energy_pj"} <= set(rf.defaulted))

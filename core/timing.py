@@ -190,7 +190,7 @@ class Timing:
                     rec_mii = max(rec_mii, combining_latency(d, st))
         target = max(d.mapping.loop(lb).pipeline_ii or 1 for lb in band)
         ii = max(target, res_mii, rec_mii)
-        fill = lnest.systolic_fill(d, band, f["stationary"], f["output_drain"])
+        fill = float(lnest.systolic_fill(d, band, f["stationary"], f["output_drain"]))
         # folds follow each other back to back (operands are prefetched while the previous fold drains):
         # each pays its fill and its steps; the body's latency beyond one II is paid once per nest
         latency = max(0.0, sched.depth - ii)

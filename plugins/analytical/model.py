@@ -88,9 +88,7 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
                 stationary |= lnest.stationary(v.dep(arr), is_sp, t)
             elif arr.writes:
                 out_still |= lnest.stationary(v.dep(arr), is_sp, t)
-        # the rules of llmulator.nest.systolic_fill, for B mappings
-        drain = out_still & ~shadow_fits(design, nest)
-        fill = (pe.rows + pe.cols - 2) + np.where(stationary, pe.rows + 1, 0) + np.where(drain, pe.rows, 0)
+        fill = lnest.systolic_fill(design, [], stationary, out_still & ~shadow_fits(design, nest))
     elif pe is not None:
         fill = np.full(B, float(pe.pipeline_depth_cycles))
     else:
