@@ -68,6 +68,32 @@ def _unescape(name: str) -> str:
     return name[1:].strip() if name.startswith("\\") else name
 
 
+def tb_dut(name: str, inputs, outputs, ports: list[str], reset: bool = False,
+           free: tuple[str, ...] = ("clk", "rst")) -> list[str]:
+    """The head of a testbench: a clock, a register per input and a wire per output at their widths
+    (``(name, width)`` pairs), and the synthesised DUT, each netlist port (``ports``, bit-split names)
+    connected to its bit of those signals (``free``: port names the testbench drives itself)."""
+    widths = dict(inputs) | dict(outputs)
+    lines = ["`timescale 1ns/1ps", "module tb;", "  reg clk = 1'b0;"]
+    if reset:
+        lines.append("  reg rst = 1'b1;")
+    for nm, w in inputs:
+        lines.append(f"  reg [{w - 1}:0] {nm} = {w}'d0;" if w > 1 else f"  reg {nm} = 1'b0;")
+    for nm, w in outputs:
+        lines.append(f"  wire [{w - 1}:0] {nm};" if w > 1 else f"  wire {nm};")
+    conns = []
+    for p in ports:
+        m = re.fullmatch(r"(\w+)\[(\d+)\]", p)
+        base, bit = (m.group(1), int(m.group(2))) if m else (p, None)
+        if base not in widths and base not in free:
+            raise ValueError(f"netlist port '{p}' is not a port of {name}")
+        sig = base if bit is None else f"{base}[{bit}]"
+        esc = f"\\{p} " if not re.fullmatch(r"[A-Za-z_]\w*", p) else p
+        conns.append(f".{esc}({sig})")
+    lines.append(f"  {name} dut (" + ", ".join(conns) + ");")
+    return lines
+
+
 def testbench(mod: OpModule, ports: list[str], vectors: int, period_ns: float, seed: int = 1,
               warmup: int = 4, vcd: str = "act.vcd") -> str:
     """A testbench that drives uniformly random operands every cycle and dumps the DUT's nets.
@@ -76,24 +102,7 @@ def testbench(mod: OpModule, ports: list[str], vectors: int, period_ns: float, s
     bit of a vector signal of the original width. Dumping starts after ``warmup`` cycles (and the
     reset of stateful operators), so the VCD holds exactly ``vectors`` clock cycles.
     """
-    widths = dict(mod.inputs) | dict(mod.outputs)
-    lines = ["`timescale 1ns/1ps", "module tb;", "  reg clk = 1'b0;"]
-    if mod.reset:
-        lines.append("  reg rst = 1'b1;")
-    for nm, w in mod.inputs:
-        lines.append(f"  reg [{w - 1}:0] {nm} = {w}'d0;" if w > 1 else f"  reg {nm} = 1'b0;")
-    for nm, w in mod.outputs:
-        lines.append(f"  wire [{w - 1}:0] {nm};" if w > 1 else f"  wire {nm};")
-    conns = []
-    for p in ports:
-        m = re.fullmatch(r"(\w+)\[(\d+)\]", p)
-        base, bit = (m.group(1), int(m.group(2))) if m else (p, None)
-        if base not in widths and base not in ("clk", "rst"):
-            raise ValueError(f"netlist port '{p}' is not a port of {mod.name}")
-        sig = base if bit is None else f"{base}[{bit}]"
-        esc = f"\\{p} " if not re.fullmatch(r"[A-Za-z_]\w*", p) else p
-        conns.append(f".{esc}({sig})")
-    lines.append(f"  {mod.name} dut (" + ", ".join(conns) + ");")
+    lines = tb_dut(mod.name, mod.inputs, mod.outputs, ports, mod.reset)
     half = period_ns / 2.0
     lines.append(f"  always #{half:g} clk = ~clk;")
     lines.append(f"  integer i, seed = {int(seed)};")

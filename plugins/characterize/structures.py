@@ -34,7 +34,7 @@ import attrs
 
 from .liberty import parse_liberty_pins, parse_netlist
 from .measure import cached_result, synthesize
-from .scripts import netlist_ports
+from .scripts import netlist_ports, tb_dut
 from .settings import FLOW_VERSION
 from .sta import activity_tcl, parse_report_checks, parse_report_power, sta_script
 from .tools import FlowError, Tools, _run
@@ -111,23 +111,7 @@ def testbench(st: Structure, ports: list[str], cycles: int, period_ns: float, mo
     """Random stimulus for one structure: ``mode`` "active" (advancing every cycle, operands new every
     cycle, one reload/drain per FOLD cycles) or "idle" (not advancing, inputs held). The dump covers
     exactly ``cycles`` clock cycles after a reset and a warm-up."""
-    import re
-    widths = dict(st.inputs) | dict(st.outputs)
-    L = ["`timescale 1ns/1ps", "module tb;", "  reg clk = 1'b0;"]
-    for nm, w in st.inputs:
-        L.append(f"  reg [{w - 1}:0] {nm} = 0;" if w > 1 else f"  reg {nm} = 1'b0;")
-    for nm, w in st.outputs:
-        L.append(f"  wire [{w - 1}:0] {nm};" if w > 1 else f"  wire {nm};")
-    conns = []
-    for p in ports:
-        m = re.fullmatch(r"(\w+)\[(\d+)\]", p)
-        base = m.group(1) if m else p
-        if base not in widths and base != "clk":
-            raise ValueError(f"netlist port '{p}' is not a port of {st.name}")
-        sig = base if m is None else f"{base}[{m.group(2)}]"
-        esc = f"\\{p} " if not re.fullmatch(r"[A-Za-z_]\w*", p) else p
-        conns.append(f".{esc}({sig})")
-    L.append(f"  {st.name} dut (" + ", ".join(conns) + ");")
+    L = tb_dut(st.name, st.inputs, st.outputs, ports, free=("clk",))
     L.append(f"  always #{period_ns / 2.0:g} clk = ~clk;")
     L.append(f"  integer i, j, seed = {int(seed)};")
     b = st.bits
