@@ -154,7 +154,7 @@ def synth_row(folder: Path, n: int, an, df: str = "ws") -> dict:
     from llmulator.pecost import pe_cost
     d = design(folder, n, "gemm", df)
     t0 = time.perf_counter()
-    r = RtlProfiler(synthesize=True).profile(d)
+    r = RtlProfiler(synthesize=True, time_limit_s=3600.0).profile(d)   # 16x16: Yosys alone 448 CPU-s
     secs = time.perf_counter() - t0
     dm = design(folder, n, "gemm", df, tech="osu018")
     with warnings.catch_warnings():
@@ -202,7 +202,7 @@ def pe_replay(d, n: int, cycles: float) -> dict | None:
     from llmulator_plugins.characterize import flow as cz
     from llmulator_plugins.characterize import structures as st_mod
     from llmulator_plugins.rtl import profiler as rp
-    prof = RtlProfiler(synthesize=True)
+    prof = RtlProfiler(synthesize=True, time_limit_s=3600.0)
     plan, _lay, rtl = prof.build(d)
     text = rtl.text()
     # the rtl run's cached simulation and synthesis folders (profiler.py keys them by content; found here by
@@ -231,7 +231,8 @@ def pe_replay(d, n: int, cycles: float) -> dict | None:
     flow_pe = None
     if (syn / "net_hier.v").is_file():
         import subprocess
-        hier = (syn / "net_hier.v").read_text()
+        hier = synth.tie_constants((syn / "net_hier.v").read_text())   # what synth.py's power runs read
+        (syn / "net_power.v").write_text(hier)
         mods, paths = synth.split_modules(hier), synth.instance_paths(hier)
         with open(vcd) as f:
             act = cz.parse_vcd(f, scope="tb.dut", hierarchical=True)

@@ -8,9 +8,11 @@ liberty has no SRAM macros, so a bank's area and energy come from the architectu
 (technology table) and its stand-in registers are subtracted; they exist so that the paths into and
 out of the memories are timed.
 
-Timing: OpenSTA report_checks on the flattened netlist. Energy: OpenSTA report_power of every child
-instance of the top, each linked on its own from the hierarchical netlist (OpenSTA 2.0.17 crashes in
-report_power on the whole design, flat or hierarchical), with switching activity from the RTL
+ABC buffers and sizes the mapped logic against the clock period (yosys_script). Timing: OpenSTA
+report_checks on the flattened netlist. Energy: OpenSTA report_power of every child instance of the top,
+each linked on its own from the hierarchical netlist with its constant pins tied to named wires
+(tie_constants: OpenSTA 2.0.17 crashes in report_power on the whole design, flat or hierarchical, and
+on pe_array above 4x4 with the constants), with switching activity from the RTL
 simulation's VCD annotated on the load pins of every net whose RTL name survives synthesis; OpenSTA
 propagates the rest. Power at the simulated activity / clock = logic energy per cycle. docs/rtl.md.
 """
@@ -27,21 +29,31 @@ from typing import Any
 from llmulator.errors import UserError
 from llmulator_plugins.characterize import flow as cz
 from llmulator_plugins.characterize.sta import register_output_tcl
+from llmulator_plugins.characterize.vcd import NetActivity
 
 from .layout import Layout
 from .plan import Plan
 from .top import Rtl
 
-FLOW = "5"   # bump when the scripts below change what a cached synthesis result holds
+FLOW = "6"   # bump when the scripts below change what a cached synthesis result holds
+# 6: power runs read net_power.v, the hierarchical netlist with its constant pins tied to named wires
 # 4: flip-flop outputs and the linked instance's input ports annotated from the VCD (were: the default 0.1)
 
 
-def yosys_script(liberty: Path) -> str:
+def yosys_script(liberty: Path, period_ps: float | None = None) -> str:
     """Hierarchical synthesis (every unique module mapped once, ``synth`` without ``-flatten``), the
     per-module areas from ``stat -liberty``, then the mapped netlist flattened for OpenSTA (its 2019
     build crashes in report_power on hierarchical netlists). Cells get public names before the
-    flatten so that every cell keeps its instance path (``u_array.u_pe_0_0.c12_``)."""
+    flatten so that every cell keeps its instance path (``u_array.u_pe_0_0.c12_``).
+
+    With ``period_ps`` (synth FLOW 6) ABC also buffers and sizes the mapped logic against that delay
+    target (``buffer -c; upsize -c; dnsize -c``, the tail of the script Yosys runs with ``-D`` and
+    ``-constr``): unbuffered, one INVX1 driving the 4x4 output queue's read select took 219 of the
+    270 ns critical path; buffered, the 4x4 gemm ws path is 27.9 ns for +4.6 % logic area
+    (docs/rtl.md)."""
     lib = str(liberty)
+    sizing = ";buffer,-c;topo;stime,-c;upsize,-c,{D};dnsize,-c,{D}" if period_ps else ""
+    target = f"-D {period_ps:.0f} " if period_ps else ""
     return "\n".join([
         "read_verilog design_syn.v",
         "hierarchy -check -top accel",
@@ -50,7 +62,7 @@ def yosys_script(liberty: Path) -> str:
         # ABC's default liberty script less its first step, &fraig -x (SAT sweeping): on the 16x16
         # buffer module that step ran > 5 CPU-min (the rest of the script: 3 s); 4x4 areas per module
         # move -1.1 % to +2.1 %, total +0.5 % (docs/benchmarks-rtl.md)
-        f"abc -liberty {lib} -script +strash;scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put",
+        f"abc -liberty {lib} {target}-script +strash;scorr;dc2;dretime;strash;&get,-n;&dch,-f;&nf;&put{sizing}",
         "opt_clean",
         "setundef -zero",
         f"tee -q -o stat.txt stat -liberty {lib}",
@@ -100,6 +112,30 @@ def instance_paths(netlist: str, top: str = "accel") -> dict[str, list[str]]:
     return out
 
 
+def tie_constants(netlist: str) -> str:
+    """Constant pin connections (``.A(1'b0)``) through one named wire per module and value (``llm_tie0``,
+    ``llm_tie1``), for the power runs. OpenSTA 2.0.17 segfaults in ``report_power`` of pe_array at 8x8
+    (smallest case found: 7 PEs of row 0, their 7 x 32 partial-sum inputs tied to ``1'b0``; 6 work) and
+    of the ABC-buffered 4x4 pe_array; ``set_case_analysis 0`` on named wires instead crashes too, the
+    named wires alone do not. Not the count alone: 1000 AND gates with an input at ``1'b0`` do not
+    crash. The wires are undriven, so OpenSTA does not propagate the constant: their load pins are
+    annotated with activity 0 (activity_tcl), a PE's own port nets from the VCD (0 toggles), both at
+    duty 0.5 like every constant net here (unbuffered 4x4 gemm ws: pe_array -2.1 %, the design -0.08 %
+    against the constants)."""
+    def fix(mod: str) -> str:
+        used: set[str] = set()
+
+        def sub(m: re.Match) -> str:
+            used.add(f"llm_tie{m.group(1)}")
+            return f"(llm_tie{m.group(1)})"
+        body = re.sub(r"\(\s*1'b([01])\s*\)", sub, mod)
+        if not used:
+            return mod
+        i = body.index(";") + 1
+        return body[:i] + "".join(f"\n  wire {w};" for w in sorted(used)) + body[i:]
+    return re.sub(r"^module\s.*?^endmodule", lambda m: fix(m.group(0)), netlist, flags=re.S | re.M)
+
+
 def split_modules(netlist: str) -> dict[str, str]:
     out = {}
     for m in re.finditer(r"^module\s+\\?(\S+?)\s*\(.*?^endmodule", netlist, re.S | re.M):
@@ -138,6 +174,8 @@ def activity_tcl(vcd: cz.VcdActivity, modules: dict[str, str], paths: dict[str, 
             prefix = inst.replace("/", ".") + "."
             for net, loads in parsed[mod].loads.items():
                 rec = vcd.nets.get(prefix + net.replace(" [", "["))
+                if rec is None and net.startswith("llm_tie"):
+                    rec = NetActivity()   # a constant (tie_constants): 0 toggles
                 if rec is None or net == "clk":
                     continue
                 act = rec.toggles / cycles if cycles else 0.0
@@ -162,10 +200,11 @@ def timing_script(liberty: Path, period_ns: float) -> str:
                       'puts "@@checks"', "report_checks -path_delay max -digits 4", "exit", ""])
 
 
-def power_script(liberty: Path, module: str, period_ns: float, activity: str | None, banks: list[str]) -> str:
+def power_script(liberty: Path, module: str, period_ns: float, activity: str | None, banks: list[str],
+                 netlist: str = "net_power.v") -> str:
     """report_power of one child of the top, linked on its own from the hierarchical netlist (OpenSTA
     2.0.17 crashes in report_power on the whole design, flat or hierarchical; each child alone works)."""
-    L = [f"read_liberty {liberty}", "read_verilog net_hier.v", f"link_design {module}",
+    L = [f"read_liberty {liberty}", f"read_verilog {netlist}", f"link_design {module}",
          f"create_clock -name clk -period {period_ns:g} [get_ports clk]",
          "set_power_activity -input -activity 0.1 -duty 0.5"]
     if activity:
@@ -191,7 +230,7 @@ def run_synthesis(rtl: Rtl, plan: Plan, lay: Layout, tools: cz.Tools, folder: Pa
                   vcd: Path | None, vcd_cycles: int, timeout: float) -> dict[str, Any]:
     """Area (um2, logic and bank stand-ins apart), critical path (ns), logic power and energy per cycle."""
     (folder / "design_syn.v").write_text(rtl.text(synth=True))
-    (folder / "synth.ys").write_text(yosys_script(tools.liberty))
+    (folder / "synth.ys").write_text(yosys_script(tools.liberty, 1e6 / clock_mhz))
     t0 = time.perf_counter()
     _run([tools.yosys, "-q", "-l", "yosys.log", "-s", "synth.ys"], folder, timeout, "yosys")
     t_yosys = time.perf_counter() - t0
@@ -209,7 +248,8 @@ def run_synthesis(rtl: Rtl, plan: Plan, lay: Layout, tools: cz.Tools, folder: Pa
     out = _run([tools.sta, "-no_splash", "-no_init", "-exit", "timing.tcl"], folder, timeout, "timing")
     timing = cz.parse_report_checks(out)
     # power: each child instance of the top on its own (the top's own glue, the controller, is not counted)
-    hier = (folder / "net_hier.v").read_text()
+    hier = tie_constants((folder / "net_hier.v").read_text())
+    (folder / "net_power.v").write_text(hier)
     modules = split_modules(hier)
     act = pins = None
     if vcd is not None and vcd.is_file():
