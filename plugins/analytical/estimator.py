@@ -27,7 +27,8 @@ from llmulator.timing import Timing, expected_cycles
 from . import model
 
 # 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
-VERSION = "0.3"
+# 0.4: ws/is PE folds +1 cycle, os folds drain R without a 2nd PE accumulator; PE area/energy from measured PEs
+VERSION = "0.4"
 
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # design object -> its estimate
 
