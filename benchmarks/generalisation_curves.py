@@ -41,9 +41,11 @@ def _rows(data: str):
 
 
 def prior_mape(data: str, rows: list[dict[str, Any]], split: str, holdout_family: str | None) -> tuple[float, int]:
-    """Cycles MAPE of the analytical prior on a split's rows, read from the dataset's prompt cache."""
+    """Cycles MAPE of the analytical prior on a split's rows, read from the dataset's prompt cache (only the
+    lines the current analytical model wrote: a cache of an older one holds a superseded prior)."""
     from llmulator.dataset import split_of
     from llmulator.scoring import ape
+    from llmulator_plugins.analytical.estimator import VERSION
     cache = Path(data) / "prompts-analytical.jsonl"
     priors = {}
     if cache.is_file():
@@ -52,7 +54,7 @@ def prior_mape(data: str, rows: list[dict[str, Any]], split: str, holdout_family
                 rec = json.loads(line)
             except json.JSONDecodeError:
                 continue
-            if rec.get("prior"):
+            if rec.get("prior") and rec.get("static") == VERSION:
                 priors[rec["id"]] = rec["prior"]["cycles"]
     errs = [float(ape(priors[r["sample_id"]], r["cycles"])) for r in rows
             if split_of(r, holdout_family) == split and r["sample_id"] in priors]
