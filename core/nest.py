@@ -349,6 +349,17 @@ def systolic_fill(design, band: list[str], stationary: bool, output_drain: bool 
     return float(pe.pipeline_depth_cycles)
 
 
+def array_io_cycles(design) -> float:
+    """Cycles a nest on a systolic array pays once beyond its body's schedule, for the register stages
+    between the buffer and the array that the body's schedule (load latency, MAC, store) does not see,
+    as the generated RTL (plugins/rtl) has them: the buffer request is registered before the bank's
+    latency starts (1), and results leave through the output queue, the writer's accumulation with the
+    stored value and its registered write (3). Measured on its VCD: 3 cycles from start to the first
+    array step and 4 from the last step to done, against 2 + 2 in the body's schedule."""
+    pe = design.arch.pe_array
+    return 4.0 if pe is not None and pe.interconnect == "systolic" else 0.0
+
+
 def point_extent(design, label: str) -> float:
     """Iterations of kernel loop ``label`` inside one tile: its tile (or all its trips); for a loop
     that is fused, the span of one tile of the flattened index along it (a tile of T indices covers T

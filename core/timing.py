@@ -192,8 +192,9 @@ class Timing:
         ii = max(target, res_mii, rec_mii)
         fill = float(lnest.systolic_fill(d, band, f["stationary"], f["output_drain"]))
         # folds follow each other back to back (operands are prefetched while the previous fold drains):
-        # each pays its fill and its steps; the body's latency beyond one II is paid once per nest
-        latency = max(0.0, sched.depth - ii)
+        # each pays its fill and its steps; the body's latency beyond one II and the array's I/O registers are paid
+        # once per nest
+        latency = max(0.0, sched.depth - ii) + lnest.array_io_cycles(d)
         self.info[s.id] = {"depth": sched.depth, "ii": ii, "res_mii": res_mii, "rec_mii": rec_mii, "fill": fill,
                            "lanes": f["lanes"]}
         return (fill + ii, float(ii), latency)

@@ -150,7 +150,7 @@ def test_tiny_arrays_exact_cycles_and_outputs(write, tmp_path, monkeypatch, n, d
 
 
 def test_buffer_crossbar_is_two_small_modules_instantiated_many_times(write):
-    # the 3x3 ws design: 8 banks x 4 ports, requests wr 3 + old 3 + rd_S 3 + rd_X 3 lanes
+    # the 3x3 ws design: 8 banks x 4 ports, requests wr 3 + rd_S 3 + rd_X 3 + old 3 lanes
     d = design(write, 3, "ws", 4, 3, 3)
     plan = make_plan(d)
     text = generate(plan, layout(d, plan)).text(synth=True)

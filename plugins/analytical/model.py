@@ -96,7 +96,7 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     fill = np.where(any_sp, fill, 0.0)
     # the body's latency beyond one II (operand fetch to the last write-back) is paid once per nest
     depth = fold_body_schedule(design, [lp.label for lp in nest.top.band()]).depth
-    latency = np.where(any_sp, np.maximum(depth - ii, 0.0), 0.0)
+    latency = np.where(any_sp, np.maximum(depth - ii, 0.0) + lnest.array_io_cycles(design), 0.0)
     compute = steps * ii + folds * fill + latency
     n_pe = pe.size if pe is not None else 1
     ideal = total_iters * ii.min() / n_pe

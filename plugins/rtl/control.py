@@ -196,6 +196,9 @@ class Walker:
 # hlsim compute / rtl at 3 / 8 / 13 / 29: conv2d@small ws 8x8 0.89 / 0.93 / 0.95 / 0.996 (29 with a 16-deep
 # output queue), gemm@small ws 8x8 0.90 / 0.96 / 0.999; no row got slower
 RING_EXTRA = 29
+# the old-output reader is urgent with fewer than latency + URGENT_LEAD vectors issued (3 measured best of 2, 3,
+# 4, 6, 12 on gemm@small ws 16x16 and conv2d@small ws 4x4, 8x8, 16x16: benchmarks/rtl_crosscheck.py)
+URGENT_LEAD = 3
 
 ROLE_OF = {"rd_S": "S", "rd_X": "X", "rd_Y": "Y", "old": "O", "wr": "O"}
 
@@ -293,7 +296,9 @@ def reader_module(plan: Plan, lay: Layout, kind: str) -> str:
     L = [f"module {kind} (input clk, input rst, input start,",
          f"  input pop, output head_valid, output [{NL * EB - 1}:0] head,"]
     if kind == "old":
-        L += ["  input [31:0] fold_limit, input [31:0] vec_limit,"]
+        L += ["  input [31:0] fold_limit, input [31:0] vec_limit, output urgent,"]
+    else:
+        L += ["  input hold,"]
     L += ports_decl(g) + D
     L.append("  reg active;")
     wires += lane_wires(plan, g, wk)
@@ -322,8 +327,11 @@ def reader_module(plan: Plan, lay: Layout, kind: str) -> str:
             if kind == "old" else "")
     if kind == "old":
         L.append("  reg [31:0] vcnt;")
-    L.append(f"  wire can = active && !walk_done && cnt < {S}{gate};")
+    hold = "" if kind == "old" else " && !hold"
+    L.append(f"  wire can = active && !walk_done && cnt < {S}{gate}{hold};")
     L.append("  assign req = can ? (lead & ~gd) : 0;")
+    if kind == "old":  # fewer than latency + URGENT_LEAD vectors issued: the stream readers hold their requests
+        L.append(f"  assign urgent = can && cnt < {g.lv.latency + URGENT_LEAD};")
     L.append("  wire fin = can && ((lead & ~gd & ~gnt) == 0);")
     L.append("  assign wdata = 0; assign wmask = 0;")
     L += return_ring(g, S)

@@ -350,9 +350,15 @@ def fifo_module(name: str, width: int, depth: int) -> str:
 
 
 def level_requests(plan: Plan, lay: Layout) -> dict[str, list[tuple[str, int]]]:
-    """Per level, the engines that use it in priority order (writer first) with their lane counts."""
+    """Per level, the engines that use it in priority order with their lane counts: the writer first (it
+    empties the output queue, whose back-pressure stops the array), then the operand streams the array
+    consumes this step, the old-output reader last: it prefetches ahead and its values are needed only
+    when the outputs leave the array, the skew later. When it falls behind (control.URGENT_LEAD) the
+    stream readers of its level hold their requests for it. (With the old reader fixed second, a 16x16
+    ws GEMM whose steps move 9 words through 8 bank ports starved its input stream: 262 waits on 1,776
+    advances, now 12; with it fixed last and no urgency, conv2d ws starved the old reader instead.)"""
     lanes = {"S": plan.B, "X": plan.A, "Y": plan.B, "O": plan.B}
-    order = [("wr", "O"), ("old", "O"), ("rd_S", "S"), ("rd_X", "X"), ("rd_Y", "Y")]
+    order = [("wr", "O"), ("rd_S", "S"), ("rd_X", "X"), ("rd_Y", "Y"), ("old", "O")]
     out: dict[str, list[tuple[str, int]]] = {lv: [] for lv in lay.levels}
     for eng, role in order:
         if role in plan.operands:

@@ -59,7 +59,7 @@ def top_module(plan: Plan, lay: Layout, engines: list[str], reqs: dict[str, list
             n = lanes[e]
             L.append(f"  wire {role}_v; wire [{n * bits - 1}:0] {role}_h;")
     old_bits = o["O"].bits
-    L.append(f"  wire old_v; wire [{B * old_bits - 1}:0] old_h;")
+    L.append(f"  wire old_v, old_urgent; wire [{B * old_bits - 1}:0] old_h;")
     ready = "X_v" + (" && Y_v" if plan.shape == "os" else "")
     L.append(f"  wire adv = st == PRE ? (S_v && !wq_full) : st == STR ? ({ready} && !wq_full) : "
              "(st == WAIT || st == DRAIN) ? !wq_full : 1'b0;" if plan.shape == "psum" else
@@ -79,11 +79,12 @@ def top_module(plan: Plan, lay: Layout, engines: list[str], reqs: dict[str, list
                      f".vecs_done(wr_vecs), .done(wr_done), {mem});")
         elif e == "old":
             L.append(f"  old u_old (.clk(clk), .rst(rst), .start(start), .pop(wr_ready), .head_valid(old_v), "
-                     f".head(old_h), .fold_limit(wr_folds), .vec_limit(wr_vecs), {mem});")
+                     f".head(old_h), .fold_limit(wr_folds), .vec_limit(wr_vecs), .urgent(old_urgent), {mem});")
         else:
             pop = "st == PRE && adv" if role == "S" else "st == STR && adv"
-            L.append(f"  {e} u_{e} (.clk(clk), .rst(rst), .start(start), .pop({pop}), .head_valid({role}_v), "
-                     f".head({role}_h), {mem});")
+            hold = "old_urgent && (out_valid || !wq_empty)" if o[role].level == o["O"].level else "1'b0"
+            L.append(f"  {e} u_{e} (.clk(clk), .rst(rst), .start(start), .pop({pop}), .hold({hold}), "
+                     f".head_valid({role}_v), .head({role}_h), {mem});")
     L.append("  out_fifo u_wq (.clk(clk), .rst(rst), .push(adv && out_valid), .din(out_vec), .pop(wr_ready), "
              ".dout(wq_out), .empty(wq_empty), .full(wq_full));")
     # the array
