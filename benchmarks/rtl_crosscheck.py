@@ -343,8 +343,8 @@ resized and everything else (128-bit GLB, 4 banks, 2 ports, 2-cycle latency) unc
   (`check`). Operands start in the GLB: DRAM is not simulated.
 - **rtl advances**: the array steps the controller makes when nothing waits (computed from the plan:
   ws/is folds A (preload) + T + A + B - 1, os folds T + (A + B - 2) + A, T the fold's stream steps);
-  **rtl waits** = rtl cycles - advances: cycles in which the array waited for the buffer, plus 7-8
-  once per run for start-up and the final write-back.
+  **rtl waits** = rtl cycles - advances: 7 once per run for start-up and the final write-back, plus
+  the cycles in which the array waited for the buffer.
 - **scalesim**: SCALE-Sim on the same layer and dataflow folds it onto the whole array; the conv2d
   mappings bind K to at most 4 columns (`tile: 4`), so on 8x8 at the small preset (K = 16) SCALE-Sim
   runs half our folds (conv2d@small ws/os 8x8: 7,847 / 7,899 against 15,768 / 16,600 advances).
@@ -354,25 +354,29 @@ resized and everything else (128-bit GLB, 4 banks, 2 ports, 2-cycle latency) unc
 
 ### Where the cycles differ, gap by gap
 
-Read from the table, not tuned.
+Read from the table; the model's constants come from the RTL's structure (below), the arbiter's one
+tuned constant is named.
 
-1. **Per-fold structure: hlsim compute = rtl advances + 3 in every row.** hlsim's (and the
+1. **Per-fold structure: hlsim compute = rtl advances + 7 in every row.** hlsim's (and the
    analytical model's) per-fold rule is the RTL's (`llmulator.nest.systolic_fill`,
    docs/timing-model.md): the systolic skew A + B - 2 (SCALE-Sim's), plus for ws/is the preload
    of A and one cycle in which the fold's last partial sum leaves the edge PE's output register
    before the next preload (SCALE-Sim counts the cycle of the last MAC), plus for os a drain of A
    in which the accumulators shift out one row per advance, because the spec's 64-bit `PE_REG`
    holds one int32 accumulator and the two int8 operands (48 bits) but not a second accumulator
-   (80): the drain cannot overlap the next fold as SCALE-Sim assumes. So hlsim = SCALE-Sim + 4 +
-   folds (ws/is) or + A x folds (os). The 3 is hlsim's body latency beyond one II, paid once.
-2. **Once per run, rtl waits = 7-8 where nothing else waits** (rtl cycles - advances): start-up
-   (the engines' first request, the bank latency 2, the ring) and the final write-back (queue,
-   writer, the last combined words, `done`), against hlsim's 3. A constant: 2.5-3 % of the mini
-   8x8 GEMMs' 160 cycles (the three rows outside 2 %), nothing at the small preset.
+   (80): the drain cannot overlap the next fold as SCALE-Sim assumes. So hlsim = SCALE-Sim + 8 +
+   folds (ws/is) or + 8 + A x folds (os): item 2's 7, and SCALE-Sim counts from cycle 0.
+2. **Once per run, 7 cycles, in both.** From the RTL's VCD (gemm@mini ws 4x4): 3 cycles from
+   `start` to the first array step (the engine's registered request, then the bank's 2-cycle
+   latency) and 4 from the last step to `done` (the output queue, the writer's accumulation with
+   the stored value, its registered write, the flag). hlsim's body schedule has 3 of them (SRAM
+   load 2 + MAC 1 + store 1 - II); the other 4 are the array's I/O registers, which hlsim and the
+   analytical model now pay once per systolic nest (`llmulator.nest.array_io_cycles`, hlsim 0.5;
+   before, the mini GEMMs on 8x8 and 16x16 were 2.5-6 % short).
 3. **Waits for the buffer**, which hlsim charges only through the GLB's average bandwidth over the
    nest (docs/timing-model.md section 2), never per step or per bank. The generated memory system
    keeps them small, and each of these was measured on the table's rows (plugins/rtl/control.py,
-   writer.py, layout.py):
+   writer.py, layout.py, datapath.py):
    - each reader lane keeps the last word it fetched and the writer combines a lane's elements of
      one word into one write, so a stream along a word's elements reads and writes it once (before:
      gemm is 8x8 mini 377 rtl cycles, after 191; conv2d ws 4x4 mini 1,200, after 622);
@@ -380,23 +384,28 @@ Read from the table, not tuned.
      strided vector (a column of a row-major array, 4 or 16 words apart) no longer sit in one
      bank (gemm ws 4x4 mini 494 -> 439, conv2d ws 4x4 mini 622 -> 547);
    - readers prefetch up to 29 vectors ahead and the output queue holds 16, so the remaining
-     conflicts are absorbed (conv2d@small ws 8x8 17,703 with 3 and 4, 15,828 now).
-   What is left on 4x4 and 8x8 (conv2d ws: 0.4-1.4 %) is the input window's words colliding in a
-   bank now and then.
-4. **The buffer's bandwidth within the stream (16x16 ws).** gemm@small ws 16x16 moves, per stream
-   step, the old and new partial sums of 16 int32 outputs (4 + 4 words) and 16 int8 inputs (1
-   word): 9 words, where 4 banks x 2 ports give 8. The RTL can move them only while the fold
-   streams (the old reader is at most 29 vectors ahead and waits for the previous fold's writes), so
-   it runs at about 9/8 of a cycle per step (rtl waits 262 on 1,024 steps, 0.87 of hlsim). hlsim
-   charges the GLB's bandwidth over the whole nest, fills and skews included (GLB bandwidth cycles
-   1,472 against 1,779 compute cycles), so it sees no limit: the model's bandwidth rule should
-   apply per fold phase, to the bytes the stream steps move (docs/timing-model.md section 2; not
-   changed yet). conv2d@small ws 16x16 (0.96) is the same effect, smaller.
+     conflicts are absorbed (conv2d@small ws 8x8 17,703 with 3 and 4, 15,828 then);
+   - **the arbiter**: gemm@small ws 16x16 moves, per stream step, the old and new partial sums of 16
+     int32 outputs (4 + 4 words) and 16 int8 inputs (1 word): 9 words, where 4 banks x 2 ports give
+     8; over the whole fold (preload, stream and skew) it averages 5.3, within the GLB's bandwidth as
+     hlsim counts it. With the old-output reader second in the fixed priority (after the writer) it
+     took both free ports of every bank while prefetching and starved the one-word input stream: 262
+     waits, 0.87 of hlsim. Now the old reader asks last and is served first only when fewer than the
+     bank latency + 3 of its vectors are on their way and outputs are coming (`control.URGENT_LEAD`;
+     the stream readers hold their requests meanwhile): 1,783 cycles, no wait beyond the 7. Fixed
+     last without the urgency, conv2d ws starved the old reader instead (4x4 small 31,827); the 3
+     was the best of 2, 3, 4, 6, 12 on gemm@small ws 16x16 and conv2d@small ws 4x4/8x8/16x16.
+   What is left (conv2d ws 0.9-1.4 % at the small preset, the `is`/`os` rows under 1 %) is the input
+   window's words colliding in a bank now and then.
+4. **A cold stream on one 16x16 fold.** gemm@mini is 16x16 (0.93) and os 16x16 (0.97) are one
+   fold of 16 steps: their first vectors need a word per lane (16 words, a column of a row-major
+   array) before the lanes' one-word lines serve the next 15 steps, and the first fetch waits 5 and
+   2 cycles for the banks. hlsim counts the same words over the nest, where they fit the bandwidth;
+   on runs of 70 cycles 2 % is 1.4 cycles.
 
-Result: hlsim compute within 2 % of rtl in 26 of the 36 rows (21 of the 24 on 4x4 and 8x8), within
-0.1 % in most small-preset rows. Outside 2 %: the constant of item 2 on runs of 70-160 cycles (the
-mini GEMMs on 8x8 and 16x16, one or four folds; conv2d mini 16x16 ws/os 2.2-2.3 %), and item 4's
-bandwidth within the stream on 16x16 ws (gemm@small 0.87, conv2d@small 0.96).
+Result: hlsim compute within 2 % of rtl in 34 of the 36 rows, exact in 20 (every row whose only
+waits are the 7 of item 2); the analytical model's compute is hlsim's (its totals add DRAM, as
+hlsim's do). Outside 2 %: item 4's two single-fold mini GEMMs on 16x16.
 
 ## Area, critical path and energy (synthesised)
 
