@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from .errors import SpecError
+from .words import per_word, word_factor
 from .yamlsrc import SourceMap
 
 
@@ -271,7 +272,8 @@ def fold(design, band: list[str]) -> dict:
     """The static facts of a band bound to the PE array, for this design's mapping:
 
     ``lanes`` (bound PEs: product of the spatial loops' point sizes), ``reuse`` (array ->
-    (multicast, register reuse), see :func:`operand_reuse`), ``stationary`` (an input operand is
+    (multicast, register reuse), see :func:`operand_reuse`), ``words`` (array -> bits its stream
+    moves through its level per element bit, :func:`llmulator.words.word_factor`), ``stationary`` (an input operand is
     indexed by no temporal point loop of more than one trip), ``dep`` (array -> (L,) bool).
     """
     loops = design.tree.loops
@@ -282,30 +284,42 @@ def fold(design, band: list[str]) -> dict:
     is_sp = np.array([[bool(m.loop(lb).spatial) for lb in heads]])
     pos = np.array([list(range(len(heads)))])  # point loops run in mapped order
     var_index = {loops[mb].var: i for i, lb in enumerate(heads) for mb in members(design, lb)}
+    label_of = {loops[mb].var: mb for lb in heads for mb in members(design, lb)}
     deps: dict[str, np.ndarray] = {}
+    units: dict[str, np.ndarray] = {}
+    extent = t.copy()
     written: set[str] = set()
     for st in loops[band[-1]].statements():
         for a in st.accesses:
             if a.is_write:
                 written.add(a.array)
             dep = deps.setdefault(a.array, np.zeros(len(heads), dtype=bool))
+            unit = units.setdefault(a.array, np.zeros(len(heads), dtype=bool))
             if a.indirect:
                 dep[:] = True
             for v in a.loop_vars():
                 if v in var_index:
                     dep[var_index[v]] = True
-    reuse = {}
+            last = a.affine[-1] if a.affine else None
+            for v, c in (last.coefs.items() if last is not None else ()):
+                if abs(c) == 1 and v in var_index:  # steps the contiguous dimension: words.py
+                    unit[var_index[v]] = True
+                    extent[0, var_index[v]] = min(point_extent(design, label_of[v]), t[0, var_index[v]])
+    reuse, words = {}, {}
     still = False
     for arr, dep in deps.items():
         mc, ru = operand_reuse(dep, is_sp, t, pos)
         reuse[arr] = (float(mc[0]), float(ru[0]))
+        lv = design.arch.level(design.placement(arr))
+        words[arr] = float(word_factor(dep, units[arr], extent, is_sp, t, pos,
+                                       per_word(lv.width_bits, design.workload.arrays[arr].bits))[0])
         still |= design.workload.arrays[arr].role == "in" and bool(stationary(dep, is_sp, t)[0])
     lanes = float(np.where(is_sp[0], t[0], 1.0).prod())
     outs = [a for a in written if bool(stationary(deps[a], is_sp, t)[0])]
     arrays = design.workload.arrays
     drain = bool(outs) and not shadow_accumulator_fits(design, max(arrays[a].bits for a in outs),
                                                        sum(arrays[a].bits for a in deps if a not in written))
-    return {"lanes": lanes, "reuse": reuse, "stationary": still, "dep": deps,
+    return {"lanes": lanes, "reuse": reuse, "words": words, "stationary": still, "dep": deps,
             "output_stationary": bool(outs), "output_drain": drain}
 
 

@@ -144,3 +144,20 @@ def test_pe_array_operand_traffic_and_energy_follow_the_dataflow():
     assert p.counters["writes.SRAM"] - p.counters["reads.DRAM"] == outputs  # O once per fold; fills from DRAM
     a = AnalyticalEstimator().estimate([d])[0]
     assert p.metrics["energy_pj"] == pytest.approx(a.metrics["energy_pj"], rel=1e-3)
+
+
+def test_a_pe_array_pays_its_buffer_whole_words(write):
+    """4x4 WS 16^3 GEMM (int8 A, B; int32 C) on a 128-bit GLB that moves 32 B (two words) per cycle.
+    Per fold (16 folds) the buffer moves whole words (llmulator.words): B's preload 4 rows of 4 int8,
+    one word each; per stream step (16) one word of A (4 int8 packed along k) and the old and new
+    partial sums of 4 int32 outputs, a word each: 16 x (4 + 16 x 3) = 832 words. In element bits it
+    would be 16 x (4 x 32 + 16 x (32 + 128 + 128)) = 75,776 bits, 37 % of the words' 106,496."""
+    body = OS4.replace("L_m: {tile: 4, spatial: rows}", "L_k: {tile: 4, spatial: rows}") \
+        .replace("L_k: {pipeline_ii: 1}", "L_m: {pipeline_ii: 1}").replace("[L_m, L_n, L_k]", "[L_n, L_k, L_m]")
+    d = load_design(systolic(write, 4, glb_bw=32), ROOT / "workloads/gemm.yaml", mapping(write, "ws4w", body))
+    p = HlsimProfiler().profile(d)
+    assert p.breakdown["datapath_bits.L_m.GLB"] == 832 * 128
+    bw = p.breakdown["bandwidth_cycles.L_m.GLB"]  # the words, and the tiles DRAM writes into the GLB
+    assert bw >= 832 * 16 / 32 and bw > p.breakdown["compute_cycles.L_m"]  # the buffer sets the pace
+    assert p.metrics["cycles"] == pytest.approx(bw)
+    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == pytest.approx(p.metrics["cycles"])

@@ -31,6 +31,7 @@ from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError
 from llmulator.timing import fold_body_schedule
 from llmulator.traffic import BatchMappings, Nest, nest_time, overlapped, transfers, view
+from llmulator.words import per_word, word_factor
 
 
 def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str, np.ndarray]:
@@ -123,17 +124,36 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
     out["transfer_cycles"] = out.pop("cycles")
     B = maps.size
     for arr in nest.arrays:
-        mcast = reuse = np.ones(B)
+        mcast = reuse = words = np.ones(B)
+        level = design.arch.memory[arr.level]
         if spatial:
             mcast, reuse = lnest.operand_reuse(v.dep(arr), v.is_sp, v.t, v.pos)
+            words = word_factor(v.dep(arr), *_unit_steps(v, arr), v.is_sp, v.t, v.pos,
+                                per_word(level.width_bits, arr.bits))
         r = arr.reads / mcast / reuse
         w = arr.writes / mcast / reuse
-        lv = design.arch.memory[arr.level].name
+        lv = level.name
         out[f"reads.{lv}"] = out[f"reads.{lv}"] + r
         out[f"writes.{lv}"] = out[f"writes.{lv}"] + w
         out[f"read_bits.{lv}"] = out[f"read_bits.{lv}"] + r * arr.bits
         out[f"write_bits.{lv}"] = out[f"write_bits.{lv}"] + w * arr.bits
+        # the rest of the words the buffer moves for them: bandwidth, not energy (llmulator.words)
+        out[f"pad_bits.{lv}"] = out.get(f"pad_bits.{lv}", 0.0) + (r + w) * arr.bits * (words - 1.0)
     return out
+
+
+def _unit_steps(v, arr) -> tuple[np.ndarray, np.ndarray]:
+    """(G,) whether each mapped loop steps the array's last dimension by one element, and (B, G) the
+    iterations within a tile of the kernel loop that does (``llmulator.words``)."""
+    unit = np.zeros(len(v.groups), dtype=bool)
+    extent = v.t.copy()
+    last = dict(arr.coefs[-1]) if arr.coefs else {}
+    for g, members in enumerate(v.groups):
+        for li in members:
+            if last.get(li) == 1:
+                unit[g] = True
+                extent[:, g] = np.minimum(v.t_loops[:, li], v.t[:, g])
+    return unit, extent
 
 
 def throttle(design: Design, traffic: dict[str, np.ndarray], compute: np.ndarray) -> dict[str, np.ndarray]:
@@ -144,7 +164,8 @@ def throttle(design: Design, traffic: dict[str, np.ndarray], compute: np.ndarray
     valid = np.ones(compute.shape[0], dtype=bool)
     bw = np.zeros(compute.shape[0])
     for lv in arch.memory:
-        bits = traffic[f"read_bits.{lv.name}"] + traffic[f"write_bits.{lv.name}"]
+        bits = (traffic[f"read_bits.{lv.name}"] + traffic[f"write_bits.{lv.name}"]
+                + traffic.get(f"pad_bits.{lv.name}", 0.0))
         cyc = bits / 8.0 / lv.bandwidth_bytes_per_cycle
         out[f"cycles.{lv.name}"] = cyc
         bw = np.maximum(bw, cyc)

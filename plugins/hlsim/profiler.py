@@ -35,7 +35,8 @@ from . import bounds, runner
 # 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
 # 0.4: ws/is PE folds +1 cycle, os folds drain R without a 2nd PE accumulator; PE area/energy from measured PEs
 # 0.5: a nest on a systolic array pays the array's I/O registers once (nest.array_io_cycles, 4 cycles)
-VERSION = "0.5"
+# 0.6: a PE array's operand streams cost their level's bandwidth in whole words (llmulator.words)
+VERSION = "0.6"
 
 
 class HlsimProfiler:
@@ -162,12 +163,14 @@ class HlsimProfiler:
                     ops[k] += v * c
                     runs[s.nest].ops[k] += v * c
                 for a in st.accesses:
-                    n = c
+                    n, words = c, 1.0
                     if s.region_id is not None and s.region_id in timing.folds:
                         # PE-array operands: multicast along spatial loops the index does not use,
-                        # register reuse over the innermost temporal loops that do not use it
+                        # register reuse over the innermost temporal loops that do not use it; the
+                        # buffer moves the words that hold them (llmulator.words)
                         mcast, reuse = timing.folds[s.region_id]["reuse"].get(a.array, (1.0, 1.0))
                         n = c / (mcast * reuse)
+                        words = timing.folds[s.region_id]["words"].get(a.array, 1.0)
                     lv = d.placement(a.array)
                     bits = d.workload.arrays[a.array].bits
                     nb = runs[s.nest].bits
@@ -175,12 +178,12 @@ class HlsimProfiler:
                     if a.is_read:
                         acc_bits[lv][0] += n
                         acc_bits[lv][1] += n * bits
-                        nb[lv] += n * bits
+                        nb[lv] += n * bits * words
                         loads += c
                     if a.is_write:
                         acc_bits[lv][2] += n
                         acc_bits[lv][3] += n * bits
-                        nb[lv] += n * bits
+                        nb[lv] += n * bits * words
                         stores += c
         # static tile transfers between levels (DRAM <-> buffers), per nest
         # (the variant's hints are replaced by what was measured: the design below has no variant)
@@ -194,6 +197,9 @@ class HlsimProfiler:
             comp = scalars.get(f"nest.{k}", 0.0)
             transfer = 0.0
             level_bits = runs[k].bits
+            label = top or f"stmt{k}"
+            for lv, b in level_bits.items():  # the datapath's own, before the tile transfers join them
+                breakdown[f"datapath_bits.{label}.{lv}"] = b
             if top is not None:
                 transfer, moved = traffic.tile_transfers(dm, dm.tree.loops[top])
                 for lv, (r, rb, wr, wb) in moved.items():
@@ -206,7 +212,6 @@ class HlsimProfiler:
             bw_cycles = {lv.name: level_bits[lv.name] / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory}
             bw = max(bw_cycles.values(), default=0.0)
             cyc = float(traffic.nest_time(d, comp, transfer, bw))
-            label = top or f"stmt{k}"
             breakdown[f"cycles.{label}"] = cyc
             breakdown[f"compute_cycles.{label}"] = comp
             breakdown[f"transfer_cycles.{label}"] = transfer
