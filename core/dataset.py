@@ -165,6 +165,11 @@ def rows_by_split(rows: list[dict[str, Any]], splits=SPLITS,
 # -- samples: specs -> Design, rows -> Design ---------------------------------------------------
 
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's parser, the same safe constructor
+
+
+def _load(text: str) -> Any:
+    return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader
 
 
 class Rejected(Exception):
@@ -218,9 +223,9 @@ def build_design(spec: SampleSpec) -> Design:
 def spec_of_row(row: dict[str, Any]) -> SampleSpec:
     """The spec a dataset row was made from (rows store the three specs as YAML)."""
     return SampleSpec(stage=int(row["stage"]), generator=row["generator"],
-                      arch=yaml.safe_load(row["architecture_yaml"])["architecture"],
-                      workload=yaml.safe_load(row["workload_yaml"])["workload"],
-                      mapping=yaml.safe_load(row["mapping_yaml"])["mapping"], preset=row["preset"] or None,
+                      arch=_load(row["architecture_yaml"])["architecture"],
+                      workload=_load(row["workload_yaml"])["workload"],
+                      mapping=_load(row["mapping_yaml"])["mapping"], preset=row["preset"] or None,
                       variant=row["variant"] or None)
 
 
