@@ -9,11 +9,13 @@ per element, both in that RTL and in any word-organised memory system:
 
 * **packing**: the lanes along a spatial loop that steps the array's last (contiguous) dimension by
   one element read neighbouring elements, so up to ``width / bits`` of them share one word;
-* **a line per lane**: where no spatial loop packs, each lane keeps the last word it fetched, so the
-  steps of the innermost temporal loop that moves its index, when that loop steps the last dimension
-  by one, find the next element in the same word.
+* **a line per lane**: each lane keeps the last word it fetched, so the steps of the innermost
+  temporal loop that moves its index, when that loop steps the last dimension by one, find the next
+  element in the same word (with packing too: a window sliding along the word, as a convolution's
+  input under its fused filter taps, re-reads from the lanes' lines what neighbours read before).
 
-:func:`word_factor` is the bits a stream moves per element bit it uses (1 when the words are full);
+:func:`word_factor` is the bits a stream moves per element bit it accesses (1 when the words are full,
+more for partial words, less where lines serve elements the lanes read again);
 hlsim (per fold, ``llmulator.nest.fold``) and the analytical model (per batch of mappings) multiply
 the datapath bits they charge to a level's bandwidth by it. Alignment is ignored (a vector is taken
 to start at a word boundary), so the factor is a lower bound on the words a step moves.
@@ -26,7 +28,7 @@ import numpy as np
 
 def word_factor(dep: np.ndarray, unit: np.ndarray, extent: np.ndarray, is_sp: np.ndarray, t: np.ndarray,
                 pos: np.ndarray, per_word: float) -> np.ndarray:
-    """(B,) bits moved per element bit used, for B mappings of one array in a PE-array fold.
+    """(B,) bits moved per element bit accessed, for B mappings of one array in a PE-array fold.
 
     ``dep`` (G,) whether the array's index uses each mapped loop; ``unit`` (G,) whether the loop steps
     the array's last dimension by one element; ``extent`` (B, G) the iterations of that loop within
@@ -48,8 +50,9 @@ def word_factor(dep: np.ndarray, unit: np.ndarray, extent: np.ndarray, is_sp: np
         ext = np.take_along_axis(extent, li[:, None], axis=1)[:, 0]
         line = np.where(take & unit[li], np.minimum(ext, per_word), line)
         found |= take
-    line = np.where(pack > 1, 1.0, line)
-    return np.maximum(per_word / (pack * line), 1.0)
+    # below 1 when lanes that pack also walk the word (a sliding window: the element one lane reads now,
+    # its neighbour read a step before, from the same word)
+    return per_word / (pack * line)
 
 
 def per_word(width_bits: int, bits: int) -> float:

@@ -36,7 +36,8 @@ from . import bounds, runner
 # 0.4: ws/is PE folds +1 cycle, os folds drain R without a 2nd PE accumulator; PE area/energy from measured PEs
 # 0.5: a nest on a systolic array pays the array's I/O registers once (nest.array_io_cycles, 4 cycles)
 # 0.6: a PE array's operand streams cost their level's bandwidth in whole words (llmulator.words)
-VERSION = "0.6"
+# 0.7: ... and the lanes' lines also serve a packed window sliding along the word (conv inputs)
+VERSION = "0.7"
 
 
 class HlsimProfiler:
