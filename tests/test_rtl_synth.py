@@ -3,6 +3,8 @@ and their activity annotation."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from llmulator_plugins.characterize import flow as cz
 from llmulator_plugins.rtl import synth
 
@@ -65,3 +67,11 @@ def test_tie_wire_load_pins_get_zero_activity():
     tcl, n = synth.activity_tcl(vcd, mods, paths, "u_pe_0_0", pins, 10.0)
     assert "sta::set_power_pin_activity [get_pins {g/B}] 0 0.5" in tcl
     assert n == 1
+
+
+def test_yosys_script_buffers_and_sizes_against_the_period():
+    abc = [ln for ln in synth.yosys_script(Path("/l.lib"), 1000.0).splitlines() if ln.startswith("abc ")]
+    assert len(abc) == 1 and "-D 1000 " in abc[0]
+    assert abc[0].endswith("&nf;&put;buffer,-c;topo;stime,-c;upsize,-c,{D};dnsize,-c,{D}")
+    plain = [ln for ln in synth.yosys_script(Path("/l.lib")).splitlines() if ln.startswith("abc ")]
+    assert "-D" not in plain[0] and plain[0].endswith("&nf;&put")

@@ -36,7 +36,8 @@ from .plan import Plan
 from .top import Rtl
 
 FLOW = "6"   # bump when the scripts below change what a cached synthesis result holds
-# 6: power runs read net_power.v, the hierarchical netlist with its constant pins tied to named wires
+# 6: power runs read net_power.v, the hierarchical netlist with its constant pins tied to named wires;
+#    ABC buffers and sizes against the clock period
 # 4: flip-flop outputs and the linked instance's input ports annotated from the VCD (were: the default 0.1)
 
 
@@ -49,7 +50,7 @@ def yosys_script(liberty: Path, period_ps: float | None = None) -> str:
     With ``period_ps`` (synth FLOW 6) ABC also buffers and sizes the mapped logic against that delay
     target (``buffer -c; upsize -c; dnsize -c``, the tail of the script Yosys runs with ``-D`` and
     ``-constr``): unbuffered, one INVX1 driving the 4x4 output queue's read select took 219 of the
-    270 ns critical path; buffered, the 4x4 gemm ws path is 27.9 ns for +4.6 % logic area
+    270 ns critical path; buffered, the 4x4 gemm ws path is 28.0 ns for +4.6 % logic area
     (docs/rtl.md)."""
     lib = str(liberty)
     sizing = ";buffer,-c;topo;stime,-c;upsize,-c,{D};dnsize,-c,{D}" if period_ps else ""
@@ -202,8 +203,9 @@ def timing_script(liberty: Path, period_ns: float) -> str:
 
 def power_script(liberty: Path, module: str, period_ns: float, activity: str | None, banks: list[str],
                  netlist: str = "net_power.v") -> str:
-    """report_power of one child of the top, linked on its own from the hierarchical netlist (OpenSTA
-    2.0.17 crashes in report_power on the whole design, flat or hierarchical; each child alone works)."""
+    """report_power of one child of the top, linked on its own from ``netlist``, the hierarchical netlist
+    with its constants tied (tie_constants; OpenSTA 2.0.17 crashed in report_power on the whole design,
+    flat or hierarchical, with the constants; each child alone worked up to 4x4)."""
     L = [f"read_liberty {liberty}", f"read_verilog {netlist}", f"link_design {module}",
          f"create_clock -name clk -period {period_ns:g} [get_ports clk]",
          "set_power_activity -input -activity 0.1 -duty 0.5"]
