@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import shlex
 import sys
 import tempfile
 import time
@@ -98,7 +99,8 @@ def main(argv=None) -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     presets = [p for p in args.presets.split(",") if p]
     given = list(sys.argv[1:] if argv is None else argv)
-    command = " ".join(a for i, a in enumerate(given) if a != "--rows" and (i == 0 or given[i - 1] != "--rows"))
+    command = shlex.join(a for i, a in enumerate(given)
+                         if a not in ("--rows", "--out") and (i == 0 or given[i - 1] not in ("--rows", "--out")))
     synth_sizes = [int(s) for s in args.synth.split(",") if s]
     rtl, hl, an = RtlProfiler(synthesize=False), HlsimProfiler(), AnalyticalEstimator()
     ss = None
@@ -333,7 +335,8 @@ def write(out: Path, rows, sizes, have_ss: bool, srows=(), presets=("mini",), co
 
 TEMPLATE = """# RTL cross-check: generated PE arrays vs hlsim, analytical, SCALE-Sim and the technology table
 
-Written by `{command}` (several runs: their `--rows` files merged by `--from-rows A,B`)
+Written by `{command}` (several runs: their `--rows` files, benchmarks/rows/rtl-crosscheck-*.json,
+merged by `--from-rows A,B`)
 (the `rtl` profiler, [docs/rtl.md](rtl.md)). Arrays: {sizes}; workload presets {presets} (GEMM mini
 16x16x16, small 64x64x64; conv2d mini K=4, C=3, P=Q=8, small K=C=16, P=Q=14, R=S=3; the synthesised
 rows use mini); architecture: the library's systolic-16x16 with the array
@@ -449,11 +452,13 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
 {synth_table}
 
 - **rtl**: the generated design synthesised by Yosys 0.23 against the OSU 0.18 um liberty (each unique
-  module once), critical path by OpenSTA on the flattened netlist at the architecture's 1 GHz (Yosys
-  inserts no buffers: on the 4x4 rows one INVX1 driving the 16-deep output queue's read select is
-  219 of the 270 ns, the logic after it about 50 ns; with the 4-deep queue and 3-slot rings of
-  the earlier revision the 4x4 ws path was 56 ns; read the column as a lower bound on fmax); the
-  GLB's banks excluded (no SRAM macros: their stand-ins are subtracted, the architecture's memory
+  module once; synth FLOW 6: ABC buffers and sizes inside each module against the clock period),
+  critical path by OpenSTA on the flattened netlist at the architecture's 1 GHz (from 8x8 up it is
+  the stall signal `adv`, one gate of the top driving every PE and skew register across the
+  hierarchy, which ABC cannot buffer: 302 of the 389 ns at 16x16; read the column as a lower
+  bound on fmax; before FLOW 6 the 4x4 rows were 228-270 ns, one unbuffered INVX1 on the output
+  queue's read select, docs/rtl.md); the GLB's banks excluded
+  (no SRAM macros: their stand-ins are subtracted, the architecture's memory
   figures count instead). Energy two ways:
   - **rtl flow (OpenSTA propagated)**: what the profiler reports (`energy_pj.rtl.pe_array`):
     OpenSTA `report_power` of the `pe_array` child with the RTL simulation's activity on the nets
@@ -472,13 +477,14 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-All four rows are one run on one revision of the RTL, the cycle table's. All are within the
-issue's 15 %: the PE array's **area** 1.01x / 1.02x of the RTL's for ws 2x2 / 4x4 (model 138,452 /
-566,408 um2 against 137,064 / 556,472: the PE entry is the synthesised PE, the skew bits counted as
-`pe_array` builds them; ABC maps the same PE Verilog a little differently inside the whole design)
-and 1.02x / 1.02x for os; the **energy per MAC** at the rtl's cycles 1.12x / 1.11x for ws (55.7 vs
-49.7 and 63.8 vs 57.5 pJ against the gate-level replay) and 1.04x / 1.12x for os (34.1 vs 32.9, 40.0
-vs 35.7). On the previous RTL revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now
+All seven rows are on the cycle table's RTL, synthesised by FLOW 6 (three runs, the commands above;
+16x16 os was not run). All are within the issue's 15 %: the PE array's **area** 1.00-1.01x of the
+RTL's from 2x2 to 16x16 (the PE entry is the synthesised PE, the skew bits counted as `pe_array`
+builds them; ABC maps the same PE Verilog a little differently inside the whole design); the
+**energy per MAC** at the rtl's cycles 1.11-1.13x for ws and 1.04-1.15x for os against the
+gate-level replay of the PEs' recorded inputs. (Before FLOW 6, without ABC's buffering, the 2x2 and
+4x4 areas were 1.01-1.02x; the replayed PE energies do not depend on the flow.) On the previous RTL
+revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now
 1,351 and 439) the ws rows were 1.04x / 1.06x: with fewer stalled cycles the replayed PE energy per
 MAC fell more (57.7 -> 49.7 pJ) than the model's (60.2 -> 55.7); why the active-cycle entry now
 reads high by 6-11 % was not taken apart. The paragraphs below were measured on that previous
@@ -533,20 +539,22 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
   macro area), so the table has no entry to measure for it (docs/technology.md); its share falls as
   the array grows (lanes grow with the side, PEs with its square). The GLB's banks themselves have
   no macros in this library.
-- **Critical path**: dominated by unbuffered high-fanout nets (the stall signal `adv` that enables
-  every register of the array, a bank port's one-hot select driving a 128-bit crossbar module):
-  Yosys does no timing-driven buffering and cannot buffer across the hierarchy, so these fmax
-  figures are lower bounds for this library, not what a placed and buffered design reaches. The
-  architecture's 1 GHz is out of reach of 0.18 um cells in any case.
+- **Critical path**: ABC now buffers inside modules (FLOW 6: 4x4 ws 269.5 -> 28-47 ns), but a net
+  that crosses the hierarchy stays one gate: the stall signal `adv` that enables every register of
+  the array (16x16: one INVX2, 21,987 loads). These fmax figures are lower bounds for this library,
+  not what a placed and buffered design reaches; replicating or pipelining `adv` in the RTL is what
+  would lift them. The architecture's 1 GHz is out of reach of 0.18 um cells in any case.
 
 ## What is not here yet
 
-Synthesis of 8x8 and larger arrays (Yosys finishes, OpenSTA 2.0.17 crashes in `report_power` of the
-PE array: docs/benchmarks-rtl.md) and of input stationary (2x2 took about 1 minute and 4x4
-2-2.5 minutes each on this shared machine). The rtl profiler's own
-energy figure is OpenSTA-propagated and 42 % low on the PEs (above); the gate-level replay of the PEs
-(2-3 s per PE) is in this benchmark, not in the profiler. The model has no term, and so the table no
-entry, for the buffer-side logic (crossbar, arbiter, operand engines).
+Synthesis of 16x16 os and of input stationary (not run: a 16x16 row takes about 16 minutes, 2x2 and
+4x4 1-4 minutes each on this shared machine). OpenSTA 2.0.17's crash in `report_power` above 4x4
+is worked around (constants tied to named wires, docs/rtl.md). The rtl profiler's own energy figure
+is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the table); the replay
+(2-3 s per PE) is in this benchmark, not in the profiler. The rows files behind this page are in
+benchmarks/rows/ (`--from-rows` rewrites the page from them). The top's own glue is not in the energy figure.
+The model has no term, and so the table no entry, for the buffer-side logic (crossbar, arbiter,
+operand engines). Bank conflicts on narrow buffers (items 5-6) are measured, not modelled.
 """
 
 if __name__ == "__main__":
