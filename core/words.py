@@ -11,11 +11,13 @@ per element, both in that RTL and in any word-organised memory system:
   one element read neighbouring elements, so up to ``width / bits`` of them share one word;
 * **a line per lane**: each lane keeps the last word it fetched, so the steps of the innermost
   temporal loop that moves its index, when that loop steps the last dimension by one, find the next
-  element in the same word (with packing too: a window sliding along the word, as a convolution's
-  input under its fused filter taps, re-reads from the lanes' lines what neighbours read before).
+  element in the same word. The line is the lane's own: where lanes also pack and walk the word (a
+  window sliding along it, a convolution's input under its fused taps), the lanes fetch their first
+  words together and then each fetches every word it crosses into (hlsim 0.7 multiplied packing and
+  line, crediting such a window up to ``width / bits`` times too little traffic).
 
 :func:`word_factor` is the bits a stream moves per element bit it accesses (1 when the words are full,
-more for partial words, less where lines serve elements the lanes read again);
+more for partial words);
 hlsim (per fold, ``llmulator.nest.fold``) and the analytical model (per batch of mappings) multiply
 the datapath bits they charge to a level's bandwidth by it. Alignment is ignored (a vector is taken
 to start at a word boundary), so the factor is a lower bound on the words a step moves.
@@ -50,9 +52,13 @@ def word_factor(dep: np.ndarray, unit: np.ndarray, extent: np.ndarray, is_sp: np
         ext = np.take_along_axis(extent, li[:, None], axis=1)[:, 0]
         line = np.where(take & unit[li], np.minimum(ext, per_word), line)
         found |= take
-    # below 1 when lanes that pack also walk the word (a sliding window: the element one lane reads now,
-    # its neighbour read a step before, from the same word)
-    return per_word / (pack * line)
+    # over one walk of ``line`` steps (vectors taken to start at a word boundary): the packed lanes fetch
+    # their first words together, then each lane fetches the next word it crosses into on its own (its
+    # line is its own, so lanes sliding along a word do not share what a neighbour fetched a step before)
+    j = np.arange(int(per_word))[None, :]
+    crossings = np.where(j < pack[:, None], np.floor((j + line[:, None] - 1) / per_word), 0.0).sum(axis=1)
+    words = np.ceil(pack / per_word) + crossings
+    return per_word * words / (pack * line)
 
 
 def per_word(width_bits: int, bits: int) -> float:

@@ -37,7 +37,8 @@ from . import bounds, runner
 # 0.5: a nest on a systolic array pays the array's I/O registers once (nest.array_io_cycles, 4 cycles)
 # 0.6: a PE array's operand streams cost their level's bandwidth in whole words (llmulator.words)
 # 0.7: ... and the lanes' lines also serve a packed window sliding along the word (conv inputs)
-VERSION = "0.7"
+# 0.8: ... but a lane's line is its own: packing and a line do not multiply (0.7 under-counted windows)
+VERSION = "0.8"
 
 
 class HlsimProfiler:
