@@ -426,26 +426,26 @@ totals add DRAM, as hlsim's do). Outside 2 %: item 4's two single-fold mini GEMM
 Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, sets the pace
 (`--glb 2x1`). What the rows show:
 
-5. **Whole words (fixed, hlsim 0.6-0.7).** The buffer moves words, and a 4x4 array's int8 vector
+5. **Whole words (fixed, hlsim 0.6-0.8).** The buffer moves words, and a 4x4 array's int8 vector
    is a quarter of one: gemm@small ws 4x4 moves 50,176 words (the rtl's reads + writes), 2.4x the
    element bits hlsim counted before; counted in element bits, hlsim's bound was 21,248 cycles with
    DRAM (0.67 of rtl's 31,662), below what the buffer can feed. hlsim now charges whole words
    (`llmulator.words`: packed along the contiguous dimension, a one-word line per lane along it):
-   its datapath words equal the rtl's counted words on every GEMM row measured (tests/test_rtl_profiler.py
-   asserts 2x2 and 4x4 ws/os/is; gemm@small ws 4x4 here: hlsim on-chip 25,088 = 50,176 / 2), and are
-   0.70-1.17x the rtl's on conv2d (the fused window's lanes share words that the rule approximates
-   from the innermost tap alone).
+   its datapath words equal the rtl's counted words on every GEMM design measured
+   (tests/test_rtl_profiler.py asserts 2x2 and 4x4 ws/os/is; gemm@small ws 4x4 here: hlsim on-chip
+   25,088 = 50,176 / 2), and are 0.89-1.17x the rtl's on the conv2d rows checked (conv2d@small os
+   8x8 1.51x: the fused output window's lanes, approximated from its innermost loop).
 6. **Bank conflicts (not modelled): 6 of these 24 rows within 2 %.** With two banks and one port
    each, the words a step needs collide in a bank often, and prefetching absorbs only part of it.
-   GEMM rows: 0.79-1.0 (gemm@small ws 4x4 31,662 rtl cycles against the word bound 25,088); conv2d
-   ws rows 0.56-0.66 (conv2d@small ws 4x4: 68,832 words need 34,416 cycles at two a cycle, the rtl
-   takes 53,520, hlsim says 30,960); os rows 0.75-1.0. hlsim charges a level's bandwidth as an
-   average over the nest, never per bank and step (docs/timing-model.md section 2): on a buffer with
-   fewer banks and ports than a step has words it is optimistic by up to 1.8x against this RTL, whose
-   fixed-priority arbiter and 29-vector prefetch are one implementation, not the best schedule (the
-   word bound is). On the library's 4x2 GLB the same effect is at most 1.4 % (conv2d@small ws 4x4,
-   item 3). Modelling it (expected per-bank load of a step's words, less what a prefetch window
-   smooths) is the next step for hlsim's buffer model.
+   GEMM rows 0.79-1.0 (gemm@small ws 4x4: 31,662 rtl cycles against the word bound 25,088); conv2d
+   ws rows 0.63-0.72 (conv2d@small ws 4x4: the rtl's 68,832 words need 34,416 cycles at two a
+   cycle, it takes 53,520, hlsim says 35,664); os 0.76-0.93; is 0.84-1.04. hlsim charges a level's
+   bandwidth as an average over the nest, never per bank and step (docs/timing-model.md section
+   2): on a buffer with fewer banks and ports than a step has words it is optimistic by up to 1.6x
+   against this RTL, whose fixed-priority arbiter and 29-vector prefetch are one implementation,
+   not the best schedule (the word bound is). On the library's 4x2 GLB the same effect is at most
+   1.4 % (conv2d@small ws 4x4, item 3). Modelling it (the expected per-bank load of a step's
+   words, less what a prefetch window smooths) is the next step for hlsim's buffer model.
 
 ## Area, critical path and energy (synthesised)
 
