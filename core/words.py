@@ -45,8 +45,9 @@ def word_factor(dep: np.ndarray, unit: np.ndarray, extent: np.ndarray, is_sp: np
     # the innermost temporal loop of more than one trip that moves the index: a lane's next element
     line = np.ones(B)
     found = np.zeros(B, dtype=bool)
+    inner_first = np.argsort(-pos, axis=1, kind="stable")
     for r in range(t.shape[1]):
-        li = np.argsort(-pos, axis=1, kind="stable")[:, r]
+        li = inner_first[:, r]
         take = ~found & ~np.take_along_axis(is_sp, li[:, None], axis=1)[:, 0] & dep[li] \
             & (np.take_along_axis(t, li[:, None], axis=1)[:, 0] > 1)
         ext = np.take_along_axis(extent, li[:, None], axis=1)[:, 0]
