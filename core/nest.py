@@ -369,7 +369,8 @@ def array_io_cycles(design) -> float:
     as the generated RTL (plugins/rtl) has them: the buffer request is registered before the bank's
     latency starts (1), and results leave through the output queue, the writer's accumulation with the
     stored value and its registered write (3). Measured on its VCD: 3 cycles from start to the first
-    array step and 4 from the last step to done, against 2 + 2 in the body's schedule."""
+    array step and 4 from the last step to done, 7 against the 3 the body's schedule pays beyond one II
+    (load latency 2, store 1)."""
     pe = design.arch.pe_array
     return 4.0 if pe is not None and pe.interconnect == "systolic" else 0.0
 
