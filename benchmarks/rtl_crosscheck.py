@@ -86,15 +86,27 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", help="also save the measured rows as JSON here")
     ap.add_argument("--from-rows", help="only rewrite the document from rows saved by --rows (several files, "
                                         "comma-separated: their rows one after the other)")
+    ap.add_argument("--refresh-models", action="store_true",
+                    help="with --from-rows: recompute the hlsim and analytical columns of the saved cycle rows "
+                         "with today's models (rtl and SCALE-Sim stay as measured) and save them back")
     args = ap.parse_args(argv)
     if args.from_rows:
         runs = [json.loads(Path(f).read_text()) for f in args.from_rows.split(",")]
+        if args.refresh_models:
+            for f, run in zip(args.from_rows.split(","), runs, strict=True):
+                run["rows"] = [refresh(row) for row in run["rows"]]
+                run["refreshed"] = (f"hlsim {HlsimProfiler.version} and analytical {AnalyticalEstimator.version} "
+                                    f"columns recomputed on {time.strftime('%Y-%m-%d')} (`--refresh-models`)")
+                Path(f).write_text(json.dumps(run))
         sizes = sorted({n for r in runs for n in r["sizes"]})
         presets = list(dict.fromkeys(p for r in runs for p in r.get("presets", ["mini"])))
         command = "` and `".join(f"nice -n 10 .venv/bin/python benchmarks/rtl_crosscheck.py {r.get('command', '')}"
                                  for r in runs)
+        refreshed = "; ".join(dict.fromkeys(r["refreshed"] for r in runs if r.get("refreshed")))
         write(Path(args.out), [row for r in runs for row in r["rows"]], sizes, all(r["have_ss"] for r in runs),
-              [row for r in runs for row in r["srows"]], presets, command)
+              [row for r in runs for row in r["srows"]], presets, command + (f"`; model columns: {refreshed}; "
+                                                                             "rtl and SCALE-Sim as measured`"
+                                                                             if refreshed else ""))
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     presets = [p for p in args.presets.split(",") if p]
@@ -102,7 +114,7 @@ def main(argv=None) -> int:
     command = shlex.join(a for i, a in enumerate(given)
                          if a not in ("--rows", "--out") and (i == 0 or given[i - 1] not in ("--rows", "--out")))
     synth_sizes = [int(s) for s in args.synth.split(",") if s]
-    rtl, hl, an = RtlProfiler(synthesize=False), HlsimProfiler(), AnalyticalEstimator()
+    rtl, an = RtlProfiler(synthesize=False), AnalyticalEstimator()
     ss = None
     if (ROOT / ".venv-scalesim" / "bin" / "python").exists():
         from llmulator_plugins.scalesim.adapter import ScaleSimProfiler
@@ -117,22 +129,11 @@ def main(argv=None) -> int:
             r = rtl.profile(d)
             t_rtl = time.perf_counter() - t0
             adv = advances(rtl.build(d)[0])
-            h = hl.profile(d)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                e = an.estimate([d])[0]
             s = ss.profile(d).metrics["cycles"] if ss else None
-            comp = sum(v for k, v in h.breakdown.items() if k.startswith("compute_cycles."))
-            glb = d.arch.level("GLB")
-            onchip = max(comp, sum(v for k, v in h.breakdown.items() if k.startswith("datapath_bits.")
-                                   and k.endswith(".GLB")) / 8 / glb.bandwidth_bytes_per_cycle)
             name = f"{work}@{preset} {df} {n}x{n}" + ("" if args.glb == "4x2" else f" (GLB {args.glb})")
-            row = {"design": name, "rtl": r.metrics["cycles"], "hlsim_onchip": onchip,
-                   "check": r.functional_check,
-                   "folds": r.counters["folds"], "adv": adv, "hlsim": h.metrics["cycles"],
-                   "hlsim_compute": comp,
-                   "analytical": e.metrics["cycles"], "scalesim": s, "reads": r.counters["reads.GLB"],
-                   "writes": r.counters["writes.GLB"], "seconds": t_rtl}
+            row = {"design": name, "rtl": r.metrics["cycles"], "check": r.functional_check,
+                   "folds": r.counters["folds"], "adv": adv, **model_columns(d), "scalesim": s,
+                   "reads": r.counters["reads.GLB"], "writes": r.counters["writes.GLB"], "seconds": t_rtl}
             rows.append(row)
             print(row, flush=True)
         srows = []
@@ -146,6 +147,31 @@ def main(argv=None) -> int:
     write(Path(args.out), rows, sizes, ss is not None, srows, presets,
           f"nice -n 10 .venv/bin/python benchmarks/rtl_crosscheck.py {command}")
     return 0
+
+
+def model_columns(d) -> dict:
+    """hlsim's and the analytical model's cycle columns of a cycle row."""
+    h = HlsimProfiler().profile(d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = AnalyticalEstimator().estimate([d])[0]
+    comp = sum(v for k, v in h.breakdown.items() if k.startswith("compute_cycles."))
+    glb = d.arch.level("GLB")
+    onchip = max(comp, sum(v for k, v in h.breakdown.items() if k.startswith("datapath_bits.")
+                           and k.endswith(".GLB")) / 8 / glb.bandwidth_bytes_per_cycle)
+    waits = sum(v for k, v in h.breakdown.items() if k.startswith("bank_wait_cycles."))
+    return {"hlsim_onchip": onchip, "hlsim": h.metrics["cycles"], "hlsim_compute": comp, "hlsim_waits": waits,
+            "analytical": e.metrics["cycles"]}
+
+
+def refresh(row: dict) -> dict:
+    """A saved cycle row with its model columns recomputed (its design rebuilt from its name)."""
+    import re
+    m = re.fullmatch(r"(\w+)@(\w+) (\w+) (\d+)x\d+(?: \(GLB (\d+x\d+)\))?", row["design"])
+    work, preset, df, n, glb = m.groups()
+    with tempfile.TemporaryDirectory() as tmp:
+        d = design(Path(tmp), int(n), work, df, preset=preset, glb=glb or "4x2")
+        return {**row, **model_columns(d)}
 
 
 def advances(plan) -> int:
@@ -314,14 +340,16 @@ def synth_table(srows) -> str:
 
 def write(out: Path, rows, sizes, have_ss: bool, srows=(), presets=("mini",), command: str = "") -> None:
     from llmulator.fileio import atomic_write_text
-    head = ("| design | folds | rtl cycles | rtl advances | rtl waits | hlsim compute | hlsim on-chip | hlsim total | "
+    head = ("| design | folds | rtl cycles | rtl advances | rtl waits | hlsim compute (bank waits) | hlsim on-chip | "
+            "hlsim total | "
             "analytical | scalesim | hlsim on-chip / rtl | rtl GLB reads / writes | check | rtl s |")
     lines = [head, "|" + "---|" * 14]
     for r in rows:
         onchip = r.get("hlsim_onchip", r["hlsim_compute"])
         ratio = onchip / r["rtl"] if r["rtl"] else 0.0
         lines.append(f"| {r['design']} | {r['folds']:.0f} | {_f(r['rtl'])} | {_f(r['adv'])} | "
-                     f"{_f(r['rtl'] - r['adv'])} | {_f(r['hlsim_compute'])} | {_f(onchip)} | "
+                     f"{_f(r['rtl'] - r['adv'])} | {_f(r['hlsim_compute'])} ({_f(r.get('hlsim_waits'))}) | "
+                     f"{_f(onchip)} | "
                      f"{_f(r['hlsim'])} | {_f(r['analytical'])} | {_f(r['scalesim'])} | {ratio:.2f} | "
                      f"{r['reads']:,.0f} / {r['writes']:,.0f} | {r['check']} | {r['seconds']:.0f} |")
     text = TEMPLATE.format(sizes=", ".join(f"{n}x{n}" for n in sizes), presets=", ".join(presets),
@@ -360,7 +388,8 @@ resized and everything else (128-bit GLB, 4 banks, 2 ports, 2-cycle latency) unc
   mappings bind K to at most 4 columns (`tile: 4`), so on 8x8 at the small preset (K = 16) SCALE-Sim
   runs half our folds (conv2d@small ws/os 8x8: 7,847 / 7,899 against 15,768 / 16,600 advances).
 - **hlsim compute**: hlsim's `compute_cycles` of the PE-array nest (its model of the same array
-  without DRAM); **hlsim total** adds DRAM tile transfers (the library's 16 B/cycle DRAM), which the
+  without DRAM), in brackets the part of it that is waiting for the banks (`bank_wait_cycles`,
+  `llmulator.banks`, hlsim 0.9); **hlsim total** adds DRAM tile transfers (the library's 16 B/cycle DRAM), which the
   rtl run does not simulate; **hlsim on-chip** is hlsim's own cycles for what the rtl run simulates:
   the larger of its compute and the GLB's bandwidth time for the datapath's words
   (`datapath_bits.<nest>.GLB`, whole words, `llmulator.words`). The ratio column compares it with rtl.
@@ -386,10 +415,15 @@ tuned constant is named.
    load 2 + MAC 1 + store 1 - II); the other 4 are the array's I/O registers, which hlsim and the
    analytical model now pay once per systolic nest (`llmulator.nest.array_io_cycles`, hlsim 0.5;
    before, the mini GEMMs on 8x8 and 16x16 were 2.5-6 % short).
-3. **Waits for the buffer**, which hlsim charges only through the GLB's average bandwidth over the
-   nest (docs/timing-model.md section 2), never per step or per bank. The generated memory system
-   keeps them small, and each of these was measured on the table's rows (plugins/rtl/control.py,
-   writer.py, layout.py, datapath.py):
+3. **Waits for the buffer.** Since hlsim 0.9 hlsim replays the memory system's schedule word by
+   word (`llmulator.banks`, docs/timing-model.md section 2b): which words each engine fetches
+   for each vector (a line per lane, neighbouring lanes on one word fetching it once), the
+   combining writer, the old outputs read only after the previous fold wrote them, and the
+   fixed-priority arbiter's grants per bank and port, the same rules as the RTL below; the waits
+   are that schedule's cycles minus the same schedule with unlimited ports. Before (0.8) it
+   charged the GLB's average bandwidth over the nest only. The generated memory system keeps
+   the waits small, and each of these was measured on the table's rows (plugins/rtl/control.py,
+   writer.py, llmulator.buflayout, datapath.py):
    - each reader lane keeps the last word it fetched and the writer combines a lane's elements of
      one word into one write, so a stream along a word's elements reads and writes it once (before:
      gemm is 8x8 mini 377 rtl cycles, after 191; conv2d ws 4x4 mini 1,200, after 622);
@@ -408,18 +442,21 @@ tuned constant is named.
      the stream readers hold their requests meanwhile): 1,783 cycles, no wait beyond the 7. Fixed
      last without the urgency, conv2d ws starved the old reader instead (4x4 small 31,827); the 3
      was the best of 2, 3, 4, 6, 12 on gemm@small ws 16x16 and conv2d@small ws 4x4/8x8/16x16.
-   What is left (conv2d ws 0.9-1.4 % at the small preset, the `is`/`os` rows under 1 %) is the input
-   window's words colliding in a bank now and then.
-4. **A cold stream on one 16x16 fold.** gemm@mini is 16x16 (0.93) and os 16x16 (0.97) are one
-   fold of 16 steps: their first vectors need a word per lane (16 words, a column of a row-major
-   array) before the lanes' one-word lines serve the next 15 steps, and the first fetch waits 5 and
-   2 cycles for the banks. hlsim counts the same words over the nest, where they fit the bandwidth;
-   on runs of 70 cycles 2 % is 1.4 cycles.
+   What is left (conv2d ws 0.4-1.4 % of the cycles at the small preset, a few cycles in `is`/`os`)
+   is the input window's words colliding in a bank now and then: hlsim 0.9 counts these waits
+   (conv2d@small ws 4x4: 426 rtl waits beyond the 7; hlsim's replay of every fold gives the same
+   426, its sample of folds within 0.5 %), 0.8 did not (0.986-0.991).
+4. **A cold stream on one 16x16 fold.** gemm@mini is 16x16 and os 16x16 are one fold of 16 steps:
+   their first vectors need a word per lane (16 words, a column of a row-major array) before the
+   lanes' one-word lines serve the next 15 steps, and the first fetch waits 5 and 2 cycles for the
+   banks. hlsim 0.8, counting the same words over the nest, was 0.93 and 0.97 of rtl there; the
+   replayed schedule has the same 5 and 2 waits.
 
-Result (the library's GLB, 4 banks x 2 ports, the first 36 rows): hlsim within 2 % of rtl in 34 of
-the 36 rows, exact in 21 (every row whose only waits are the 7 of item 2); the buffer's bandwidth
-never binds there (hlsim on-chip = hlsim compute), and the analytical model's compute is hlsim's (its
-totals add DRAM, as hlsim's do). Outside 2 %: item 4's two single-fold mini GEMMs on 16x16.
+Result (the library's GLB, 4 banks x 2 ports, the first 36 rows): hlsim within 2 % of rtl in all 36
+rows, exact in 34 (0.8: 34 within 2 %, 21 exact); the others are within 0.1 %, where the replay
+samples the folds of a long nest (`llmulator.banks.MAX_ADVANCES`, 20,000 advances; the rows'
+replays of every fold are exact). The analytical model replays a smaller sample (3,000 advances),
+so its waits are within a few % of hlsim's; its totals add DRAM, as hlsim's do.
 
 ### A narrow buffer: the same designs on a GLB of 2 banks x 1 port (rows marked `GLB 2x1`)
 
@@ -435,17 +472,20 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
    (tests/test_rtl_profiler.py asserts 2x2 and 4x4 ws/os/is; gemm@small ws 4x4 here: hlsim on-chip
    25,088 = 50,176 / 2), and are 0.89-1.17x the rtl's on the conv2d rows checked (conv2d@small os
    8x8 1.51x: the fused output window's lanes, approximated from its innermost loop).
-6. **Bank conflicts (not modelled): 6 of these 24 rows within 2 %.** With two banks and one port
-   each, the words a step needs collide in a bank often, and prefetching absorbs only part of it.
-   GEMM rows 0.79-1.0 (gemm@small ws 4x4: 31,662 rtl cycles against the word bound 25,088); conv2d
-   ws rows 0.63-0.72 (conv2d@small ws 4x4: the rtl's 68,832 words need 34,416 cycles at two a
-   cycle, it takes 53,520, hlsim says 35,664); os 0.76-0.93; is 0.84-1.04. hlsim charges a level's
-   bandwidth as an average over the nest, never per bank and step (docs/timing-model.md section
-   2): on a buffer with fewer banks and ports than a step has words it is optimistic by up to 1.6x
-   against this RTL, whose fixed-priority arbiter and 29-vector prefetch are one implementation,
-   not the best schedule (the word bound is). On the library's 4x2 GLB the same effect is at most
-   1.4 % (conv2d@small ws 4x4, item 3). Modelling it (the expected per-bank load of a step's
-   words, less what a prefetch window smooths) is the next step for hlsim's buffer model.
+6. **Bank conflicts (modelled since hlsim 0.9): 23 of these 24 rows within 2 %, 20 exact.** With
+   two banks and one port each, the words a step needs collide in a bank often, and prefetching
+   absorbs only part of it: an engine fetches its vectors in order, so a word waiting for a busy
+   bank holds up the next vector's words for the idle one. hlsim 0.8 charged only the average
+   bandwidth and was 0.63-0.72 of rtl on the conv2d ws rows (conv2d@small ws 4x4: the rtl's 68,832
+   words need 34,416 cycles at two a cycle, it takes 53,520, 0.8 said 35,664), 0.76-0.93 on os,
+   0.79-1.0 on GEMM: 6 of 24 within 2 %. The replayed schedule gives each row's waits (the column
+   in brackets: conv2d@small ws 4x4 24,023 sampled, 23,705 replaying every fold against the rtl's
+   23,705) and the larger of compute + waits and the word bound is now within 1 % in 23 rows. The
+   one outside: conv2d@small is 8x8 (1.04), where compute + waits is the rtl's 24,334 exactly but
+   the word bound of item 5 (25,284) is larger: the fused window's words are over-counted there
+   (item 5). The same rule checked on the library's `edge-tiny` (64-bit SRAM, 2 banks x 1 port, 8x8)
+   and on shapes outside this table (odd GEMM and conv sizes with partial folds, 8x4 and 4x8
+   arrays, other loop orders, R = S = 1 and 5): docs/rtl-shapes.md.
 
 ## Area, critical path and energy (synthesised)
 
@@ -554,7 +594,10 @@ is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the tab
 (2-3 s per PE) is in this benchmark, not in the profiler. The rows files behind this page are in
 benchmarks/rows/ (`--from-rows` rewrites the page from them). The top's own glue is not in the energy figure.
 The model has no term, and so the table no entry, for the buffer-side logic (crossbar, arbiter,
-operand engines). Bank conflicts on narrow buffers (items 5-6) are measured, not modelled.
+operand engines). The word bound over-counts the fused window of some conv2d mappings (item 5; 1.04x on
+one narrow-buffer row); the bank schedule's exact words could replace it for the PE-array nest.
+The analytical model's vectorised batch path (`evaluate_batch`, dse's mapping sweeps) has no bank
+waits: only the one-design path replays the schedule.
 """
 
 if __name__ == "__main__":

@@ -12,9 +12,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
+from llmulator.buflayout import layout
 from llmulator.design import load_design
 from llmulator.errors import UserError
-from llmulator_plugins.rtl.layout import layout
 from llmulator_plugins.rtl.plan import make_plan
 from llmulator_plugins.rtl.top import generate
 
@@ -240,7 +240,7 @@ def test_bank_hash_is_a_bijection_and_spreads_strided_words(banks):
     a power-of-two number of banks the words of a vector strided by banks (or banks^2) words from an
     aligned start, a column of a row-major array, fall in different banks (plain w % banks would put
     them all in one)."""
-    from llmulator_plugins.rtl.layout import Level
+    from llmulator.buflayout import Level
 
     lv = Level("GLB", 128, banks, 2, 2, 64, 64, 0.0, 0.0, 0.0, 0.0)
     seen = {}

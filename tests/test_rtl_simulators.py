@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from llmulator.buflayout import layout
 from llmulator.errors import UserError
 from llmulator.inputs import inputs_for
 from llmulator_plugins.rtl import sim, simulators
-from llmulator_plugins.rtl.layout import layout
 from llmulator_plugins.rtl.plan import make_plan
 from llmulator_plugins.rtl.top import generate
 from test_rtl_profiler import design

@@ -20,8 +20,8 @@ from collections import Counter
 
 import attrs
 import numpy as np
+from llmulator import banks, traffic
 from llmulator import energy as accelergy
-from llmulator import traffic
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError, UserError
@@ -38,7 +38,8 @@ from . import bounds, runner
 # 0.6: a PE array's operand streams cost their level's bandwidth in whole words (llmulator.words)
 # 0.7: ... and the lanes' lines also serve a packed window sliding along the word (conv inputs)
 # 0.8: ... but a lane's line is its own: packing and a line do not multiply (0.7 under-counted windows)
-VERSION = "0.8"
+# 0.9: a PE array waits for its banked buffers: bank conflicts from the memory system's schedule (banks.py)
+VERSION = "0.9"
 
 
 class HlsimProfiler:
@@ -195,8 +196,13 @@ class HlsimProfiler:
         dm = attrs.evolve(d, workload=measured, variant=None)
         nest_cycles = []
         breakdown: dict[str, float] = {}
+        # a PE-array nest waits for its banks where a step's words collide (banks.py; None: not such a design)
+        waits = banks.stall_cycles(d) if len(inst.nest_loops) == 1 else None
         for k, top in enumerate(inst.nest_loops):
             comp = scalars.get(f"nest.{k}", 0.0)
+            if waits is not None:
+                breakdown[f"bank_wait_cycles.{top or f'stmt{k}'}"] = waits
+                comp += waits
             transfer = 0.0
             level_bits = runs[k].bits
             label = top or f"stmt{k}"

@@ -17,10 +17,10 @@ every element of vector v of fold f-1 is in the buffer: no read before write, pe
 from __future__ import annotations
 
 import attrs
+from llmulator.buflayout import Layout, Level, Placed
+from llmulator.pearray import LoopPlan, Operand, Plan
 
 from .datapath import clog2
-from .layout import Layout, Level, Placed
-from .plan import LoopPlan, Operand, Plan
 from .ring import return_ring
 
 
@@ -192,14 +192,8 @@ class Walker:
         return cache[key]
 
 
-# a reader's ring holds the bank latency's vectors in flight plus this many ready ones: deep enough that a
-# reader prefetches past a run of bank conflicts. Measured on the cross-check's 24 rows (docs/rtl-crosscheck.md),
-# hlsim compute / rtl at 3 / 8 / 13 / 29: conv2d@small ws 8x8 0.89 / 0.93 / 0.95 / 0.996 (29 with a 16-deep
-# output queue), gemm@small ws 8x8 0.90 / 0.96 / 0.999; no row got slower
-RING_EXTRA = 29
-# the old-output reader is urgent with fewer than latency + URGENT_LEAD vectors issued (3 measured best of 2, 3,
-# 4, 6, 12 on gemm@small ws 16x16 and conv2d@small ws 4x4, 8x8, 16x16: benchmarks/rtl_crosscheck.py)
-URGENT_LEAD = 3
+# the memory system's constants are the model's (llmulator.banks, which replays this schedule)
+from llmulator.banks import RING_EXTRA, URGENT_LEAD  # noqa: E402
 
 ROLE_OF = {"rd_S": "S", "rd_X": "X", "rd_Y": "Y", "old": "O", "wr": "O"}
 

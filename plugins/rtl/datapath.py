@@ -9,8 +9,8 @@ instead of corrupting it.
 
 from __future__ import annotations
 
-from .layout import Layout
-from .plan import Plan
+from llmulator.buflayout import Layout
+from llmulator.pearray import Plan
 
 
 def clog2(n: int) -> int:

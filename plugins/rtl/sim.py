@@ -14,11 +14,11 @@ from pathlib import Path
 
 import attrs
 import numpy as np
+from llmulator.buflayout import Layout
 from llmulator.errors import UserError
+from llmulator.pearray import Plan
 
 from . import simulators
-from .layout import Layout
-from .plan import Plan
 
 PERIOD_NS = 10.0
 

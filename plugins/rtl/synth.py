@@ -26,13 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from llmulator.buflayout import Layout
 from llmulator.errors import UserError
+from llmulator.pearray import Plan
 from llmulator_plugins.characterize import flow as cz
 from llmulator_plugins.characterize.sta import register_output_tcl
 from llmulator_plugins.characterize.vcd import NetActivity
 
-from .layout import Layout
-from .plan import Plan
 from .top import Rtl
 
 FLOW = "6"   # bump when the scripts below change what a cached synthesis result holds

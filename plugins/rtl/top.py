@@ -9,12 +9,11 @@ per step. A 64-bit counter counts the cycles from start to the last write: the p
 from __future__ import annotations
 
 import attrs
+from llmulator.banks import FIFO_DEPTH  # noqa: E402  (the output queue between the array and the writer)
+from llmulator.buflayout import Layout
+from llmulator.pearray import Plan
 
 from . import control, datapath
-from .layout import Layout
-from .plan import Plan
-
-FIFO_DEPTH = 16  # the output queue between the array and the writer (control.RING_EXTRA says why so deep)
 
 
 @attrs.frozen

@@ -13,9 +13,10 @@ fold in the buffer.
 
 from __future__ import annotations
 
+from llmulator.buflayout import Layout
+from llmulator.pearray import Plan
+
 from .control import Walker, bank_row, geometry, lane_wires, ports_decl, walker_step_end
-from .layout import Layout
-from .plan import Plan
 
 
 def writer_module(plan: Plan, lay: Layout) -> str:

@@ -13,10 +13,10 @@ from __future__ import annotations
 import math
 
 import attrs
-from llmulator.design import Design
-from llmulator.errors import UserError
 
-from .plan import Plan
+from .design import Design
+from .errors import UserError
+from .pearray import Plan
 
 ROLE_ORDER = ("S", "X", "Y", "O")
 
@@ -72,7 +72,9 @@ class Layout:
     placed: dict[str, Placed]   # by role
 
 
-def layout(d: Design, plan: Plan) -> Layout:
+def layout(d: Design, plan: Plan, fit: bool = True) -> Layout:
+    """Each operand's place in its level; with ``fit`` a UserError when they do not fit the level (the rtl
+    profiler preloads whole arrays; the bank model, llmulator.banks, needs only the word addresses)."""
     placed: dict[str, Placed] = {}
     cursor: dict[str, int] = {}
     levels: dict[str, Level] = {}
@@ -96,7 +98,7 @@ def layout(d: Design, plan: Plan) -> Layout:
         lv = d.arch.level(name)
         cap_bits = lv.capacity_bits * max(lv.instances, 1)
         total_words = int(cap_bits // lv.width_bits) if math.isfinite(cap_bits) else used
-        if used > total_words:
+        if fit and used > total_words:
             raise UserError(f"rtl: the operands on {name} need {used} words of {lv.width_bits} bits; the level holds "
                             f"{total_words} (capacity_kib {lv.capacity_kib} x {lv.instances} instance(s))")
         depth = max(1, math.ceil(total_words / lv.banks))
