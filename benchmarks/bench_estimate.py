@@ -14,7 +14,9 @@ sensitive to other processes on the machine), median / min / max over ``--runs``
 A warm-up run of every case comes first: it fills the file caches and, since issue 17, the spec-validation memo
 (``$LLMULATOR_CACHE/valid``, see ``llmulator.schema``), as a user's first run of a design does; the timed runs
 are cold processes with that memo warm (a design never loaded before also pays for importing jsonschema, ~70 ms
-of CPU).
+of CPU). Since analytical 0.9 the warm-up also fills the bank schedule's memo (``$LLMULATOR_CACHE/banks``,
+``llmulator.banks``): a PE-array design never estimated before also replays its buffer's schedule, ~40 ms of
+CPU for this design (up to ~0.2 s for a long nest), once.
 
 Runs are interleaved (one run of every case in turn), so a change in the machine's load hits all cases alike;
 the load average is sampled before every run and reported. Bytecode is compiled first (``compileall``), as an
@@ -233,8 +235,9 @@ def main() -> None:
     body = (f"Design `{' '.join(DESIGN)}`; {args.runs} runs of each case, interleaved, over {minutes:.1f} min; "
             f"load average during the runs: median {statistics.median(loads):.2f} (min {min(loads):.2f}, max "
             f"{max(loads):.2f}) on {len(os.sched_getaffinity(0))} cores; torch {torch.__version__}; bytecode "
-            "compiled beforehand; the spec-validation memo filled by the warm-up runs (a design never loaded "
-            "before also imports jsonschema, ~70 ms of CPU).\n\n"
+            "compiled beforehand; the spec-validation memo and the bank schedule's memo filled by the warm-up "
+            "runs (a design never loaded before also imports jsonschema, ~70 ms of CPU, and replays its banks "
+            "once, ~40 ms for this one: llmulator.banks).\n\n"
             "## Cold process, one design\n\n"
             + md_table(["case", "tree", "median wall s", "min s", "max s", "median CPU s", "target s"], rows)
             + "\n\nWall time is what the user waits for; CPU time is the process's user + system time over all "

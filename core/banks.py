@@ -234,8 +234,46 @@ def _stall_cycles(d: Design, budget: int) -> float | None:
     if key not in _BY_CONTENT:
         if len(_BY_CONTENT) > 512:
             _BY_CONTENT.clear()
-        _BY_CONTENT[key] = _sampled_waits(plan, lay, budget)
+        _BY_CONTENT[key] = _remembered(key, lambda: _sampled_waits(plan, lay, budget))
     return _BY_CONTENT[key]
+
+
+def _code_stamp() -> bytes:
+    """The source of the replay (this module and bankstreams): any change to it is a new cache key."""
+    from pathlib import Path
+    global _STAMP
+    if _STAMP is None:
+        here = Path(__file__).resolve().parent
+        _STAMP = b"".join((here / n).read_bytes() for n in ("banks.py", "bankstreams.py", "pearray.py", "buflayout.py"))
+    return _STAMP
+
+
+_STAMP: bytes | None = None
+
+
+def _remembered(key: tuple, compute) -> float:
+    """The waits of a schedule from ``$LLMULATOR_CACHE/banks`` (a pure function of the plan, the layout,
+    the budget and the replay's code, whose source is part of the key), computed and stored when
+    missing; a cache that cannot be read or written only costs the replay."""
+    import hashlib
+    import json
+    import os
+    from pathlib import Path
+
+    from .fileio import atomic_write_text
+    h = hashlib.sha256(_code_stamp() + repr(key).encode()).hexdigest()
+    path = Path(os.environ.get("LLMULATOR_CACHE") or Path.home() / ".cache" / "llmulator") / "banks" / f"{h}.json"
+    try:
+        return float(json.loads(path.read_text())["waits"])
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
+    waits = compute()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(path, json.dumps({"waits": waits}))
+    except OSError:
+        pass
+    return waits
 
 
 def _sampled_waits(plan, lay, budget: int) -> float:
