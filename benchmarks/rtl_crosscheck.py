@@ -82,6 +82,8 @@ def main(argv=None) -> int:
     ap.add_argument("--synth", default="2,4", help="array sizes synthesised (gemm); '' for none")
     ap.add_argument("--glb", default="4x2", help="the GLB's banks x ports for the cycle rows (default the library's)")
     ap.add_argument("--synth-df", default="ws", help="dataflows of the synthesised gemm, comma-separated (ws, is, os)")
+    ap.add_argument("--synth-work", default="gemm", help="workloads synthesised, comma-separated (gemm, conv2d; "
+                                                         "the mini preset)")
     ap.add_argument("--out", default=str(ROOT / "docs" / "rtl-crosscheck.md"))
     ap.add_argument("--rows", help="also save the measured rows as JSON here")
     ap.add_argument("--from-rows", help="only rewrite the document from rows saved by --rows (several files, "
@@ -95,6 +97,7 @@ def main(argv=None) -> int:
         if args.refresh_models:
             for f, run in zip(args.from_rows.split(","), runs, strict=True):
                 run["rows"] = [refresh(row) for row in run["rows"]]
+                run["srows"] = [refresh_synth(row) for row in run["srows"]]
                 run["refreshed"] = (f"hlsim {HlsimProfiler.version} and analytical {AnalyticalEstimator.version} "
                                     f"columns recomputed on {time.strftime('%Y-%m-%d')} (`--refresh-models`)")
                 Path(f).write_text(json.dumps(run))
@@ -139,7 +142,8 @@ def main(argv=None) -> int:
         srows = []
         for df in args.synth_df.split(","):
             for n in synth_sizes:
-                srows.append(synth_row(Path(tmp), n, an, df))
+                for work in args.synth_work.split(","):
+                    srows.append(synth_row(Path(tmp), n, an, df, work))
                 print(srows[-1], flush=True)
     if args.rows:
         Path(args.rows).write_text(json.dumps({"rows": rows, "sizes": sizes, "have_ss": ss is not None,
@@ -182,51 +186,63 @@ def advances(plan) -> int:
     return sum(per(plan.stream_steps(f)) for f in plan.folds())
 
 
-def synth_row(folder: Path, n: int, an, df: str = "ws") -> dict:
-    """gemm ws on an n x n array synthesised (rtl, LLMULATOR_RTL_SYNTH's path) vs the analytical model
+def synth_row(folder: Path, n: int, an, df: str = "ws", work: str = "gemm") -> dict:
+    """A design (gemm or conv2d, mini preset) on an n x n array synthesised (rtl) vs the analytical model
     with the osu018 technology table (the same 0.18 um library, measured by `llmulator characterize`),
     plus the PEs' energy re-measured gate-level on the RTL's own stimulus (pe_replay)."""
-    from llmulator.pecost import pe_cost
-    d = design(folder, n, "gemm", df)
+    d = design(folder, n, work, df)
     t0 = time.perf_counter()
     r = RtlProfiler(synthesize=True, time_limit_s=3600.0).profile(d)   # 16x16: Yosys alone 448 CPU-s
     secs = time.perf_counter() - t0
-    dm = design(folder, n, "gemm", df, tech="osu018")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        e = an.estimate([dm])[0]
-    b, eb = r.breakdown, e.breakdown
+    b = r.breakdown
     macs = r.counters["ops.mac"]
     cycles = r.metrics["cycles"]
     pe_rtl = b["area_um2.pe"] + b.get("area_um2.rtl.pe_array", 0.0)
-    if "area_um2.pe_array" in eb:   # the measured PE entry (llmulator.pecost)
-        pe_model = eb["area_um2.pe_array"]
-        e_pe_model = eb["energy_pj.pe_array"]
-    else:
-        pe_model = eb.get("area_um2.op.mac", 0.0) + eb.get("area_um2.PE_REG", 0.0)
-        e_pe_model = eb.get("energy_pj.op.mac", 0.0) + eb.get("energy_pj.PE_REG", 0.0)
-    pc = pe_cost(dm)
-    # the model's PE-array energy at the rtl's cycle count (what the energy model says for the same run)
-    e_model_at_rtl = float(pc.energy_pj(macs, cycles)) if pc is not None else None
     e_pe_rtl = b.get("energy_pj.rtl.pe_array", 0.0)
     replay = pe_replay(d, n, cycles)
     other = {k[len("area_um2.rtl."):]: v for k, v in b.items()
              if k.startswith("area_um2.rtl.") and k != "area_um2.rtl.pe_array"}
     e_other = {k[len("energy_pj.rtl."):]: v for k, v in b.items()
                if k.startswith("energy_pj.rtl.") and k != "energy_pj.rtl.pe_array"}
-    return {"n": n, "df": df, "cycles": cycles, "check": r.functional_check, "seconds": secs,
+    return {"n": n, "df": df, "work": work, "cycles": cycles, "check": r.functional_check, "seconds": secs,
             "cached": r.counters["cached_simulation"], "yosys_s": r.counters["yosys_seconds"],
             "sta_s": r.counters["sta_seconds"], "logic_area": b["area_um2.logic"], "pe_rtl": pe_rtl,
-            "pe_each": b["area_um2.pe_each"], "pe_model": pe_model, "other_area": sum(other.values()),
+            "pe_each": b["area_um2.pe_each"], "other_area": sum(other.values()),
             "other_parts": other, "crit": b["critical_path_ns"], "fmax": b["fmax_mhz"],
             "e_cycle": b["logic_energy_per_cycle_pj"], "e_pe_rtl_mac": e_pe_rtl / macs,
-            "e_pe_model_mac": e_pe_model / macs, "e_other_mac": sum(e_other.values()) / macs,
-            "e_model_at_rtl_mac": e_model_at_rtl / macs if e_model_at_rtl is not None else None,
-            "model_cycles": e.metrics["cycles"], "replay": replay, "macs": macs,
+            "e_other_mac": sum(e_other.values()) / macs, "replay": replay, "macs": macs,
             "e_parts": {k: v / macs for k, v in e_other.items()},
+            **synth_model_columns(design(folder, n, work, df, tech="osu018"), an, macs, cycles)}
+
+
+def synth_model_columns(dm, an, macs: float, cycles: float) -> dict:
+    """The analytical model's PE-array area and energy (osu018) of a synthesised row: at its own cycles and
+    at the rtl's (llmulator.pecost's energy rule with the rtl's cycle count)."""
+    from llmulator.pecost import pe_cost
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = an.estimate([dm])[0]
+    eb = e.breakdown
+    if "area_um2.pe_array" in eb:   # the measured PE entry (llmulator.pecost)
+        pe_model, e_pe_model = eb["area_um2.pe_array"], eb["energy_pj.pe_array"]
+    else:
+        pe_model = eb.get("area_um2.op.mac", 0.0) + eb.get("area_um2.PE_REG", 0.0)
+        e_pe_model = eb.get("energy_pj.op.mac", 0.0) + eb.get("energy_pj.PE_REG", 0.0)
+    pc = pe_cost(dm)
+    e_model_at_rtl = float(pc.energy_pj(macs, cycles)) if pc is not None else None
+    return {"pe_model": pe_model, "e_pe_model_mac": e_pe_model / macs,
+            "e_model_at_rtl_mac": e_model_at_rtl / macs if e_model_at_rtl is not None else None,
+            "model_cycles": e.metrics["cycles"],
             "model_pe_entry": (pc.pe["area_um2"], pc.pe["energy_pj"], pc.pe["idle_energy_pj"], pc.skew_bits)
             if pc is not None else None,
             "model_mac_area": eb.get("area_um2.op.mac", 0.0), "model_reg_area": eb.get("area_um2.PE_REG", 0.0)}
+
+
+def refresh_synth(row: dict) -> dict:
+    """A saved synthesised row with its model columns recomputed (the rtl's as measured)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        dm = design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws"), tech="osu018")
+        return {**row, **synth_model_columns(dm, AnalyticalEstimator(), row["macs"], row["cycles"])}
 
 
 def pe_replay(d, n: int, cycles: float) -> dict | None:
@@ -307,7 +323,7 @@ def gate_level_mac(r) -> float | None:
 def synth_table(srows) -> str:
     if not srows:
         return "No design was synthesised in this run (`--synth ''`)."
-    head = ("| gemm | rtl cycles (model) | Yosys s | OpenSTA s | logic area um2 | PE array area: rtl / model | "
+    head = ("| design | rtl cycles (model) | Yosys s | OpenSTA s | logic area um2 | PE array area: rtl / model | "
             "other logic area (buffer crossbar, engines, queue, control) | critical path ns (fmax MHz) | "
             "PE-array energy pJ/MAC: rtl, PEs gate-level / model at rtl cycles | rtl flow (OpenSTA propagated) | "
             "model at its own cycles | other logic pJ/MAC | check |")
@@ -316,7 +332,8 @@ def synth_table(srows) -> str:
         at = r.get("e_model_at_rtl_mac")
         gl = gate_level_mac(r)
         e_col = (f"{gl:.1f} / {at:.1f} ({at / gl:.2f}x)" if gl and at else "—")
-        L.append(f"| {r.get('df', 'ws')} {r['n']}x{r['n']} | {r['cycles']:,.0f} ({r.get('model_cycles', 0):,.0f}) | "
+        name = f"{r.get('work', 'gemm')} {r.get('df', 'ws')} {r['n']}x{r['n']}"
+        L.append(f"| {name} | {r['cycles']:,.0f} ({r.get('model_cycles', 0):,.0f}) | "
                  f"{r['yosys_s']:.0f} | "
                  f"{r['sta_s']:.0f} | {r['logic_area']:,.0f} | {r['pe_rtl']:,.0f} / {r['pe_model']:,.0f} "
                  f"({r['pe_model'] / r['pe_rtl']:.2f}x) | "
@@ -332,7 +349,8 @@ def synth_table(srows) -> str:
         rp = r.get("replay") or {}
         per = ", ".join(f"{p[5:]} {v:.1f}/{(rp.get('flow_pj_per_cycle') or {}).get(p, 0):.1f}"
                         for p, v in (rp.get("replay_pj_per_cycle") or {}).items())
-        L.append(f"- {r.get('df', 'ws')} {r['n']}x{r['n']}: one PE {r['pe_each']:,.0f} um2 (model: {model}); "
+        name = f"{r.get('work', 'gemm')} {r.get('df', 'ws')} {r['n']}x{r['n']}"
+        L.append(f"- {name}: one PE {r['pe_each']:,.0f} um2 (model: {model}); "
                  f"per PE pJ/cycle, replay/rtl flow: {per or '—'}; other logic area by module: {parts}; "
                  f"other logic energy by module (pJ/MAC): {eparts}.")
     return "\n".join(L)
@@ -517,12 +535,21 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-All seven rows are on the cycle table's RTL, synthesised by FLOW 6 (three runs, the commands above;
-16x16 os was not run). All are within the issue's 15 %: the PE array's **area** 1.00-1.01x of the
-RTL's from 2x2 to 16x16 (the PE entry is the synthesised PE, the skew bits counted as `pe_array`
-builds them; ABC maps the same PE Verilog a little differently inside the whole design); the
-**energy per MAC** at the rtl's cycles 1.11-1.13x for ws and 1.04-1.15x for os against the
-gate-level replay of the PEs' recorded inputs. (Before FLOW 6, without ABC's buffering, the 2x2 and
+Eleven rows, all on the cycle table's RTL and synthesised by FLOW 6: GEMM ws/os from 2x2 to 16x16 (three
+runs), GEMM is 4x4 and conv2d ws/os/is 4x4 (two runs, 2026-12-04; the commands above). The PE array's
+**area** is 0.99-1.01x of the RTL's in all eleven (the PE entry is the synthesised PE, the skew bits
+counted as `pe_array` builds them; ABC maps the same PE Verilog a little differently inside the whole
+design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by the operands' width
+where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the
+MAC's 8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay
+of the PEs' recorded inputs: GEMM ws 1.11-1.13x, os 1.04-1.15x, is 1.13x; conv2d ws 1.20x, os 1.03x,
+is 0.93x. conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 % zeros) in 16-bit
+PEs, and switching energy follows the bits that toggle: where every input's declared range needs fewer
+bits than the PE holds, the model takes the energy of the narrower PE entry (int8 here; with the int16
+entry conv2d read 1.54-2.31x). The one row outside 15 % is conv2d ws (1.20x): its weights are 30 %
+zeros, and the entries are measured on dense random operands; energy per MAC is a constant of the
+table, not a function of the data (docs/timing-model.md, "What it ignores").
+(Before FLOW 6, without ABC's buffering, the 2x2 and
 4x4 areas were 1.01-1.02x; the replayed PE energies do not depend on the flow.) On the previous RTL
 revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now
 1,351 and 439) the ws rows were 1.04x / 1.06x: with fewer stalled cycles the replayed PE energy per
@@ -587,8 +614,8 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
 
 ## What is not here yet
 
-Synthesis of 16x16 os and of input stationary (not run: a 16x16 row takes about 16 minutes, 2x2 and
-4x4 1-4 minutes each on this shared machine). OpenSTA 2.0.17's crash in `report_power` above 4x4
+Synthesis of 16x16 os and is, and of conv2d beyond 4x4 (not run: a 16x16 row takes about 16 minutes, a
+4x4 row 3-6 minutes on this shared machine). OpenSTA 2.0.17's crash in `report_power` above 4x4
 is worked around (constants tied to named wires, docs/rtl.md). The rtl profiler's own energy figure
 is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the table); the replay
 (2-3 s per PE) is in this benchmark, not in the profiler. The rows files behind this page are in

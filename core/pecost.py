@@ -42,6 +42,7 @@ class PeCost:
     regfile: str | None            # the per-PE register-file level the PE entry stands for
     regfile_area: bool             # its area was defaulted (so the PE entry's registers replace it)
     regfile_energy: bool           # its access energy was defaulted
+    energy_pe: dict[str, Any] | None = None   # the entry whose energy applies, where the data is narrower
 
     def area_um2(self) -> float:
         return self.n_pe * float(self.pe["area_um2"]) + self.skew_bits * float((self.skew or {}).get("area_um2", 0.0))
@@ -49,7 +50,8 @@ class PeCost:
     def energy_pj(self, macs: float, cycles: np.ndarray) -> np.ndarray:
         cycles = np.asarray(cycles, dtype=float)
         idle = np.maximum(self.n_pe * cycles - macs, 0.0)
-        e = macs * float(self.pe["energy_pj"]) + idle * float(self.pe.get("idle_energy_pj", 0.0))
+        pe = self.energy_pe or self.pe
+        e = macs * float(pe["energy_pj"]) + idle * float(pe.get("idle_energy_pj", 0.0))
         if self.skew is not None and self.skew_bits:
             e_on, e_off = float(self.skew["energy_pj"]), float(self.skew.get("idle_energy_pj", 0.0))
             steps = min(macs / self.n_pe, 1e300)
@@ -77,6 +79,34 @@ def _entry(group: dict[str, Any] | None, bits: int) -> dict[str, Any] | None:
     return group[min(ints, key=lambda k: abs(int(k[3:]) - bits))]
 
 
+def _operand_bits(design, band: list[str]) -> int:
+    """The widest input array the band's innermost statements read (0 when none)."""
+    arrays = design.workload.arrays
+    stmts = design.tree.loops[band[-1]].statements()
+    written = {a.array for st in stmts for a in st.accesses if a.is_write}
+    return max((arrays[a.array].bits for st in stmts for a in st.accesses
+                if a.is_read and a.array not in written and a.array in arrays), default=0)
+
+
+def _declared_bits(design, band: list[str]) -> int | None:
+    """Two's-complement bits the declared input ranges of the band's input arrays need, or None where an
+    input has no declared integer range (generated, copied, or another distribution)."""
+    arrays = (design.workload.inputs or {}).get("arrays", {})
+    stmts = design.tree.loops[band[-1]].statements()
+    written = {a.array for st in stmts for a in st.accesses if a.is_write}
+    need = 0
+    for name in {a.array for st in stmts for a in st.accesses if a.is_read and a.array not in written}:
+        spec = arrays.get(name) or {}
+        if spec.get("distribution") == "randint" and spec.get("range"):
+            values = [int(v) for v in spec["range"]]
+        elif spec.get("distribution") == "constant" and "value" in spec:
+            values = [int(spec["value"])]
+        else:
+            return None
+        need = max(need, *((v.bit_length() if v >= 0 else (~v).bit_length()) + 1 for v in values))
+    return need or None
+
+
 def pe_cost(design) -> PeCost | None:
     """The measured PE-array figures that replace MAC + PE register file for this design, or None when
     the rule does not apply (no systolic array, no table entry, or MAC figures stated by the architecture)."""
@@ -96,7 +126,14 @@ def pe_cost(design) -> PeCost | None:
     # the output-stationary PE when the array the band writes stays in the PEs for a fold, else the
     # partial-sum PE
     shape = "pe_os" if lnest.fold(design, band)["output_stationary"] else "pe_psum"
-    entry = _entry(structures.get(shape), mac.bits)
+    # the PEs hold the operands: as wide as the MAC the architecture states, or the operands where wider
+    # (an int16 layer on an 8-bit MAC array: the generated PE is 16 bits wide)
+    bits = max(mac.bits, _operand_bits(design, band))
+    entry = _entry(structures.get(shape), bits)
+    # switching energy follows the bits the data toggles: where the workload declares every input's range
+    # and it needs fewer bits than the PE holds (an int16 layer of 8-bit values), the narrower PE's energy
+    data = _declared_bits(design, band)
+    energy_entry = _entry(structures.get(shape), data) if data is not None and data < bits else None
     if entry is None:
         return None
     skew = (structures.get("skew_reg") or {}).get("bit")
@@ -106,8 +143,8 @@ def pe_cost(design) -> PeCost | None:
     # outputs de-skewed (column c waits C-1-c steps) and a valid bit through R+C-1 steps; os: north lane c
     # delayed c steps
     tri_r, tri_c = R * (R - 1) // 2, C * (C - 1) // 2
-    bits = tri_r * mac.bits + (tri_c * acc + R + C - 1 if shape == "pe_psum" else tri_c * mac.bits)
+    bits = tri_r * bits + (tri_c * acc + R + C - 1 if shape == "pe_psum" else tri_c * bits)
     rf = lnest.pe_register_level(design)
     return PeCost(shape, entry, skew, pe.size, bits if skew is not None else 0, rf.name if rf else None,
                   rf is not None and "area_um2" in rf.defaulted,
-                  rf is not None and {"read_energy_pj", "write_energy_pj"} <= set(rf.defaulted))
+                  rf is not None and {"read_energy_pj", "write_energy_pj"} <= set(rf.defaulted), energy_entry)

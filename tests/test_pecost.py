@@ -139,3 +139,45 @@ def test_sample_inputs_reads_each_instance_before_every_rising_edge(tmp_path):
         "#20", "0!", ""]))
     rows = st_mod.sample_inputs(vcd, ["tb", "dut", "u_array"], ["u_pe_0_0", "u_pe_0_1"], {"x_in": 8})
     assert rows == {"u_pe_0_0": [{"x_in": 3}, {"x_in": 5}], "u_pe_0_1": [{"x_in": 0}, {"x_in": 1}]}
+
+
+CONV_WS = ("L_c: {fuse: [L_r, L_s], tile: 2, spatial: rows}\n    L_k: {tile: 2, spatial: cols}", "[L_k, L_c, L_p, L_q]")
+
+
+def _conv(tmp_path, inputs: str | None = None):
+    """conv2d (int16 arrays) on the 8-bit-MAC 2x2 array; ``inputs`` replaces the workload's input block."""
+    a = tmp_path / "arch-conv.yaml"
+    a.write_text(ARCH.format(tech="osu018", mac=""))
+    w = tmp_path / "conv2d.yaml"
+    src = resolve("workload", "conv2d").read_text()
+    if inputs is not None:
+        head, rest = src.split("  inputs:\n", 1)
+        tail = rest[rest.index("  reference:"):]
+        src = head + inputs + tail
+    w.write_text(src)
+    m = tmp_path / "map-conv.yaml"
+    m.write_text(f"mapping:\n  version: 1\n  name: c-ws\n  workload: conv2d\n  loops:\n    {CONV_WS[0]}\n"
+                 f"  order: {CONV_WS[1]}\n  placement: {{I: GLB, W: GLB, O: GLB}}\n")
+    return load_design(a, w, m, "mini")
+
+
+def test_an_int16_layer_on_8_bit_macs_gets_the_int16_pe_and_the_energy_its_data_toggles(tmp_path):
+    """The PEs hold the int16 operands (the rtl profiler builds 16-bit PEs), so the area is the int16
+    entry's; the declared inputs (0..255 and -128..127) need 9 bits, so the energy is the int8 entry's."""
+    st = tech.table("osu018")["structures"]["pe_psum"]
+    pc = pe_cost(_conv(tmp_path))
+    assert pc.pe is st["int16"]
+    assert pc.energy_pe is st["int8"]
+    assert pc.skew_bits == 1 * 16 + 1 * 32 + 3          # the west skew carries 16-bit operands
+    assert pc.energy_pj(16.0, 4.0) == pytest.approx(16 * st["int8"]["energy_pj"] + pc.skew_bits * (
+        4 * tech.table("osu018")["structures"]["skew_reg"]["bit"]["idle_energy_pj"]
+        + 4 * (tech.table("osu018")["structures"]["skew_reg"]["bit"]["energy_pj"]
+               - tech.table("osu018")["structures"]["skew_reg"]["bit"]["idle_energy_pj"])))
+
+
+def test_full_range_or_undeclared_inputs_keep_the_wide_entry_for_energy(tmp_path):
+    wide = ("  inputs:\n    seed: 3\n    arrays:\n      I: {distribution: randint, range: [-30000, 30000]}\n"
+            "      W: {distribution: randint, range: [-128, 127]}\n")
+    assert pe_cost(_conv(tmp_path, wide)).energy_pe is None
+    undeclared = "  inputs:\n    seed: 3\n    arrays:\n      W: {distribution: randint, range: [-128, 127]}\n"
+    assert pe_cost(_conv(tmp_path, undeclared)).energy_pe is None
