@@ -257,12 +257,10 @@ def _remembered(key: tuple, compute) -> float:
     missing; a cache that cannot be read or written only costs the replay."""
     import hashlib
     import json
-    import os
-    from pathlib import Path
 
-    from .fileio import atomic_write_text
+    from .fileio import atomic_write_text, cache_root
     h = hashlib.sha256(_code_stamp() + repr(key).encode()).hexdigest()
-    path = Path(os.environ.get("LLMULATOR_CACHE") or Path.home() / ".cache" / "llmulator") / "banks" / f"{h}.json"
+    path = cache_root() / "banks" / f"{h}.json"
     try:
         return float(json.loads(path.read_text())["waits"])
     except (OSError, ValueError, KeyError, TypeError):

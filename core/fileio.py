@@ -16,6 +16,12 @@ def user_home() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "llmulator"
 
 
+def cache_root() -> Path:
+    """Where llmulator keeps what it can recompute (validation memos, bank schedules, compiled kernels):
+    ``$LLMULATOR_CACHE``, default ``~/.cache/llmulator``."""
+    return Path(os.environ.get("LLMULATOR_CACHE") or Path.home() / ".cache" / "llmulator")
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)

@@ -85,8 +85,8 @@ def _memo(kind: str, data: Any) -> Path | None:
         h.update(_canon(data).encode())
     except (OSError, ValueError, TypeError, RecursionError):
         return None
-    root = Path(os.environ.get("LLMULATOR_CACHE") or Path.home() / ".cache" / "llmulator")
-    return root / "valid" / f"{kind}-{h.hexdigest()}"
+    from .fileio import cache_root
+    return cache_root() / "valid" / f"{kind}-{h.hexdigest()}"
 
 
 def _remember(memo: Path | None) -> None:
