@@ -11,6 +11,9 @@ error against data size; ``--llm-arch`` sizes give error against parameters.
 
 Every figure is the training run's own final evaluation on all rows of the split (baselines) or on
 up to ``--eval-limit`` rows of it (llm), cycles MAPE; each section names the command that made it.
+The llm runs also write every evaluated row's prediction (``predictions.jsonl``), scored here for median,
+P90, Kendall tau and the share of rows where the model beats or loses to its analytical prior. ``--jobs N``
+runs N trainings at once (``--device cuda``: several small models share one lent GPU).
 
     .venv/bin/python benchmarks/generalisation_curves.py lofo --data data/synth-v2 --kinds tensetmlp,gnn --epochs 8
     .venv/bin/python benchmarks/generalisation_curves.py curve --data data/synth-v2 --kinds tensetmlp \\
@@ -41,21 +44,10 @@ def _rows(data: str):
 
 
 def prior_mape(data: str, rows: list[dict[str, Any]], split: str, holdout_family: str | None) -> tuple[float, int]:
-    """Cycles MAPE of the analytical prior on a split's rows, read from the dataset's prompt cache (only the
-    lines the current analytical model wrote: a cache of an older one holds a superseded prior)."""
+    """Cycles MAPE of the analytical prior on a split's rows (the prior each prompt carries)."""
     from llmulator.dataset import split_of
     from llmulator.scoring import ape
-    from llmulator_plugins.analytical.estimator import VERSION
-    cache = Path(data) / "prompts-analytical.jsonl"
-    priors = {}
-    if cache.is_file():
-        for line in cache.read_text().splitlines():
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if rec.get("prior") and rec.get("static") == VERSION:
-                priors[rec["id"]] = rec["prior"]["cycles"]
+    priors = _priors(data)
     errs = [float(ape(priors[r["sample_id"]], r["cycles"])) for r in rows
             if split_of(r, holdout_family) == split and r["sample_id"] in priors]
     return (float(np.mean(errs)) if errs else math.nan), len(errs)
@@ -73,15 +65,97 @@ def train_baseline(kind: str, data: str, out: Path, epochs: int, holdout_family:
 
 def train_llm(data: str, out: Path, steps: int, init: str | None, holdout_family: str | None = None,
               max_train_rows: int | None = None, eval_limit: int = 128, arch: dict | None = None,
-              pretrain_steps: int = 0) -> dict[str, Any]:
+              pretrain_steps: int = 0, device: str = "cpu", batch: int = 8, time_limit: float | None = None,
+              seed: int = 0) -> dict[str, Any]:
     from llmulator_plugins.llm.train import train
     t0 = time.perf_counter()
-    state = train(data, out, pretrain_steps=pretrain_steps, steps=steps, batch=8, threads=1, init=init,
-                  holdout_family=holdout_family, max_train_rows=max_train_rows, eval_limit=eval_limit,
-                  progress=False, arch=arch)
+    state = train(data, out, pretrain_steps=pretrain_steps, steps=steps, batch=batch,
+                  threads=1 if device == "cpu" else 2, init=init, holdout_family=holdout_family,
+                  max_train_rows=max_train_rows, eval_limit=eval_limit, progress=False, arch=arch, device=device,
+                  time_limit=time_limit, seed=seed, eval_each_epoch=False)
     meta = json.loads((out / "llmulator.json").read_text())
     final = {k: v for k, v in state["evals"][-1].items() if isinstance(v, dict)}
-    return {"final": final, "train_rows": meta.get("train_rows"), "seconds": round(time.perf_counter() - t0, 1)}
+    return {"final": final, "train_rows": meta.get("train_rows"), "seconds": round(time.perf_counter() - t0, 1),
+            "steps": state["step"], "scores": score_predictions(data, out, holdout_family)}
+
+
+TIE = 0.1  # APE points: closer than this to the prior's error is a tie (the prompt's prior has 3 digits)
+
+
+def score_predictions(data: str, out: Path, holdout_family: str | None) -> dict[str, dict[str, float]]:
+    """Cycles scores per split from a run's ``predictions.jsonl``: n, MAPE, median, P90, Kendall tau, and
+    against the analytical prior on the same rows its MAPE and the % of rows the model beats / ties."""
+    from llmulator.scoring import ape, kendall_tau, summarise
+    priors = _priors(data)
+    truth = {r["sample_id"]: float(r["cycles"]) for r in _rows(data)}
+    by_split: dict[str, list[tuple[float, float, float]]] = {}
+    f = out / "predictions.jsonl"
+    for line in (f.read_text().splitlines() if f.is_file() else []):
+        rec = json.loads(line)
+        if rec["id"] in truth and rec["id"] in priors:
+            by_split.setdefault(rec["split"], []).append(
+                (float(rec["metrics"]["cycles"]), priors[rec["id"]], truth[rec["id"]]))
+    res = {}
+    for split, trip in by_split.items():
+        pred, prior, t = (np.array(v) for v in zip(*trip, strict=True))
+        e, q = ape(pred, t), ape(prior, t)
+        res[split] = {"n": len(t), **summarise(e), "tau": kendall_tau(pred, t), "prior_mape": float(q.mean()),
+                      "beats": float(100 * (e < q - TIE).mean()), "worse": float(100 * (e > q + TIE).mean())}
+    return res
+
+
+def _priors(data: str) -> dict[str, float]:
+    """Analytical cycles by sample id from the dataset's prompt cache (only lines the current analytical
+    model wrote: a cache of an older one holds a superseded prior)."""
+    from llmulator_plugins.analytical.estimator import VERSION
+    cache = Path(data) / "prompts-analytical.jsonl"
+    priors = {}
+    for line in (cache.read_text().splitlines() if cache.is_file() else []):
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if rec.get("prior") and rec.get("static") == VERSION:
+            priors[rec["id"]] = float(rec["prior"]["cycles"])
+    return priors
+
+
+def ensure_prompts(args) -> None:
+    """Build the dataset's prompt cache once, before parallel llm runs would each append to it."""
+    if "llm" in args.kinds.split(","):
+        from llmulator_plugins.llm.train import load_rows, prompt_records
+        prompt_records(load_rows(args.data), "analytical", Path(args.data) / "prompts-analytical.jsonl",
+                       progress=True, workers=args.workers)
+
+
+def run_jobs(jobs: list[tuple], n: int) -> list[dict[str, Any]]:
+    """Each job is ``(function, kwargs)``; with ``n`` > 1 they run in that many spawned processes (one GPU
+    is shared by several small models better than it is used by one)."""
+    if n <= 1:
+        return [fn(**kw) for fn, kw in jobs]
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as ex:
+        futs = [ex.submit(fn, **kw) for fn, kw in jobs]
+        return [f.result() for f in futs]
+
+
+def llm_kwargs(args) -> dict[str, Any]:
+    return {"steps": args.llm_steps, "init": args.llm_init, "eval_limit": args.eval_limit,
+            "pretrain_steps": 0 if args.llm_init else args.llm_pretrain, "device": args.device,
+            "batch": args.llm_batch, "time_limit": args.llm_time_limit, "data": args.data}
+
+
+def llm_detail_rows(label: str, res: dict[str, Any], split: str) -> str:
+    sc = res.get("scores", {}).get(split)
+    if not sc:
+        return f"| {label} | 0 | - | - | - | - | - | - | - |"
+    return (f"| {label} | {sc['n']} | {_f(sc['mape'])} | {_f(sc['median'])} | {_f(sc['p90'])} | {sc['tau']:.3f} | "
+            f"{_f(sc['prior_mape'])} | {_f(sc['beats'])} | {_f(sc['worse'])} |")
+
+
+LLM_DETAIL_HEAD = ["| llm run | rows | MAPE | median | P90 | Kendall tau | prior MAPE | beats prior % | worse % |",
+                   "|---|---|---|---|---|---|---|---|---|"]
 
 
 def _mape(res: dict[str, Any], split: str) -> float:
@@ -92,13 +166,20 @@ def _f(v: float) -> str:
     return "-" if not np.isfinite(v) else f"{v:.1f}"
 
 
+def _job(kind: str, args, out: Path, **kw) -> tuple:
+    if kind == "llm":
+        return train_llm, {**llm_kwargs(args), "out": out, **kw}
+    return train_baseline, {"kind": kind, "data": args.data, "out": out, "epochs": args.epochs,
+                            "workers": args.workers, **kw}
+
+
 def cmd_lofo(args) -> str:
     from llmulator.dataset import FAMILIES, family_of
     rows = _rows(args.data)
     present = sorted({family_of(r) for r in rows} & set(FAMILIES))
     families = [f for f in (args.families.split(",") if args.families else present) if f]
     kinds = [k for k in args.kinds.split(",") if k]
-    work = Path(tempfile.mkdtemp(prefix="llmulator-lofo-"))
+    work = Path(args.work or tempfile.mkdtemp(prefix="llmulator-lofo-"))
     lines = [f"Generated by `{shlex.join(['.venv/bin/python', 'benchmarks/generalisation_curves.py', *sys.argv[1:]])}`"
              f" on {time.strftime('%Y-%m-%d')}; do not edit by hand.", "",
              "Each cell: cycles MAPE (%) on every row of the family, by a model trained without that family "
@@ -106,24 +187,23 @@ def cmd_lofo(args) -> str:
              "trained on all families, on its own `test_app` split (unseen applications of seen families).", "",
              "| family | rows | analytical prior | " + " | ".join(f"{k} without it" for k in kinds) + " |",
              "|---|---|---|" + "---|" * len(kinds)]
-    ref = {}
-    for k in kinds:
-        ref[k] = (train_llm(args.data, work / f"{k}-all", args.llm_steps, args.llm_init, eval_limit=args.eval_limit)
-                  if k == "llm" else train_baseline(k, args.data, work / f"{k}-all", args.epochs, workers=args.workers))
-        print(f"{k} on all families: test_app {_mape(ref[k], 'test_app'):.1f} %", file=sys.stderr, flush=True)
+    keys = [(k, None) for k in kinds] + [(k, fam) for fam in families for k in kinds]
+    jobs = [_job(k, args, work / f"{k}-{fam or 'all'}", **({"holdout_family": fam} if fam else {}))
+            for k, fam in keys]
+    done = dict(zip(keys, run_jobs(jobs, args.jobs), strict=True))
     for fam in families:
         pm, n = prior_mape(args.data, rows, "test_family", fam)
-        cells = []
-        for k in kinds:
-            res = (train_llm(args.data, work / f"{k}-{fam}", args.llm_steps, args.llm_init, holdout_family=fam,
-                             eval_limit=args.eval_limit) if k == "llm"
-                   else train_baseline(k, args.data, work / f"{k}-{fam}", args.epochs, holdout_family=fam))
-            cells.append(_f(_mape(res, "test_family")))
-            print(f"{k} without {fam}: {cells[-1]} %", file=sys.stderr, flush=True)
+        cells = [_f(_mape(done[(k, fam)], "test_family")) for k in kinds]
         lines.append(f"| {fam} | {n} | {_f(pm)} | " + " | ".join(cells) + " |")
     pm, n = prior_mape(args.data, rows, "test_app", None)
-    lines.append(f"| in-dist. (test_app) | {n} | {_f(pm)} | " + " | ".join(_f(_mape(ref[k], "test_app"))
+    lines.append(f"| in-dist. (test_app) | {n} | {_f(pm)} | " + " | ".join(_f(_mape(done[(k, None)], "test_app"))
                                                                          for k in kinds) + " |")
+    if "llm" in kinds:
+        lines += ["", f"The llm runs in detail (cycles; up to {args.eval_limit} rows of each family; "
+                  f"beats/worse: APE more than {TIE} points below/above the prior's on the same row):", "",
+                  *LLM_DETAIL_HEAD]
+        lines += [llm_detail_rows(f"without {fam}", done[("llm", fam)], "test_family") for fam in families]
+        lines.append(llm_detail_rows("all families, test_app", done[("llm", None)], "test_app"))
     return "\n".join(lines) + "\n"
 
 
@@ -131,31 +211,37 @@ def cmd_curve(args) -> str:
     rows = _rows(args.data)
     kinds = [k for k in args.kinds.split(",") if k]
     sizes = [int(s) for s in args.sizes.split(",")]
-    work = Path(tempfile.mkdtemp(prefix="llmulator-curve-"))
+    work = Path(args.work or tempfile.mkdtemp(prefix="llmulator-curve-"))
     splits = ("val", "test_app", "test_hw", "test_input")
-    budget = f"{args.epochs} epochs (baselines), {args.llm_steps} fine-tuning steps (llm)"
+    llm_budget = (f"{args.llm_time_limit:g} s of fine-tuning on {args.device} (at most {args.llm_steps} steps of "
+                  f"{args.llm_batch})" if args.llm_time_limit else f"{args.llm_steps} fine-tuning steps")
+    budget = f"{args.epochs} epochs (baselines), {llm_budget} (llm)"
     lines = [f"Generated by `{shlex.join(['.venv/bin/python', 'benchmarks/generalisation_curves.py', *sys.argv[1:]])}`"
              f" on {time.strftime('%Y-%m-%d')}; do not edit by hand.", "",
              f"Cycles MAPE (%) per held-out split against the number of training rows, at a fixed budget of "
              f"{budget}; `0` is every training row. Analytical prior on the same splits for reference: " +
              ", ".join(f"{s} {_f(prior_mape(args.data, rows, s, None)[0])}" for s in splits) + ".", "",
-             "| model | parameters | training rows | " + " | ".join(splits) + " | seconds |",
-             "|---|---|---|" + "---|" * len(splits) + "---|"]
+             "| model | parameters | training rows | " + " | ".join(splits) + " | steps | seconds |",
+             "|---|---|---|" + "---|" * len(splits) + "---|---|"]
     archs = [None] + [json.loads(a) for a in args.llm_arch]
-    for k in kinds:
-        for arch in (archs if k == "llm" else [None]):
-            for n in sizes:
-                out = work / f"{k}-{n}-{len(lines)}"
-                res = (train_llm(args.data, out, args.llm_steps, args.llm_init if arch is None else None,
-                                 max_train_rows=n or None, eval_limit=args.eval_limit, arch=arch,
-                                 pretrain_steps=0 if arch is None else args.llm_pretrain)
-                       if k == "llm" else train_baseline(k, args.data, out, args.epochs, max_train_rows=n or None,
-                                                         workers=args.workers))
-                params = _params(out, k)
-                lines.append(f"| {k}{'' if arch is None else ' ' + json.dumps(arch)} | {params} | "
-                             f"{res['train_rows']} | " + " | ".join(_f(_mape(res, s)) for s in splits) +
-                             f" | {res['seconds']} |")
-                print(lines[-1], file=sys.stderr, flush=True)
+    keys = [(k, arch, n) for k in kinds for arch in (archs if k == "llm" else [None]) for n in sizes]
+    outs = [work / f"{k}-{n}-{i}" for i, (k, _, n) in enumerate(keys)]
+    jobs = []
+    for (k, arch, n), out in zip(keys, outs, strict=True):
+        kw = {"max_train_rows": n or None}
+        if k == "llm" and arch is not None:  # another size: its own trunk, pretrained from scratch
+            kw.update(arch=arch, init=None, pretrain_steps=args.llm_pretrain)
+        jobs.append(_job(k, args, out, **kw))
+    detail = []
+    for (k, arch, _), out, res in zip(keys, outs, run_jobs(jobs, args.jobs), strict=True):
+        label = f"{k}{'' if arch is None else ' ' + json.dumps(arch)}"
+        lines.append(f"| {label} | {_params(out, k)} | {res['train_rows']} | " +
+                     " | ".join(_f(_mape(res, s)) for s in splits) + f" | {res.get('steps', '-')} | {res['seconds']} |")
+        if k == "llm":
+            detail.append(llm_detail_rows(f"{label}, {res['train_rows']} rows", res, "test_app"))
+    if detail:
+        lines += ["", f"The llm runs on test_app in detail (cycles; up to {args.eval_limit} rows):", "",
+                  *LLM_DETAIL_HEAD, *detail]
     return "\n".join(lines) + "\n"
 
 
@@ -180,9 +266,19 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--kinds", default="tensetmlp", help="comma list of gnn, tlp, tensetmlp, llm")
         p.add_argument("--epochs", type=int, default=8, help="baseline epochs per run")
         p.add_argument("--llm-steps", type=int, default=300, help="llm fine-tuning steps per run")
-        p.add_argument("--llm-init", help="llm runs fine-tune from this checkpoint (e.g. models/llm-v3/pretrained)")
+        p.add_argument("--llm-init", help="llm runs fine-tune from this checkpoint (e.g. models/llm-v3/pretrained); "
+                            "default: each run pretrains a trunk of its own on its own training prompts, so a "
+                            "held-out family's code is never read")
         p.add_argument("--eval-limit", type=int, default=128, help="llm: held-out rows evaluated per split")
         p.add_argument("--workers", type=int, default=1, help="featurisation processes (baselines)")
+        p.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process (default 1)")
+        p.add_argument("--device", default="cpu", help="llm runs: torch device (cuda: a lent GPU)")
+        p.add_argument("--llm-batch", type=int, default=8, help="llm prompts per step (default 8)")
+        p.add_argument("--llm-time-limit", type=float, metavar="SECONDS",
+                       help="llm: fine-tune for this long (the schedule follows time; --llm-steps caps it)")
+        p.add_argument("--llm-pretrain", type=int, default=200,
+                       help="llm runs without --llm-init (and other sizes): pretraining steps of their own trunk")
+        p.add_argument("--work", help="folder for the runs' checkpoints (default: a new temporary folder)")
         p.add_argument("--out", default=str(OUT), help="Markdown file; only this command's section is rewritten")
         if name == "lofo":
             p.add_argument("--families", help="comma list (default: every family in the dataset)")
@@ -191,10 +287,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--llm-arch", action="append", default=[], metavar="JSON",
                            help='an llm size to add, e.g. \'{"hidden_size": 96, "num_hidden_layers": 2}\' '
                                 "(pretrained from scratch for --llm-pretrain steps)")
-            p.add_argument("--llm-pretrain", type=int, default=200)
     args = ap.parse_args(argv)
-    if any(k == "llm" for k in args.kinds.split(",")) and not args.llm_init:
-        ap.error("--kinds llm needs --llm-init (a pretrained trunk, e.g. models/llm-v3/pretrained)")
+    ensure_prompts(args)
     text = cmd_lofo(args) if args.cmd == "lofo" else cmd_curve(args)
     print(text)
     from llmulator.fileio import update_section

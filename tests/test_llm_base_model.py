@@ -188,3 +188,14 @@ def test_a_bad_base_model_exits_2_with_a_message(dataset, tmp_path, capsys):
     assert "not a local Hugging Face model folder" in capsys.readouterr().err
     assert main([*args, "--lora"]) == 2
     assert "--lora adapts a --base-model" in capsys.readouterr().err
+
+
+def test_a_device_this_machine_lacks_exits_2_with_a_message(dataset, tmp_path, capsys):
+    """--device cuda on a machine without a GPU (CI) says so; a made-up device name is named back."""
+    import torch
+    args = ["train", "llm", "--data", str(dataset), "--out", str(tmp_path / "o"), "--threads", "1"]
+    assert main([*args, "--device", "no-such-device"]) == 2
+    assert "--device no-such-device: not a torch device" in capsys.readouterr().err
+    if not torch.cuda.is_available():
+        assert main([*args, "--device", "cuda"]) == 2
+        assert "no CUDA GPU" in capsys.readouterr().err

@@ -41,6 +41,18 @@ def test_training_writes_a_safetensors_checkpoint_and_resumes(dataset, tmp_path)
     assert json.loads((out / "train_state.json").read_text())["step"] == 6
 
 
+def test_a_time_limit_ends_fine_tuning_early_and_still_evaluates_and_saves(dataset, tmp_path):
+    """--time-limit: far fewer steps than asked, the learning rate cooled to zero by the time fraction,
+    and the last step evaluated and written like a run that used all its steps."""
+    out = tmp_path / "m"
+    s = train(dataset, out, pretrain_steps=1, steps=100000, batch=2, save_every=100000, arch=TINY,
+              progress=False, eval_limit=2, threads=1, eval_each_epoch=False, time_limit=1.0)
+    assert 2 <= s["step"] < 100001
+    assert s["evals"] and s["evals"][-1]["step"] == s["step"]
+    saved = json.loads((out / "train_state.json").read_text())
+    assert saved["step"] == s["step"] and saved["seconds_trained"] >= 1.0
+
+
 def test_the_estimator_writes_every_metric_with_confidence_and_interval(dataset, tmp_path):
     out = tmp_path / "m"
     train(dataset, out, pretrain_steps=1, steps=3, batch=4, save_every=10, arch=TINY, progress=False,

@@ -53,6 +53,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"write a checkpoint every N steps (default {FULL['save_every']})")
     p.add_argument("--resume", action="store_true", help="continue from the checkpoint in --out")
     p.add_argument("--threads", type=int, help="torch threads (default: torch's choice)")
+    p.add_argument("--time-limit", type=float, metavar="SECONDS",
+                   help="end fine-tuning after this many seconds of training (the learning rate still cools to "
+                        "zero: its schedule follows the time fraction when that is ahead of the step fraction)")
+    p.add_argument("--device", default="cpu", help="torch device to train on: cpu (default) or cuda (a GPU, "
+                                                   "bfloat16 autocast; the checkpoint is float32 either way)")
     p.add_argument("--hints", choices=["none", "static", "analytical"], default="analytical",
                    help="facts added to the prompt: none (code only), static trip counts, or those and the "
                         "analytical estimate (default)")
@@ -135,6 +140,7 @@ def run(args) -> int:
                   hints=args.hints, head=args.head, init=args.init, base_model=args.base_model, lora=args.lora,
                   lora_r=args.lora_r, holdout_family=args.holdout_family, workers=args.workers,
                   focus=args.focus, max_train_rows=args.max_train_rows, progress=not args.no_progress,
+                  device=args.device, time_limit=args.time_limit,
                   **({"arch": QUICK_ARCH, "eval_limit": 4, "eval_each_epoch": False, "max_length": QUICK_MAX_LENGTH}
                      if args.quick else {}))
     print(json.dumps({"out": str(args.out), "steps": state["step"], "seconds": state.get("seconds"),

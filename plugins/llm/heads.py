@@ -104,4 +104,4 @@ def last_hidden(model, ids, att):
     out = model.model(input_ids=ids, attention_mask=att)
     h = out.last_hidden_state
     last = att.sum(-1) - 1
-    return h[torch.arange(h.shape[0]), last]
+    return h[torch.arange(h.shape[0], device=h.device), last]

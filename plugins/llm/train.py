@@ -47,6 +47,7 @@ from .text import HINTS, METRICS, PROMPT_FORMAT, model_prompt, target_text
 DEFAULT_ARCH = {"hidden_size": 192, "intermediate_size": 512, "num_hidden_layers": 3, "num_attention_heads": 4,
                 "num_key_value_heads": 4, "max_position_embeddings": 2048}
 META = "llmulator.json"
+PREDICTIONS = "predictions.jsonl"  # the last evaluation's prediction of every evaluated held-out row
 
 
 def load_rows(data: str | Path, holdout_family: str | None = None) -> list[dict[str, Any]]:
@@ -164,6 +165,32 @@ def examples(rows: list[dict[str, Any]], prompts: dict[str, str]) -> list[tuple[
     return out
 
 
+def check_device(device: str):
+    """The torch device to train on; a clear error where it does not exist on this machine."""
+    import torch
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise UserError(f"--device {device}: not a torch device ({e})") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise UserError(f"--device {device}: this machine has no CUDA GPU that torch can use; train with "
+                        "--device cpu (the default)")
+    if dev.type not in ("cpu", "cuda"):
+        raise UserError(f"--device {device}: only cpu and cuda are supported")
+    return dev
+
+
+def _autocast(dev):
+    """bfloat16 autocast on a GPU (the loss and optimizer stay float32); nothing on the CPU, where
+    float32 is what the shipped model runs in."""
+    import contextlib
+
+    import torch
+    if dev.type == "cuda":
+        return torch.autocast("cuda", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
+
+
 def seed_everything(seed: int) -> None:
     import numpy as np
     import torch
@@ -229,9 +256,10 @@ def predict(model, tokenizer, prompts: list[str], meta: dict[str, Any], head_mod
         from .decode import decode_batch
         return decode_batch(model, tokenizer, prompts, max_length)
     import torch
+    dev = next(model.parameters()).device
     with torch.inference_mode():
         ids, att = _encode_prompts(tokenizer, prompts, max_length)
-        out = head_module(H.last_hidden(model, ids, att))
+        out = head_module(H.last_hidden(model, ids.to(dev), att.to(dev)).float()).cpu()
     res = []
     for vals, conf in H.predict(head, meta["stats"], out):
         res.append({"metrics": dict(zip(METRICS, vals, strict=True)),
@@ -241,19 +269,32 @@ def predict(model, tokenizer, prompts: list[str], meta: dict[str, Any], head_mod
 
 
 def evaluate(model, tokenizer, items, meta: dict[str, Any], head_module=None, limit: int = 64,
-             batch: int = 16) -> dict[str, float]:
-    """MAPE per metric on up to ``limit`` examples."""
+             batch: int = 16, keep: list | None = None) -> dict[str, float]:
+    """MAPE per metric on up to ``limit`` examples (``keep``: each prediction is appended to it, in order)."""
     items = items[:limit]
     errs: dict[str, list[float]] = {}
     model.eval()
     for k in range(0, len(items), batch):
         chunk = items[k:k + batch]
         preds = predict(model, tokenizer, [p for p, _, _ in chunk], meta, head_module)
+        if keep is not None:
+            keep.extend(preds)
         for (_, _, truth), pred in zip(chunk, preds, strict=True):
             for m, v in truth.items():
                 errs.setdefault(m, []).append(float(ape(pred["metrics"][m], v)))
     model.train()
     return {f"mape.{m}": round(sum(v) / len(v), 2) for m, v in errs.items()}
+
+
+def write_predictions(path: Path, step: int, ids: dict[str, list[str]], preds: dict[str, list[dict]]) -> None:
+    """One JSON line per evaluated held-out row (sample id, split, step, metrics, confidence): what
+    leave-one-family-out and learning-curve reports score beyond MAPE (median, P90, tau, beats the prior)."""
+    lines = []
+    for split, got in preds.items():
+        for sid, p in zip(ids[split], got, strict=False):
+            lines.append(json.dumps({"id": sid, "split": split, "step": step, "metrics": p["metrics"],
+                                     "confidence": p.get("confidence")}) + "\n")
+    atomic_write_text(path, "".join(lines))
 
 
 def load_head(path: Path, meta: dict[str, Any], hidden: int):
@@ -270,9 +311,13 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
           threads: int | None = None, hints: str = "analytical", head: str = "digits",
           init: str | Path | None = None, base_model: str | Path | None = None, lora: bool = False,
           lora_r: int = 8, holdout_family: str | None = None, workers: int = 1, focus: float = 1.0,
-          max_train_rows: int | None = None, eval_each_epoch: bool = True) -> dict[str, Any]:
+          max_train_rows: int | None = None, eval_each_epoch: bool = True,
+          device: str = "cpu", time_limit: float | None = None) -> dict[str, Any]:
     """Train (or resume) a checkpoint in ``out``; ``eval_each_epoch`` False evaluates at the end only
-    (``--quick``), ``eval_limit`` 0 not at all."""
+    (``--quick``), ``eval_limit`` 0 not at all; ``device`` a torch device (``cuda``: a lent GPU, with
+    bfloat16 autocast; the saved weights are float32 either way). ``time_limit`` (seconds of training,
+    counted across resumes) ends fine-tuning early: the learning-rate schedule then runs on the larger of
+    the step and the time fraction, so a run cut by time still cools down to zero."""
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from safetensors.torch import save_file
@@ -296,6 +341,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     hf_logging.disable_progress_bar()  # a "Writing model shards" bar at every checkpoint drowns ours
     if threads:
         torch.set_num_threads(threads)
+    dev = check_device(device)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     seed_everything(seed)
@@ -320,6 +366,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         weights = [focus if hint_error(r, recs[r["sample_id"]]["prior"]) > math.log(1.05) else 1.0
                    for r in train_rows]
     held = {s: examples([r for r in rows if r["split"] == s], prompts) for s in SPLITS[1:]}
+    held_ids = {s: [r["sample_id"] for r in rows if r["split"] == s and r["sample_id"] in prompts] for s in held}
     if not items:
         raise UserError("the dataset has no training samples")
     meta = {"format": PROMPT_FORMAT, "hints": hints, "head": head, "data": str(data), "seed": seed,
@@ -350,11 +397,12 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         else:
             tokenizer = build_tokenizer([p for p, _, _ in items])
             model = new_model(tokenizer, arch)
+    model.to(dev)
     head_module = None
     params = [p for p in model.parameters() if p.requires_grad]  # LoRA: the adapter and the new token rows
     if head != "digits":
         head_module = (load_head(out, meta, model.config.hidden_size) if resume and (out / "head.safetensors")
-                       .is_file() else H.new_head(head, model.config.hidden_size))
+                       .is_file() else H.new_head(head, model.config.hidden_size)).to(dev)
         head_module.train()
         params += list(head_module.parameters())
     opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.95), weight_decay=0.01)
@@ -367,11 +415,21 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     model.train()
     t0 = time.perf_counter()
 
+    spent = state.get("seconds_trained", 0.0)
+
+    def progress_at(step: int) -> float:
+        """How far through the schedule: the step fraction, or past pretraining the time fraction if larger."""
+        frac = step / total
+        if time_limit and step >= pretrain_steps:
+            frac = max(frac, (spent + time.perf_counter() - t0) / time_limit)
+        return min(frac, 1.0)
+
     def lr_at(step: int) -> float:
-        warm = max(1, total // 20)
+        warm = max(1, total // 20) if not time_limit else max(1, min(total // 20, 200))
         if step < warm:
             return lr * (step + 1) / warm
-        return lr * 0.5 * (1 + math.cos(math.pi * (step - warm) / max(1, total - warm)))
+        w = warm / total
+        return lr * 0.5 * (1 + math.cos(math.pi * max(0.0, progress_at(step) - w) / max(1e-9, 1 - w)))
 
     def save(folder: Path = out):
         BM.save_model(model, folder)
@@ -381,8 +439,23 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
             save_file({k: v.contiguous() for k, v in head_module.state_dict().items()},
                       str(folder / "head.safetensors"))
         if folder == out:
+            state["seconds_trained"] = round(spent + time.perf_counter() - t0, 1)
             torch.save(opt.state_dict(), out / "optimizer.pt")
             atomic_write_json(state_file, state)
+
+    def run_eval(bar):
+        if head_module is not None:
+            head_module.eval()
+        kept: dict[str, list] = {s: [] for s in held}
+        state.setdefault("evals", []).append(
+            {"step": state["step"], **{s: evaluate(model, tokenizer, v, meta, head_module, eval_limit, keep=kept[s])
+                                       for s, v in held.items() if v}})
+        write_predictions(out / PREDICTIONS, state["step"], held_ids, kept)
+        if head_module is not None:
+            head_module.train()
+        bar.console.print(f"step {state['step']}: " + ", ".join(
+            f"{s} cycles MAPE {r['mape.cycles']:.1f} %" for s, r in state["evals"][-1].items()
+            if isinstance(r, dict) and "mape.cycles" in r))
 
     columns = [TextColumn("train llm"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[info]}"),
                TimeRemainingColumn()]
@@ -390,17 +463,26 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         task = bar.add_task("train", total=total, completed=state["step"], info="")
         while state["step"] < total:
             step = state["step"]
+            if step > pretrain_steps and progress_at(step) >= 1.0:
+                total = step  # --time-limit: out of time; evaluate and save as at the last step
+                bar.update(task, total=total)
+                if eval_limit > 0 and (state.get("evals") or [{}])[-1].get("step") != step:
+                    run_eval(bar)
+                break
             sft = step >= pretrain_steps
             chunk = next(batches)
             for g in opt.param_groups:
                 g["lr"] = lr_at(step)
             if sft and head_module is not None:
                 ids, att = _encode_prompts(tokenizer, [p for p, _, _ in chunk], max_length)
-                tgt = H.targets(head, meta["stats"], [[t[m] for m in METRICS] for _, _, t in chunk])
-                loss = H.loss(head, head_module(H.last_hidden(model, ids, att)), tgt)
+                tgt = H.targets(head, meta["stats"], [[t[m] for m in METRICS] for _, _, t in chunk]).to(dev)
+                with _autocast(dev):
+                    hid = H.last_hidden(model, ids.to(dev), att.to(dev))
+                loss = H.loss(head, head_module(hid.float()), tgt)
             else:
                 ids, att, lab = _encode(tokenizer, [(p, t) for p, t, _ in chunk], sft, max_length)
-                loss = model(input_ids=ids, attention_mask=att, labels=lab).loss
+                with _autocast(dev):
+                    loss = model(input_ids=ids.to(dev), attention_mask=att.to(dev), labels=lab.to(dev)).loss
             opt.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -414,16 +496,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
                 save(out / "pretrained")
             epoch_end = eval_each_epoch and sft and (state["step"] - pretrain_steps) % steps_per_epoch == 0
             if eval_limit > 0 and (state["step"] == total or epoch_end):
-                if head_module is not None:
-                    head_module.eval()
-                state.setdefault("evals", []).append(
-                    {"step": state["step"], **{s: evaluate(model, tokenizer, v, meta, head_module, eval_limit)
-                                               for s, v in held.items() if v}})
-                if head_module is not None:
-                    head_module.train()
-                bar.console.print(f"step {state['step']}: " + ", ".join(
-                    f"{s} cycles MAPE {r['mape.cycles']:.1f} %" for s, r in state["evals"][-1].items()
-                    if isinstance(r, dict) and "mape.cycles" in r))
+                run_eval(bar)
             if state["step"] % save_every == 0 or state["step"] == total:
                 save()
     state["seconds"] = round(time.perf_counter() - t0, 1)
