@@ -27,7 +27,7 @@ from llmulator.errors import UserError
 from llmulator.inputs import Inputs, inputs_for, np_dtype, run_reference
 from llmulator.results import Profile
 
-VERSION = "0.1"
+VERSION = "0.2"  # 0.2: the PEs' energy from a gate-level replay of sampled PEs
 VCD_CYCLES = 2000          # the activity window: the first cycles after start (fills, streams, drains)
 SIM_LIMIT = 50_000_000     # cycles before the testbench gives up (a stalled controller)
 
@@ -39,6 +39,39 @@ def cache_root() -> Path:
     except OSError as e:
         raise UserError(f"rtl: cannot create the cache {root} ({e.strerror}); set LLMULATOR_CACHE") from None
     return root
+
+
+def synth_note(syn: dict, vcd_cycles: int, pes: float) -> str:
+    """What the area and energy of a synthesised profile rest on."""
+    return (f"area/energy: logic synthesised with Yosys against the OSU 0.18 um liberty (critical path "
+            f"{syn['critical_path_ns']:.2f} ns, fmax {syn['fmax_mhz']:.0f} MHz; energy from OpenSTA with "
+            f"the simulation's activity over its first {vcd_cycles} cycles, per child of the top, the "
+            f"PEs' share from {pes:g} PEs replayed gate-level on their recorded "
+            "inputs and scaled to the array: "
+            "the top's own controller glue is in the area, not in the energy); buffers: no SRAM "
+            "macros in this liberty, so their area and access energy are the architecture's memory "
+            "figures x the counted accesses")
+
+
+def pe_corrected(syn: dict, plan, breakdown: dict[str, float], counters: dict[str, float], cycles: float) -> float:
+    """Logic energy per cycle with the PE array's PEs measured gate-level on a sample (pe_replay); OpenSTA's
+    propagated figure where no PE was replayed. Both figures of the array go into ``breakdown``."""
+    from .pe_replay import corrected_array_pj
+    total = syn["logic_energy_per_cycle_pj"]
+    flow = syn.get("energy_per_cycle_pj_by_module", {}).get("pe_array")
+    replay = syn.get("pe_replay_pj_per_cycle") or {}
+    fixed = (corrected_array_pj(flow, syn.get("pe_energy_per_cycle_pj") or {}, replay, plan.A * plan.B)
+             if flow is not None else None)
+    counters["pes_replayed"] = float(len(replay))
+    for pe, v in replay.items():
+        breakdown[f"pe_replay_pj_per_cycle.{pe}"] = v
+    for pe, v in (syn.get("pe_energy_per_cycle_pj") or {}).items():
+        breakdown[f"pe_opensta_pj_per_cycle.{pe}"] = v
+    if fixed is None:
+        return total
+    breakdown["energy_pj.rtl.pe_array"] = fixed * cycles
+    breakdown["energy_pj.rtl.pe_array.opensta"] = flow * cycles
+    return total - flow + fixed
 
 
 def _drain_note(d: Design, plan) -> list[str]:
@@ -219,7 +252,8 @@ class RtlProfiler:
         metrics = {"cycles": cycles, "latency_us": cycles / arch.clock_mhz}
         if self.synthesize:
             syn = self._synth(d, plan, lay, rtl, res, skey)
-            logic_e = syn["logic_energy_per_cycle_pj"] * cycles
+            logic_pc = pe_corrected(syn, plan, breakdown, counters, cycles)
+            logic_e = logic_pc * cycles
             breakdown["energy_pj.logic"] = logic_e
             breakdown["area_um2.logic"] = syn["logic_area_um2"]
             breakdown["area_um2.pe"] = syn["area_um2"].get("pe", 0.0)
@@ -229,26 +263,29 @@ class RtlProfiler:
                     breakdown[f"area_um2.rtl.{m}"] = v
             breakdown["critical_path_ns"] = syn["critical_path_ns"]
             breakdown["fmax_mhz"] = syn["fmax_mhz"]
-            breakdown["logic_energy_per_cycle_pj"] = syn["logic_energy_per_cycle_pj"]
+            breakdown["logic_energy_per_cycle_pj"] = logic_pc
             for m, e in syn.get("energy_per_cycle_pj_by_module", {}).items():
-                breakdown[f"energy_pj.rtl.{m}"] = e * cycles
+                breakdown.setdefault(f"energy_pj.rtl.{m}", e * cycles)
             counters["annotated_pins"] = float(syn["annotated_pins"])
             counters["yosys_seconds"] = float(syn.get("yosys_s", 0.0))
             counters["sta_seconds"] = float(syn.get("sta_s", 0.0))
             energy = logic_e + mem_energy
             metrics.update({"energy_pj": energy, "area_um2": syn["logic_area_um2"] + mem_area,
                             "power_mw": energy * arch.clock_mhz / cycles * 1e-3 if cycles else 0.0})
-            notes.append(f"area/energy: logic synthesised with Yosys against the OSU 0.18 um liberty (critical path "
-                         f"{syn['critical_path_ns']:.2f} ns, fmax {syn['fmax_mhz']:.0f} MHz; energy from OpenSTA with "
-                         f"the simulation's activity over its first {res.vcd_cycles} cycles, per child of the top: "
-                         "the top's own controller glue is in the area, not in the energy); buffers: no SRAM "
-                         "macros in this liberty, so their area and access energy are the architecture's memory "
-                         "figures x the counted accesses")
+            notes.append(synth_note(syn, res.vcd_cycles, counters["pes_replayed"]))
             if syn["fmax_mhz"] < arch.clock_mhz:
                 notes.append(f"the logic does not close timing at the architecture's {arch.clock_mhz:g} MHz in this "
                              f"0.18 um library (fmax {syn['fmax_mhz']:.0f} MHz)")
         return Profile(profiler=self.name, version=self.version, metrics=metrics, counters=counters,
                        breakdown=breakdown, notes=notes)
+
+    def _replay(self, d: Design, plan, res, tools) -> dict[str, float]:
+        """The sampled PEs' energy per cycle, replayed gate-level on their recorded inputs (pe_replay)."""
+        from .pe_replay import pe_sample, replay_pes
+        if res.vcd is None or not Path(res.vcd).is_file():
+            return {}
+        return replay_pes(plan, Path(res.vcd), res.vcd_cycles, tools, d.arch.clock_mhz, cache_root() / "pe-replay",
+                          pe_sample(plan))
 
     def _synth(self, d: Design, plan, lay, rtl, res, skey: str) -> dict:
         from llmulator_plugins.characterize import flow as cz
@@ -263,8 +300,10 @@ class RtlProfiler:
         if cached.is_file():
             return json.loads(cached.read_text())
         tmp = Path(tempfile.mkdtemp(prefix="syn-", dir=cache_root()))
+        from .pe_replay import pe_sample
         out = synth.run_synthesis(rtl, plan, lay, tools, tmp, d.arch.clock_mhz, res.vcd, res.vcd_cycles,
-                                  self.time_limit_s)
+                                  self.time_limit_s, pes=pe_sample(plan))
+        out["pe_replay_pj_per_cycle"] = self._replay(d, plan, res, tools)
         from llmulator.fileio import atomic_write_json
         atomic_write_json(tmp / "result.json", out)
         (tmp / "activity.tcl").unlink(missing_ok=True)

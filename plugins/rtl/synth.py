@@ -35,7 +35,7 @@ from llmulator_plugins.characterize.vcd import NetActivity
 
 from .top import Rtl
 
-FLOW = "6"   # bump when the scripts below change what a cached synthesis result holds
+FLOW = "7"   # bump when the scripts below change what a cached synthesis result holds
 # 6: power runs read net_power.v, the hierarchical netlist with its constant pins tied to named wires;
 #    ABC buffers and sizes against the clock period
 # 4: flip-flop outputs and the linked instance's input ports annotated from the VCD (were: the default 0.1)
@@ -202,7 +202,7 @@ def timing_script(liberty: Path, period_ns: float) -> str:
 
 
 def power_script(liberty: Path, module: str, period_ns: float, activity: str | None, banks: list[str],
-                 netlist: str = "net_power.v") -> str:
+                 netlist: str = "net_power.v", pes: list[str] = ()) -> str:
     """report_power of one child of the top, linked on its own from ``netlist``, the hierarchical netlist
     with its constants tied (tie_constants; OpenSTA 2.0.17 crashed in report_power on the whole design,
     flat or hierarchical, with the constants; each child alone worked up to 4x4)."""
@@ -215,6 +215,8 @@ def power_script(liberty: Path, module: str, period_ns: float, activity: str | N
     if banks:
         cells = " ".join(f"{b}/*" for b in banks)
         L += ['puts "@@banks"', "report_power -digits 6 -instances [get_cells {" + cells + "}]"]
+    for p in pes:   # the sampled PEs one by one (pe_replay compares each with its gate-level replay)
+        L += [f'puts "@@pe {p}"', "report_power -digits 6 -instances [get_cells {" + p + "/*}]"]
     L += ["exit", ""]
     return "\n".join(L)
 
@@ -229,8 +231,9 @@ def parse_instance_power(text: str) -> float:
 
 
 def run_synthesis(rtl: Rtl, plan: Plan, lay: Layout, tools: cz.Tools, folder: Path, clock_mhz: float,
-                  vcd: Path | None, vcd_cycles: int, timeout: float) -> dict[str, Any]:
-    """Area (um2, logic and bank stand-ins apart), critical path (ns), logic power and energy per cycle."""
+                  vcd: Path | None, vcd_cycles: int, timeout: float, pes: list[str] = ()) -> dict[str, Any]:
+    """Area (um2, logic and bank stand-ins apart), critical path (ns), logic power and energy per cycle;
+    with ``pes`` (PE instance names inside the array) also each of those PEs' energy per cycle."""
     (folder / "design_syn.v").write_text(rtl.text(synth=True))
     (folder / "synth.ys").write_text(yosys_script(tools.liberty, 1e6 / clock_mhz))
     t0 = time.perf_counter()
@@ -261,6 +264,7 @@ def run_synthesis(rtl: Rtl, plan: Plan, lay: Layout, tools: cz.Tools, folder: Pa
     n_pins = 0
     total_w = leak_w = stub_w = 0.0
     per_child: dict[str, float] = {}
+    pe_w: dict[str, float] = {}
     for mod, insts in paths.items():
         for inst in insts:
             if not inst or "/" in inst:
@@ -272,12 +276,18 @@ def run_synthesis(rtl: Rtl, plan: Plan, lay: Layout, tools: cz.Tools, folder: Pa
                 (folder / tcl).write_text(text)
                 n_pins += n
             banks = [p[len(inst) + 1:] for m in bank_mods for p in paths.get(m, []) if p.startswith(inst + "/")]
-            (folder / f"power_{inst}.tcl").write_text(power_script(tools.liberty, mod, period, tcl, banks))
+            sample = list(pes) if mod == "pe_array" and act is not None else []
+            (folder / f"power_{inst}.tcl").write_text(power_script(tools.liberty, mod, period, tcl, banks,
+                                                                   pes=sample))
             out = _run([tools.sta, "-no_splash", "-no_init", "-exit", f"power_{inst}.tcl"], folder, timeout,
                        f"power_{inst}")
             if "@@power" not in out:
                 raise UserError(f"rtl: OpenSTA stopped before report_power (log {folder / f'power_{inst}.out'})")
             rest = out.split("@@power", 1)[1]
+            for chunk in rest.split("@@pe ")[1:]:
+                name, _, text = chunk.partition("\n")
+                pe_w[name.strip()] = parse_instance_power(text)
+            rest = rest.split("@@pe ", 1)[0]
             power_txt, bank_txt = rest.split("@@banks", 1) if "@@banks" in rest else (rest, "")
             pw = cz.parse_report_power(power_txt)["total"]
             stub = parse_instance_power(bank_txt) if bank_txt else 0.0
@@ -295,6 +305,7 @@ def run_synthesis(rtl: Rtl, plan: Plan, lay: Layout, tools: cz.Tools, folder: Pa
             "critical_path_ns": delay, "fmax_mhz": 1000.0 / delay if delay > 0 else math.inf,
             "logic_power_w": logic_w, "logic_energy_per_cycle_pj": logic_w / f_hz * 1e12,
             "energy_per_cycle_pj_by_module": {m: w / f_hz * 1e12 for m, w in per_child.items()},
+            "pe_energy_per_cycle_pj": {p: w / f_hz * 1e12 for p, w in pe_w.items()},
             "leakage_w": leak_w, "bank_standin_power_w": stub_w, "annotated_pins": n_pins,
             "yosys_s": t_yosys, "sta_s": t_sta}
 
