@@ -275,19 +275,27 @@ def _remembered(key: tuple, compute) -> float:
 
 
 def _sampled_waits(plan, lay, budget: int) -> float:
-    folds = plan.folds()
-    per = [sum(n for _p, n in _phases(plan, _steps(plan, f))) for f in folds]
-    total = sum(per)
-    if per[0] > budget:    # one long fold: its first steps (its outermost stream loop cut short)
-        cut = _cut(plan, folds[0], budget)
-        n = sum(n for _p, n in _phases(plan, _steps(plan, cut)))
-        return _waits(plan, lay, [cut]) * total / n
+    """The waits of the whole fold walk from a replay of at most about ``budget`` advances. The walk's
+    length is counted in closed form and the sampled folds are built by index: a large GEMM has hundreds
+    of thousands of folds, and listing them cost seconds per design."""
+    n_folds = plan.fold_count()
+    first = plan.fold_at(0)
+    fixed = _per(plan, first) - _steps(plan, first)        # the phases other than streaming: equal per fold
+    total = plan.total_stream_steps() + n_folds * fixed
+    if _per(plan, first) > budget:    # one long fold: its first steps (its outermost stream loop cut short)
+        cut = _cut(plan, first, budget)
+        return _waits(plan, lay, [cut]) * total / _per(plan, cut)
     if total <= budget:
-        return float(_waits(plan, lay, folds))
+        return float(_waits(plan, lay, plan.folds()))
     # folds spread evenly over the walk (conflicts differ from fold to fold: edge tiles, the window's words)
-    k = max(2, min(len(folds), round(len(folds) * budget / total)))
-    pick = sorted({round(i * (len(folds) - 1) / (k - 1)) for i in range(k)})
-    return _waits(plan, lay, [folds[i] for i in pick]) * total / sum(per[i] for i in pick)
+    k = max(2, min(n_folds, round(n_folds * budget / total)))
+    picked = [plan.fold_at(i) for i in sorted({round(i * (n_folds - 1) / (k - 1)) for i in range(k)})]
+    return _waits(plan, lay, picked) * total / sum(_per(plan, f) for f in picked)
+
+
+def _per(plan, bases: dict) -> int:
+    """Advances of one fold: its stream steps and the phases around them."""
+    return sum(n for _p, n in _phases(plan, _steps(plan, bases)))
 
 
 def _steps(plan, bases: dict) -> int:

@@ -100,6 +100,30 @@ class Plan:
             out = [{**f, lb: base} for f in out for base in range(0, lp.trips, lp.tile)]
         return out
 
+    def fold_count(self) -> int:
+        """len(folds()), without listing them."""
+        return math.prod(-(-self.loop(lb).trips // self.loop(lb).tile) for lb in self.tile_order)
+
+    def fold_at(self, i: int) -> dict[str, int]:
+        """folds()[i] without listing the others (the last tile loop varies fastest)."""
+        out: dict[str, int] = {}
+        for lb in reversed(self.tile_order):
+            lp = self.loop(lb)
+            n = -(-lp.trips // lp.tile)
+            i, k = divmod(i, n)
+            out[lb] = k * lp.tile
+        return {lb: out[lb] for lb in self.tile_order}
+
+    def total_stream_steps(self) -> int:
+        """sum(stream_steps(f) for f in folds()) in closed form: a loop's extent depends on its own base
+        only, so the sum over the fold walk factorises; over its bases a tiled loop's extents add up
+        to its trips, an untiled loop streams its one extent in every fold."""
+        tiled = set(self.tile_order)
+        steps = math.prod(self.loop(lb).trips if lb in tiled else self.extent(lb, {}) for lb in self.temporal)
+        others = math.prod(-(-self.loop(lb).trips // self.loop(lb).tile) for lb in self.tile_order
+                           if lb not in self.temporal)
+        return steps * others
+
     def extent(self, label: str, bases: dict[str, int]) -> int:
         lp = self.loop(label)
         base = bases.get(label, 0)

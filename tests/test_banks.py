@@ -110,3 +110,17 @@ def test_hlsim_equals_the_rtl_on_a_one_bank_one_port_buffer(write, df, monkeypat
     compute = sum(v for k, v in h.breakdown.items() if k.startswith("compute_cycles."))
     assert waits > 0
     assert compute == rtl.metrics["cycles"]
+
+
+@pytest.mark.parametrize("df", ["ws", "os", "is"])
+@pytest.mark.parametrize("dims", [(5, 3, 7), (4, 4, 4), (9, 2, 3)])
+def test_the_fold_walk_counted_in_closed_form_equals_listing_it(write, df, dims):
+    """fold_count, fold_at and total_stream_steps (what the sampled replay uses instead of listing hundreds of
+    thousands of folds) equal the listed walk, partial edge tiles included (odd sizes on 2-wide tiles)."""
+    from llmulator.pearray import make_plan
+    from test_rtl_profiler import design as odd_design
+    plan = make_plan(odd_design(write, 2, df, *dims))
+    folds = plan.folds()
+    assert plan.fold_count() == len(folds)
+    assert [plan.fold_at(i) for i in range(len(folds))] == folds
+    assert plan.total_stream_steps() == sum(plan.stream_steps(f) for f in folds)
