@@ -3,14 +3,14 @@
 Run:  LLMULATOR_RTL_SIM=icarus nice -n 10 .venv/bin/python benchmarks/rtl_shapes.py [--out docs/rtl-shapes.md]
 
 docs/rtl-crosscheck.md sweeps square arrays, two workload presets and one mapping per dataflow. This
-page takes what that grid does not: odd GEMM and conv2d sizes (partial folds along every dimension),
-8x4 and 4x8 arrays, other loop orders and a spatial tile smaller than the array, conv2d with 1x1 and
-5x5 filters, and the library's ``edge-tiny`` architecture (an 8x8 array on a 64-bit SRAM of 2 banks x
-1 port, where the buffer sets the pace). Each design is profiled by the ``rtl`` profiler (cycles
-counted by the generated hardware, outputs checked against the NumPy reference) and by hlsim; the
-table gives hlsim's cycles for what the rtl run simulates (its PE-array nest without DRAM: the larger
-of its compute, bank waits included, and the buffer's word bound) and what hlsim 0.8 said (the same
-without the bank waits).
+page takes what that grid does not: odd GEMM and conv2d sizes (partial folds along every dimension), 8x4
+and 4x8 arrays, other loop orders and a spatial tile smaller than the array, conv2d with 1x1 and 5x5
+filters, conv2d at stride 2 (the networks' 3x3/2 layers), and the library's ``edge-tiny`` architecture
+(an 8x8 array on a 64-bit SRAM of 2 banks x 1 port, where the buffer sets the pace). Each design is
+profiled by the ``rtl`` profiler (cycles counted by the generated hardware, outputs checked against the
+NumPy reference) and by hlsim; the table gives hlsim's cycles for what the rtl run simulates (its
+PE-array nest without DRAM: the larger of its compute, bank waits included, and the buffer's word bound)
+and what hlsim 0.8 said (the same without the bank waits).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ LOOPS = {
 }
 GEMM_ODD = {"M": 24, "N": 20, "K": 28}
 CONV_ODD = {"K": 8, "C": 6, "P": 6, "Q": 7, "R": 3, "S": 3}
+CONV_STRIDED = {"K": 8, "C": 4, "P": 5, "Q": 5, "R": 3, "S": 3}
 
 
 def cases() -> list[tuple]:
@@ -67,12 +68,27 @@ def cases() -> list[tuple]:
         out.append(("8x8", f"conv2d {df}", {"K": 4, "C": 2, "P": 5, "Q": 5, "R": 5, "S": 5}, 8, 8, "glb"))
     for key in ("gemm ws", "gemm is", "gemm os", "conv2d ws", "conv2d os", "conv2d is"):
         out.append(("8x8", key, GEMM_ODD if key.startswith("gemm") else CONV_ODD, 8, 8, "edge-tiny"))
+    for df in ("ws", "os", "is"):   # the networks' 3x3/2 layers: the input read at stride 2
+        out.append(("4x4", f"conv2d {df}, stride 2", CONV_STRIDED, 4, 4, "glb"))
+        out.append(("8x8", f"conv2d {df}, stride 2", CONV_STRIDED, 8, 8, "edge-tiny"))
+    return out
+
+
+def strided(src: str) -> str:
+    """The library's conv2d at stride 2: input rows and columns 2p+r and 2q+s."""
+    out = (src.replace('I: {shape: [C, "P + R - 1", "Q + S - 1"]', 'I: {shape: [C, "2 * P + R - 2", "2 * Q + S - 2"]')
+           .replace("I[c,p+r,q+s]", "I[c,2*p+r,2*q+s]").replace("I[c][p + r][q + s]", "I[c][2 * p + r][2 * q + s]")
+           .replace("I32[:, r:r + P, s:s + Q]", "I32[:, r:r + 2 * P - 1:2, s:s + 2 * Q - 1:2]"))
+    if out.count("2 * p + r") != 1 or "r + 2 * P - 1:2" not in out:
+        raise SystemExit("rtl_shapes: workloads/conv2d.yaml changed; update strided()")
     return out
 
 
 def build(folder: Path, key: str, sizes: dict, r: int, c: int, arch: str):
     work = key.split()[0]
     src = (ROOT / "workloads" / f"{work}.yaml").read_text()
+    if key.endswith("stride 2"):
+        src = strided(src)
     name = "p" + "_".join(f"{k}{v}" for k, v in sizes.items())
     preset = ", ".join(f"{k}: {v}" for k, v in sizes.items())
     src = src.replace("  presets:\n", f"  presets:\n    {name}: {{{preset}}}\n", 1)
@@ -83,7 +99,7 @@ def build(folder: Path, key: str, sizes: dict, r: int, c: int, arch: str):
     else:
         a, level = folder / f"arch-{r}x{c}.yaml", "GLB"
         a.write_text(rc.ARCH.format(n=r, nn=r * c).replace(f"rows: {r}, cols: {r}", f"rows: {r}, cols: {c}"))
-    loops, order = LOOPS[key]
+    loops, order = LOOPS[key.split(",")[0] if key.endswith("stride 2") else key]
     arrays = "A, B, C" if work == "gemm" else "I, W, O"
     place = "{" + ", ".join(f"{x}: {level}" for x in arrays.split(", ")) + "}"
     m = folder / f"map-{abs(hash((key, r, c, arch)))}.yaml"
