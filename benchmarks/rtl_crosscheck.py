@@ -253,6 +253,7 @@ def pe_replay(d, n: int, cycles: float) -> dict | None:
     from llmulator_plugins.characterize import flow as cz
     from llmulator_plugins.characterize import structures as st_mod
     from llmulator_plugins.rtl import profiler as rp
+    from llmulator_plugins.rtl.pe_replay import replay_pes, structure_of
     prof = RtlProfiler(synthesize=True, time_limit_s=3600.0)
     plan, _lay, rtl = prof.build(d)
     text = rtl.text()
@@ -264,15 +265,11 @@ def pe_replay(d, n: int, cycles: float) -> dict | None:
         return None
     vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
     tools = cz.find_tools()
-    kind = "pe_psum" if plan.shape == "psum" else "pe_os"
-    st = st_mod.structure(kind, plan.operands["X"].bits, plan.operands["O"].bits)
     work = ROOT / ".eda" / "work" / "crosscheck-replay"
-    work.mkdir(parents=True, exist_ok=True)
-    res = st_mod.characterize_structure(st, 100.0, 1000, tools, work)   # synthesis (cached): the PE's netlist
-    folder = work / f"{kind}-{st.fmt}"
     pes = [f"u_pe_{a}_{b}" for a in range(plan.A) for b in range(plan.B)]
-    rows = st_mod.sample_inputs(vcd, ["tb", "dut", "u_array"], pes, dict(st.inputs), window=rp.VCD_CYCLES)
-    per_pe = {p: st_mod.replay_energy(st, rows[p], tools, folder) for p in pes}
+    # every PE (the profiler samples 16 of a larger array), on the table's 100 MHz synthesis of the PE shape
+    per_pe = replay_pes(plan, vcd, rp.VCD_CYCLES, tools, 100.0, work, pes)
+    res = st_mod.characterize_structure(structure_of(plan), 100.0, 1000, tools, work)   # the entry (cached)
     # the rtl flow's own figure per PE: the same OpenSTA run as synth.py for u_array, reported per instance
     from llmulator_plugins.rtl import synth
     syn_text = rtl.text(synth=True)

@@ -8,7 +8,7 @@ driven cycle by cycle with the input values each sampled PE saw in the RTL run (
 every net annotated from the gate-level VCD. Replaying every PE of a 16x16 array would cost minutes,
 so an array larger than 4x4 has 16 PEs on a stratified grid replayed, and their difference from the
 OpenSTA figure of the same PEs is scaled to the whole array (on 8x8 GEMM ws: within 2 % of replaying
-every PE, docs/rtl-crosscheck.md).
+every PE, docs/rtl.md).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 SCOPE = ["tb", "dut", "u_array"]   # where the testbench instantiates the PE array
+REPLAY = "1"   # bump when the replay or the sampling changes what a cached synthesis result holds
 GRID = 4   # a larger array is sampled on a GRID x GRID stratified grid of PEs
 
 
@@ -42,8 +43,9 @@ def structure_of(plan):
 
 
 def replay_pes(plan, vcd: Path, window: int, tools, clock_mhz: float, work: Path,
-               pes: list[str]) -> dict[str, float]:
-    """Energy per cycle (pJ) of each PE in ``pes``, its recorded inputs replayed on its gate netlist."""
+               pes: list[str]) -> dict[str, dict[str, float]]:
+    """Energy per cycle (pJ: ``total``, ``sequential``, ``combinational``) of each PE in ``pes``, its
+    recorded inputs replayed on its gate netlist."""
     from llmulator_plugins.characterize import structures as st_mod
     st = structure_of(plan)
     work.mkdir(parents=True, exist_ok=True)
@@ -52,8 +54,7 @@ def replay_pes(plan, vcd: Path, window: int, tools, clock_mhz: float, work: Path
     folder = work / f"{st.kind}-{st.fmt}"
     rows = st_mod.sample_inputs(vcd, SCOPE, pes, dict(st.inputs), window=window)
     period_ns = 1000.0 / clock_mhz
-    return {p: st_mod.replay_energy(st, rows[p], tools, folder, period_ns=period_ns)["total"] for p in pes
-            if rows.get(p)}
+    return {p: st_mod.replay_energy(st, rows[p], tools, folder, period_ns=period_ns) for p in pes if rows.get(p)}
 
 
 def corrected_array_pj(flow_array_pj: float, flow_sample: dict[str, float], replay: dict[str, float],

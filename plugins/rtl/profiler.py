@@ -284,8 +284,9 @@ class RtlProfiler:
         from .pe_replay import pe_sample, replay_pes
         if res.vcd is None or not Path(res.vcd).is_file():
             return {}
-        return replay_pes(plan, Path(res.vcd), res.vcd_cycles, tools, d.arch.clock_mhz, cache_root() / "pe-replay",
-                          pe_sample(plan))
+        got = replay_pes(plan, Path(res.vcd), res.vcd_cycles, tools, d.arch.clock_mhz, cache_root() / "pe-replay",
+                         pe_sample(plan))
+        return {pe: v["total"] for pe, v in got.items()}
 
     def _synth(self, d: Design, plan, lay, rtl, res, skey: str) -> dict:
         from llmulator_plugins.characterize import flow as cz
@@ -293,14 +294,15 @@ class RtlProfiler:
         from . import synth
         tools = cz.find_tools()
         lib_sha = hashlib.sha256(tools.liberty.read_bytes()).hexdigest()[:16]
-        key = _key(VERSION, synth.FLOW, rtl.text(synth=True), lib_sha, f"{d.arch.clock_mhz:g}", skey,
+        from .pe_replay import REPLAY, pe_sample
+        key = _key(VERSION, synth.FLOW, REPLAY, ",".join(pe_sample(plan)), rtl.text(synth=True), lib_sha,
+                   f"{d.arch.clock_mhz:g}", skey,
                    json.dumps({k: v for k, v in tools.versions.items() if k != "liberty"}, sort_keys=True))
         folder = cache_root() / f"syn-{key}"
         cached = folder / "result.json"
         if cached.is_file():
             return json.loads(cached.read_text())
         tmp = Path(tempfile.mkdtemp(prefix="syn-", dir=cache_root()))
-        from .pe_replay import pe_sample
         out = synth.run_synthesis(rtl, plan, lay, tools, tmp, d.arch.clock_mhz, res.vcd, res.vcd_cycles,
                                   self.time_limit_s, pes=pe_sample(plan))
         out["pe_replay_pj_per_cycle"] = self._replay(d, plan, res, tools)
