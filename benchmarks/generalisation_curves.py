@@ -66,13 +66,13 @@ def train_baseline(kind: str, data: str, out: Path, epochs: int, holdout_family:
 def train_llm(data: str, out: Path, steps: int, init: str | None, holdout_family: str | None = None,
               max_train_rows: int | None = None, eval_limit: int = 128, arch: dict | None = None,
               pretrain_steps: int = 0, device: str = "cpu", batch: int = 8, time_limit: float | None = None,
-              seed: int = 0) -> dict[str, Any]:
+              seed: int = 0, target: str = "absolute") -> dict[str, Any]:
     from llmulator_plugins.llm.train import train
     t0 = time.perf_counter()
     state = train(data, out, pretrain_steps=pretrain_steps, steps=steps, batch=batch,
                   threads=1 if device == "cpu" else 2, init=init, holdout_family=holdout_family,
                   max_train_rows=max_train_rows, eval_limit=eval_limit, progress=False, arch=arch, device=device,
-                  time_limit=time_limit, seed=seed, eval_each_epoch=False)
+                  time_limit=time_limit, seed=seed, eval_each_epoch=False, target=target)
     meta = json.loads((out / "llmulator.json").read_text())
     final = {k: v for k, v in state["evals"][-1].items() if isinstance(v, dict)}
     return {"final": final, "train_rows": meta.get("train_rows"), "seconds": round(time.perf_counter() - t0, 1),
@@ -143,7 +143,8 @@ def run_jobs(jobs: list[tuple], n: int) -> list[dict[str, Any]]:
 def llm_kwargs(args) -> dict[str, Any]:
     return {"steps": args.llm_steps, "init": args.llm_init, "eval_limit": args.eval_limit,
             "pretrain_steps": 0 if args.llm_init else args.llm_pretrain, "device": args.device,
-            "batch": args.llm_batch, "time_limit": args.llm_time_limit, "data": args.data}
+            "batch": args.llm_batch, "time_limit": args.llm_time_limit, "data": args.data,
+            "target": args.llm_target}
 
 
 def llm_detail_rows(label: str, res: dict[str, Any], split: str) -> str:
@@ -277,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
         p.add_argument("--jobs", type=int, default=1, help="runs at once, each in its own process (default 1)")
         p.add_argument("--device", default="cpu", help="llm runs: torch device (cuda: a lent GPU)")
         p.add_argument("--llm-batch", type=int, default=8, help="llm prompts per step (default 8)")
+        p.add_argument("--llm-target", choices=["absolute", "ratio"], default="absolute",
+                       help="llm: what the digits are (train llm --target)")
         p.add_argument("--llm-time-limit", type=float, metavar="SECONDS",
                        help="llm: fine-tune for this long (the schedule follows time; --llm-steps caps it)")
         p.add_argument("--llm-pretrain", type=int, default=200,

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One prepared run of the llm trainings on a lent GPU (the `device` tool), as docs/llm.md describes:
-# three seeds of the shipped configuration (and seed 0 with --focus 4), leave-one-family-out and the learning curve, all at once
-# (several small models share one GPU better than one uses it), each fine-tuned for $T seconds.
+# three seeds of the shipped configuration (and seed 0 with --focus 4, and seed 0 at batch $BIGBATCH), leave-one-family-out
+# and the learning curve (CURVE=0: not), all at once (several small models share one GPU better than one uses it), each
+# fine-tuned for $T seconds; TARGET=ratio trains every model to write its ratio to the analytical prior (train llm --target).
 #
 # Prepared here (CPU):
 #   .venv/bin/python benchmarks/device/slim_dataset.py data/synth-v3 .carry/synth-v3-slim
@@ -13,6 +14,9 @@ set -u
 DEVICE=${DEVICE:-cuda}
 T=${T:-300}            # seconds of training per run
 BATCH=${BATCH:-32}
+BIGBATCH=${BIGBATCH:-128}
+TARGET=${TARGET:-absolute}
+CURVE=${CURVE:-1}
 PRE=${PRE:-300}        # pretraining steps of each trunk
 EVAL=${EVAL:-500}      # held-out rows scored per split (lofo, curve)
 SIZES=${SIZES:-2000,8000,0}
@@ -30,18 +34,23 @@ PY=${PY:-python3}
 LLM=("$PY" -c 'import sys; from llmulator.cli import main; sys.exit(main())')
 mkdir -p "$W" "$OUT"
 start=$(date +%s)
-for s in 0 1 2; do
-  "${LLM[@]}" train llm --data "$DATA" --out "$W/main-s$s" --device "$DEVICE" --pretrain-steps "$PRE" --steps 1000000 \
-    --batch "$BATCH" --time-limit "$T" --seed "$s" --save-every 2000 --no-progress > "$W/main-s$s.log" 2>&1 &
-done
-"${LLM[@]}" train llm --data "$DATA" --out "$W/main-f4" --device "$DEVICE" --pretrain-steps "$PRE" --steps 1000000 \
-  --batch "$BATCH" --time-limit "$T" --seed 0 --focus 4 --save-every 2000 --no-progress > "$W/main-f4.log" 2>&1 &
+main() {  # main NAME SEED BATCH [more train options]
+  "${LLM[@]}" train llm --data "$DATA" --out "$W/$1" --device "$DEVICE" --pretrain-steps "$PRE" --steps 1000000 \
+    --batch "$3" --time-limit "$T" --seed "$2" --target "$TARGET" --save-every 2000 --no-progress "${@:4}" \
+    > "$W/$1.log" 2>&1 &
+}
+main main-s0 0 "$BATCH"; main main-s1 1 "$BATCH"; main main-s2 2 "$BATCH"
+main main-f4 0 "$BATCH" --focus 4
+main main-b$BIGBATCH 0 "$BIGBATCH"
 "$PY" benchmarks/generalisation_curves.py lofo --data "$DATA" --kinds llm --device "$DEVICE" --jobs 7 \
   --llm-steps 1000000 --llm-pretrain "$PRE" --llm-batch "$BATCH" --llm-time-limit "$T" --eval-limit "$EVAL" \
-  --work "$W/lofo" --out "$OUT/lofo.md" > "$W/lofo.log" 2>&1 &
-"$PY" benchmarks/generalisation_curves.py curve --data "$DATA" --kinds llm --device "$DEVICE" --jobs 6 \
-  --sizes "$SIZES" --llm-arch "$BIG" --llm-steps 1000000 --llm-pretrain "$PRE" --llm-batch "$BATCH" \
-  --llm-time-limit "$T" --eval-limit "$EVAL" --work "$W/curve" --out "$OUT/curve.md" > "$W/curve.log" 2>&1 &
+  --llm-target "$TARGET" --work "$W/lofo" --out "$OUT/lofo.md" > "$W/lofo.log" 2>&1 &
+if [ "$CURVE" = 1 ]; then
+  "$PY" benchmarks/generalisation_curves.py curve --data "$DATA" --kinds llm --device "$DEVICE" --jobs 6 \
+    --sizes "$SIZES" --llm-arch "$BIG" --llm-steps 1000000 --llm-pretrain "$PRE" --llm-batch "$BATCH" \
+    --llm-time-limit "$T" --eval-limit "$EVAL" --llm-target "$TARGET" --work "$W/curve" --out "$OUT/curve.md" \
+    > "$W/curve.log" 2>&1 &
+fi
 # a watchdog: whatever still runs at T + GRACE seconds is stopped, so the checkpoints saved so far still come back
 ( sleep $(( ${T%.*} + ${GRACE:-170} )); pkill -f "llmulator.cli import main"; pkill -f generalisation_curves;
   pkill -f multiprocessing.spawn ) 2>/dev/null &
@@ -49,7 +58,7 @@ dog=$!
 wait $(jobs -p | grep -v "^$dog$")
 kill $dog 2>/dev/null
 echo "all runs done in $(( $(date +%s) - start )) s" | tee -a "$W/main-s0.log"
-for m in main-s0 main-s1 main-s2 main-f4; do
+for m in main-s0 main-s1 main-s2 main-f4 main-b$BIGBATCH; do
   tar czf "$OUT/$m.tgz" -C "$W/$m" config.json generation_config.json model.safetensors tokenizer.json \
     tokenizer_config.json llmulator.json train_state.json predictions.jsonl 2>> "$W/$m.log"
 done

@@ -131,17 +131,42 @@ class LoraState:
                                       leftover.name.startswith("adapter-") and leftover.name != adapter):
                 shutil.rmtree(leftover, ignore_errors=True)
         self._base_cache: dict[str, dict[str, float]] = {}
+        self._priors: dict[str, dict[str, float] | None] = {}  # prompt -> its design's analytical prior
 
     # -- predictions -------------------------------------------------------------------------------------------
     def prompt(self, design) -> str:
-        return self.est.prompts([design])[0]  # exactly what the estimator reads
+        prior = self.est.priors([design])[0]
+        text = self.est.prompts([design], [prior])[0]  # exactly what the estimator reads
+        self._priors[text] = prior
+        return text
+
+    def _target(self) -> str:
+        from llmulator_plugins.llm.residual import target_of
+        return target_of(self.est.meta)
+
+    def _prior(self, prompt: str) -> dict[str, float] | None:
+        """The analytical prior a ``ratio`` checkpoint's digits multiply: the design's, at full precision,
+        when this process wrote the prompt; else (feedback replayed from an earlier run) the prompt's own
+        three-digit copy of it."""
+        if prompt not in self._priors:
+            from llmulator_plugins.llm import codec
+            from llmulator_plugins.llm.decode import prior_draft
+            draft = prior_draft(prompt)
+            self._priors[prompt] = None if draft is None else {m: codec.decode(t) for m, t in draft.items()}
+        return self._priors[prompt]
 
     def _decode(self, prompts: list[str]) -> list[dict[str, float]]:
+        from llmulator_plugins.llm import residual
         from llmulator_plugins.llm.decode import decode_batch
         self.model.eval()
+        target = self._target()
+        draft = residual.ratio_draft if target == "ratio" else None
         out = []
         for k in range(0, len(prompts), 16):
-            out += [p["metrics"] for p in decode_batch(self.model, self.tok, prompts[k:k + 16])]
+            chunk = prompts[k:k + 16]
+            preds = decode_batch(self.model, self.tok, chunk, draft=draft)
+            out += [residual.from_target(p, self._prior(q), target)["metrics"]
+                    for p, q in zip(preds, chunk, strict=True)]
         return out
 
     def estimate(self, design) -> dict[str, float]:
@@ -177,12 +202,18 @@ class LoraState:
 
     # -- updates -----------------------------------------------------------------------------------------------
     def pairs(self, entries: list[dict[str, Any]]) -> dict[str, list[str]]:
+        from llmulator_plugins.llm.residual import to_target
         from llmulator_plugins.llm.text import target_text
         rows: dict[str, list[str]] = {"prompt": [], "chosen": [], "rejected": []}
         seen = set()
+        target = self._target()
         for e in entries:
-            chosen = target_text({m: e["truth"][m] for m in METRICS})
-            rejected = target_text({m: e["predicted"][m] for m in METRICS})
+            prior = self._prior(e["prompt"]) if target != "absolute" else None
+            good = to_target({m: e["truth"][m] for m in METRICS}, prior, target)
+            bad = to_target({m: e["predicted"][m] for m in METRICS}, prior, target)
+            if good is None or bad is None:
+                continue  # a ratio checkpoint cannot write a design without a prior (it refuses to estimate it)
+            chosen, rejected = target_text(good), target_text(bad)
             if chosen == rejected and self.loss != ["sft"]:
                 continue  # nothing to prefer: the prediction already has the profiled digits
             if (e["prompt"], chosen, rejected) in seen:

@@ -63,6 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "analytical estimate (default)")
     p.add_argument("--head", choices=["digits", "mse", "logmse", "binned"], default="digits",
                    help="output: digit tokens (the method; default) or an ablation head")
+    p.add_argument("--target", choices=["absolute", "ratio"], default="absolute",
+                   help="what the digits are: the metric (default) or its ratio to the analytical prior, which "
+                        "the estimator multiplies back (a model that learned nothing returns the prior exactly)")
     p.add_argument("--init", help="start fine-tuning from this checkpoint (e.g. another run's pretrained/) "
                                   "instead of pretraining a new model")
     p.add_argument("--base-model", metavar="PATH",
@@ -140,7 +143,7 @@ def run(args) -> int:
                   hints=args.hints, head=args.head, init=args.init, base_model=args.base_model, lora=args.lora,
                   lora_r=args.lora_r, holdout_family=args.holdout_family, workers=args.workers,
                   focus=args.focus, max_train_rows=args.max_train_rows, progress=not args.no_progress,
-                  device=args.device, time_limit=args.time_limit,
+                  device=args.device, time_limit=args.time_limit, target=args.target,
                   **({"arch": QUICK_ARCH, "eval_limit": 4, "eval_each_epoch": False, "max_length": QUICK_MAX_LENGTH}
                      if args.quick else {}))
     print(json.dumps({"out": str(args.out), "steps": state["step"], "seconds": state.get("seconds"),

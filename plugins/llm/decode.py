@@ -57,14 +57,16 @@ def allowed_ids(tokenizer) -> list[list[int]]:
     return [[symbol_id(tokenizer, t) for t in pos] for pos in codec.POSITIONS]
 
 
-def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
+def decode_batch(model, tokenizer, prompts: list[str], max_length: int = 1536, draft=None) -> list[dict]:
     """Metrics, confidence and interval for each prompt (:func:`decode_lean` for a lean model,
-    ``lean_numpy.decode_numpy`` for a NumPy one, else :func:`decode_reference`)."""
+    ``lean_numpy.decode_numpy`` for a NumPy one, else :func:`decode_reference`). ``draft``: prompt -> the
+    digits the lean decoders verify first (default :func:`prior_draft`; ``residual.ratio_draft`` for a
+    checkpoint that writes ratios to its prior); it changes how many passes they take, never the digits."""
     if getattr(model, "numpy", False):
         from .lean_numpy import decode_numpy
-        return decode_numpy(model, tokenizer, prompts, max_length)
+        return decode_numpy(model, tokenizer, prompts, max_length, draft or prior_draft)
     if getattr(model, "lean", False):
-        return decode_lean(model, tokenizer, prompts, max_length)
+        return decode_lean(model, tokenizer, prompts, max_length, draft or prior_draft)
     return decode_reference(model, tokenizer, prompts, max_length)
 
 
@@ -141,7 +143,7 @@ def prior_draft(prompt: str) -> dict[str, list[str]] | None:
     return found if all(m in found for m in METRICS) else None
 
 
-def decode_lean(model, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
+def decode_lean(model, tokenizer, prompts: list[str], max_length: int = 1536, draft=None) -> list[dict]:
     """The greedy decoding of :func:`decode_reference` on a lean model: per-prompt prefill, batched passes
     that verify the prior's digits as a draft (module docstring)."""
     import torch
@@ -157,7 +159,7 @@ def decode_lean(model, tokenizer, prompts: list[str], max_length: int = 1536) ->
     # the draft of every stream position, per row: markers, then the prior's digits (None: no draft)
     drafts = []
     for p in prompts:
-        prior = prior_draft(p)
+        prior = (draft or prior_draft)(p)
         drafts.append(None if prior is None else [
             markers[j // per] if j % per == 0 else
             allowed_l[j % per - 1][codec.POSITIONS[j % per - 1].index(prior[METRICS[j // per]][j % per - 1])]

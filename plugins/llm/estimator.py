@@ -248,7 +248,8 @@ class LLMEstimator:
             idx = order[k:k + self.batch_size]
             t0 = time.perf_counter()
             with threads_of(self.threads):  # the idle cores unless told (llmulator.threads)
-                preds = predict(model, tok, [prompts[i] for i in idx], self.meta, self._head)
+                preds = predict(model, tok, [prompts[i] for i in idx], self.meta, self._head,
+                                priors=[priors[i] for i in idx])
             dt = (time.perf_counter() - t0) / len(idx) + render_s
             for i, p in zip(idx, preds, strict=True):
                 d = designs[i]

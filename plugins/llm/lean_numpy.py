@@ -232,11 +232,12 @@ _PER = 1 + codec.LENGTH  # marker + digits of one metric
 _TOTAL = _PER * len(METRICS)  # the output stream: <m0> d d d d d d <m1> ... ; position 0 ends the prompt
 
 
-def _drafts(prompts: list[str], markers: list[int], allowed_l: list[list[int]]) -> list[list[int] | None]:
+def _drafts(prompts: list[str], markers: list[int], allowed_l: list[list[int]],
+            draft=prior_draft) -> list[list[int] | None]:
     """The draft of every stream position, per prompt: markers, then the prior's digits (None: no prior)."""
     out = []
     for p in prompts:
-        prior = prior_draft(p)
+        prior = draft(p)
         out.append(None if prior is None else [
             markers[j // _PER] if j % _PER == 0 else
             allowed_l[j % _PER - 1][codec.POSITIONS[j % _PER - 1].index(prior[METRICS[j // _PER]][j % _PER - 1])]
@@ -279,7 +280,8 @@ def _accepted(out_logits: np.ndarray, feed: np.ndarray, cur: int, end: int, allo
     return end
 
 
-def decode_numpy(model: NumpyLlama, tokenizer, prompts: list[str], max_length: int = 1536) -> list[dict]:
+def decode_numpy(model: NumpyLlama, tokenizer, prompts: list[str], max_length: int = 1536,
+                 draft=prior_draft) -> list[dict]:
     """:func:`decode.decode_lean` on a :class:`NumpyLlama`: per-prompt prefill, the caches left-padded into one
     batch, batched passes that verify the prior's digits as a draft; the same greedy digits."""
     markers = [symbol_id(tokenizer, m) for m in MARKERS]
@@ -288,7 +290,7 @@ def decode_numpy(model: NumpyLlama, tokenizer, prompts: list[str], max_length: i
     index = [{t: i for i, t in enumerate(a)} for a in allowed_l]
     seqs = [s[-(max_length - 1):] + markers[:1] for s in tokenizer(prompts, add_special_tokens=False)["input_ids"]]
     B = len(seqs)
-    drafts = _drafts(prompts, markers, allowed_l)
+    drafts = _drafts(prompts, markers, allowed_l, draft)
     speculate = all(d is not None for d in drafts)
     chosen = [[0] * _TOTAL for _ in range(B)]  # symbol index at each digit position
     probs: list = [None] * _TOTAL  # (B, n allowed) probabilities at each digit position

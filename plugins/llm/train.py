@@ -42,6 +42,7 @@ from llmulator.scoring import ape
 
 from . import base_model as BM
 from . import heads as H
+from . import residual as R
 from .text import HINTS, METRICS, PROMPT_FORMAT, model_prompt, target_text
 
 DEFAULT_ARCH = {"hidden_size": 192, "intermediate_size": 512, "num_hidden_layers": 3, "num_attention_heads": 4,
@@ -156,12 +157,18 @@ def hint_error(row: dict[str, Any], prior: dict[str, float] | None) -> float:
     return abs(math.log(float(row["cycles"]) / float(prior["cycles"])))
 
 
-def examples(rows: list[dict[str, Any]], prompts: dict[str, str]) -> list[tuple[str, str, dict[str, float]]]:
+def examples(rows: list[dict[str, Any]], prompts: dict[str, str], priors: dict[str, dict | None] | None = None,
+             target: str = "absolute") -> list[tuple[str, str, dict[str, float], dict[str, float] | None]]:
+    """(prompt, target text, labels, analytical prior) of each row with a prompt; a row the ``target``
+    cannot write (a ratio without a prior, ``residual.to_target``) is left out."""
     out = []
     for r in rows:
         if r["sample_id"] in prompts:
             truth = {m: float(r[m]) for m in METRICS}
-            out.append((prompts[r["sample_id"]], target_text(truth), truth))
+            prior = (priors or {}).get(r["sample_id"])
+            written = R.to_target(truth, prior, target)
+            if written is not None:
+                out.append((prompts[r["sample_id"]], target_text(written), truth, prior))
     return out
 
 
@@ -249,12 +256,19 @@ def _encode_prompts(tokenizer, prompts: list[str], max_length: int):
 
 
 def predict(model, tokenizer, prompts: list[str], meta: dict[str, Any], head_module=None,
-            max_length: int = 1536) -> list[dict]:
-    """Predictions of a checkpoint with any head, as ``decode_batch`` returns them."""
+            max_length: int = 1536, priors: list[dict | None] | None = None) -> list[dict]:
+    """Predictions of a checkpoint with any head, as ``decode_batch`` returns them, in the metrics' units
+    (``priors``: the prompts' analytical priors, which a ``ratio`` checkpoint's digits multiply)."""
     head = meta.get("head", "digits")
     if head == "digits":
         from .decode import decode_batch
-        return decode_batch(model, tokenizer, prompts, max_length)
+        target = R.target_of(meta)
+        if target == "absolute":
+            return decode_batch(model, tokenizer, prompts, max_length)
+        if priors is None:
+            raise ValueError("a ratio checkpoint predicts relative to the analytical prior: pass the priors")
+        preds = decode_batch(model, tokenizer, prompts, max_length, draft=R.ratio_draft)
+        return [R.from_target(p, prior, target) for p, prior in zip(preds, priors, strict=True)]
     import torch
     dev = next(model.parameters()).device
     with torch.inference_mode():
@@ -276,10 +290,10 @@ def evaluate(model, tokenizer, items, meta: dict[str, Any], head_module=None, li
     model.eval()
     for k in range(0, len(items), batch):
         chunk = items[k:k + batch]
-        preds = predict(model, tokenizer, [p for p, _, _ in chunk], meta, head_module)
+        preds = predict(model, tokenizer, [c[0] for c in chunk], meta, head_module, priors=[c[3] for c in chunk])
         if keep is not None:
             keep.extend(preds)
-        for (_, _, truth), pred in zip(chunk, preds, strict=True):
+        for (_, _, truth, _), pred in zip(chunk, preds, strict=True):
             for m, v in truth.items():
                 errs.setdefault(m, []).append(float(ape(pred["metrics"][m], v)))
     model.train()
@@ -312,12 +326,13 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
           init: str | Path | None = None, base_model: str | Path | None = None, lora: bool = False,
           lora_r: int = 8, holdout_family: str | None = None, workers: int = 1, focus: float = 1.0,
           max_train_rows: int | None = None, eval_each_epoch: bool = True,
-          device: str = "cpu", time_limit: float | None = None) -> dict[str, Any]:
+          device: str = "cpu", time_limit: float | None = None, target: str = "absolute") -> dict[str, Any]:
     """Train (or resume) a checkpoint in ``out``; ``eval_each_epoch`` False evaluates at the end only
     (``--quick``), ``eval_limit`` 0 not at all; ``device`` a torch device (``cuda``: a lent GPU, with
     bfloat16 autocast; the saved weights are float32 either way). ``time_limit`` (seconds of training,
     counted across resumes) ends fine-tuning early: the learning-rate schedule then runs on the larger of
-    the step and the time fraction, so a run cut by time still cools down to zero."""
+    the step and the time fraction, so a run cut by time still cools down to zero. ``target``: what the
+    digits are, the metric (``absolute``) or its ratio to the analytical prior (``residual.py``)."""
     import torch
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
     from safetensors.torch import save_file
@@ -329,6 +344,11 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         raise UserError(f"--hints must be one of {', '.join(HINTS)}, not '{hints}'")
     if head not in H.HEADS:
         raise UserError(f"--head must be one of {', '.join(H.HEADS)}, not '{head}'")
+    if target not in R.TARGETS:
+        raise UserError(f"--target must be one of {', '.join(R.TARGETS)}, not '{target}'")
+    if target == "ratio" and (hints != "analytical" or head != "digits"):
+        raise UserError("--target ratio writes each metric's ratio to the analytical prior: it needs "
+                        f"--hints analytical and --head digits (got --hints {hints} --head {head})")
     if init is not None and not (Path(init) / "config.json").is_file():
         raise UserError(f"--init {init}: no checkpoint there (expected config.json and tokenizer.json)")
     if resume and base_model is None and BM.is_base_checkpoint(out):  # a --base-model run goes on as one
@@ -354,27 +374,30 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     cache = Path(data) / f"prompts-{hints}.jsonl"
     recs = prompt_records(rows, hints, cache, progress, workers)
     prompts = {k: v["prompt"] for k, v in recs.items()}
+    priors = {k: v["prior"] for k, v in recs.items()}
     train_rows = [r for r in rows if r["split"] == "train" and r["sample_id"] in prompts]
     if max_train_rows is not None and len(train_rows) > max_train_rows:  # learning curves: a seeded subset
         keep = sorted(random.Random(seed).sample(range(len(train_rows)), max_train_rows))
         train_rows = [train_rows[i] for i in keep]
-    items = examples(train_rows, prompts)
+    items = examples(train_rows, prompts, priors, target)
     # focus: rows whose analytical prior is off by more than 5 % (data-dependent control the hints miss)
     # are drawn ``focus`` times as often: where the prior is exact, copying it is all there is to learn
     weights = None
     if focus != 1.0 and hints == "analytical":
         weights = [focus if hint_error(r, recs[r["sample_id"]]["prior"]) > math.log(1.05) else 1.0
                    for r in train_rows]
-    held = {s: examples([r for r in rows if r["split"] == s], prompts) for s in SPLITS[1:]}
-    held_ids = {s: [r["sample_id"] for r in rows if r["split"] == s and r["sample_id"] in prompts] for s in held}
+    held = {s: examples([r for r in rows if r["split"] == s], prompts, priors, target) for s in SPLITS[1:]}
+    held_ids = {s: [r["sample_id"] for r in rows if r["split"] == s and r["sample_id"] in prompts
+                    and R.to_target({m: float(r[m]) for m in METRICS}, priors.get(r["sample_id"]), target)]
+                for s in held}
     if not items:
         raise UserError("the dataset has no training samples")
     meta = {"format": PROMPT_FORMAT, "hints": hints, "head": head, "data": str(data), "seed": seed,
-            "train_rows": len(items), "focus": focus}
+            "train_rows": len(items), "focus": focus, "target": target}
     if holdout_family is not None:
         meta["holdout_family"] = holdout_family  # trained without that application family
     if head != "digits":
-        meta["stats"] = H.fit_stats(head, [[t[m] for m in METRICS] for _, _, t in items])
+        meta["stats"] = H.fit_stats(head, [[t[m] for m in METRICS] for _, _, t, _ in items])
     if base_model is not None:
         meta.update(BM.meta(base_model, lora, lora_r))
     if init is not None or base_model is not None:  # fine-tune only
@@ -395,7 +418,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
         elif base_model is not None:
             tokenizer, model = BM.load(base_model, lora, lora_r)
         else:
-            tokenizer = build_tokenizer([p for p, _, _ in items])
+            tokenizer = build_tokenizer([it[0] for it in items])
             model = new_model(tokenizer, arch)
     model.to(dev)
     head_module = None
@@ -474,13 +497,13 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
             for g in opt.param_groups:
                 g["lr"] = lr_at(step)
             if sft and head_module is not None:
-                ids, att = _encode_prompts(tokenizer, [p for p, _, _ in chunk], max_length)
-                tgt = H.targets(head, meta["stats"], [[t[m] for m in METRICS] for _, _, t in chunk]).to(dev)
+                ids, att = _encode_prompts(tokenizer, [c[0] for c in chunk], max_length)
+                tgt = H.targets(head, meta["stats"], [[c[2][m] for m in METRICS] for c in chunk]).to(dev)
                 with _autocast(dev):
                     hid = H.last_hidden(model, ids.to(dev), att.to(dev))
                 loss = H.loss(head, head_module(hid.float()), tgt)
             else:
-                ids, att, lab = _encode(tokenizer, [(p, t) for p, t, _ in chunk], sft, max_length)
+                ids, att, lab = _encode(tokenizer, [(c[0], c[1]) for c in chunk], sft, max_length)
                 with _autocast(dev):
                     loss = model(input_ids=ids.to(dev), attention_mask=att.to(dev), labels=lab.to(dev)).loss
             opt.zero_grad()

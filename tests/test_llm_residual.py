@@ -1,0 +1,82 @@
+"""The llm's ratio target (residual.py): digits that are the label over the analytical prior."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from llmulator_plugins.llm import codec, residual
+from llmulator_plugins.llm.text import METRICS, target_text
+
+ROOT = Path(__file__).resolve().parent.parent
+PRIOR = {"cycles": 3260.0, "energy_pj": 1.234e6, "power_mw": 70.5, "area_um2": 0.0}
+
+
+def test_ratios_of_a_row_and_the_rows_a_ratio_cannot_write():
+    truth = {"cycles": 3586.0, "energy_pj": 1.234e6, "power_mw": 60.0, "area_um2": 0.0}
+    r = residual.to_target(truth, PRIOR, "ratio")
+    assert r["cycles"] == pytest.approx(1.1) and r["energy_pj"] == 1.0 and r["area_um2"] == 1.0  # 0 over 0
+    assert target_text(r).startswith("<cycles> + 0 0 1 1 0 <energy_pj> + 0 0 1 0 0")
+    assert residual.to_target(truth, None, "ratio") is None  # no prior, nothing to divide by
+    assert residual.to_target({**truth, "area_um2": 5.0}, PRIOR, "ratio") is None  # positive over a zero prior
+    assert residual.to_target(truth, None, "absolute") is truth
+
+
+def test_a_decoded_ratio_scales_the_prior_and_its_interval():
+    pred = {"metrics": {m: 1.0 for m in METRICS}, "confidence": {m: 0.9 for m in METRICS},
+            "interval": {"cycles": (0.5, 2.0)}}
+    got = residual.from_target(pred, PRIOR, "ratio")
+    assert got["metrics"] == PRIOR  # a ratio of one is the prior at full precision, not its 3 digits
+    assert got["interval"]["cycles"] == (1630.0, 6520.0) and got["confidence"] == pred["confidence"]
+    assert residual.from_target(pred, None, "absolute") is pred
+    with pytest.raises(ValueError, match="prior"):
+        residual.from_target(pred, None, "ratio")
+
+
+def test_the_ratio_draft_is_one_where_the_prompt_carries_a_prior():
+    with_prior = "### facts\n" + "\n".join(f"static {m} {' '.join(codec.encode(PRIOR[m]))}" for m in METRICS)
+    assert residual.ratio_draft(with_prior) == {m: ["+", "0", "0", "1", "0", "0"] for m in METRICS}
+    assert residual.ratio_draft("### facts\nstatic none") is None
+    assert residual.target_of({}) == "absolute" and residual.target_of({"target": "ratio"}) == "ratio"
+
+
+@pytest.mark.parametrize("bad", [dict(hints="static"), dict(head="mse")])
+def test_a_ratio_target_without_an_analytical_prior_is_refused(tmp_path, bad):
+    pytest.importorskip("torch")
+    from llmulator.errors import UserError
+    from llmulator_plugins.llm.train import train
+    with pytest.raises(UserError, match="--target ratio"):
+        train(tmp_path, tmp_path / "m", target="ratio", progress=False, **bad)
+
+
+def test_a_ratio_checkpoint_reports_the_prior_times_its_digits(tmp_path):
+    """End to end on a tiny model: the checkpoint records its target, and every estimate is the design's
+    analytical prior times a 3-digit ratio the model wrote (for energy and cycles; power is derived)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    from llmulator.design import load_design
+    from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+    from llmulator_plugins.llm.estimator import LLMEstimator
+    from llmulator_plugins.llm.train import train
+    from llmulator_plugins.synth import driver
+
+    data = tmp_path / "synth"
+    driver.run([2], 12, data, seed=11, shard_size=6, progress=False)
+    out = tmp_path / "m"
+    tiny = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
+                num_key_value_heads=2)
+    s = train(data, out, pretrain_steps=1, steps=3, batch=4, save_every=10, arch=tiny, progress=False,
+              eval_limit=2, threads=1, target="ratio")
+    assert json.loads((out / "llmulator.json").read_text())["target"] == "ratio" and s["evals"]
+    d = load_design(ROOT / "arch_specs/systolic-16x16.yaml", ROOT / "workloads/gemm.yaml",
+                    ROOT / "mappings/gemm-ws-16x16.yaml")
+    prior = AnalyticalEstimator().estimate([d])[0].metrics
+    (e,) = LLMEstimator(out).estimate([d])
+    for m in ("cycles", "energy_pj", "area_um2"):
+        if prior[m] == 0:
+            assert e.metrics[m] == 0
+            continue
+        r = e.metrics[m] / prior[m]
+        assert r == 0 or math.isclose(codec.decode(codec.encode(r)), r, rel_tol=1e-9), (m, r)
