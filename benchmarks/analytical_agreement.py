@@ -24,7 +24,6 @@ import numpy as np
 from llmulator import library
 from llmulator.design import load_design as _load
 from llmulator.inputs import inputs_for, variants
-from llmulator.kernel import Branch, Loop
 from llmulator_plugins.analytical.estimator import AnalyticalEstimator
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
 from tqdm import tqdm
@@ -41,12 +40,7 @@ def load_design(arch: str, work: str, mapping: str, variant: str | None = None):
 
 def is_static(d) -> bool:
     """No data-dependent loop or branch: the analytical model needs no hint for this design."""
-    for n in d.tree.walk():
-        if isinstance(n, Branch) and n.data_dependent:
-            return False
-        if isinstance(n, Loop) and (n.data_dependent or n.is_while):
-            return False
-    return True
+    return d.tree.input_independent()
 
 
 def designs(only: str | None):

@@ -238,6 +238,12 @@ class LoopTree:
             elif isinstance(n, Branch):
                 stack.extend(reversed(n.then + n.orelse))
 
+    def input_independent(self) -> bool:
+        """No loop trip count or branch outcome depends on the input data: every run of the kernel executes
+        the same operations, so a static count of them (the analytical model) needs no hint and no input."""
+        return not any(isinstance(n, Branch) and n.data_dependent
+                       or isinstance(n, Loop) and (n.data_dependent or n.is_while) for n in self.walk())
+
     def top_loops(self) -> list[Loop]:
         """The outermost loops (one per loop nest)."""
         return [n for n in self.roots if isinstance(n, Loop)]

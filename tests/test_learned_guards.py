@@ -47,6 +47,12 @@ def _spmv():
                        ROOT / "mappings/spmv-csr-hls-fpga.yaml")
 
 
+def _bfs():
+    """A design whose control depends on its input: the llm's model prices it (an input-independent one
+    such as _gemm gets the analytical prior itself, residual.copies_prior)."""
+    return load_design(ROOT / "arch_specs/hls-fpga.yaml", ROOT / "workloads/bfs.yaml", ROOT / "mappings/bfs-plain.yaml")
+
+
 def _prior(d) -> dict[str, float]:
     return AnalyticalEstimator().estimate([d])[0].metrics
 
@@ -61,7 +67,7 @@ def fake_llm(monkeypatch):
         self.meta = {"format": "compact-v2", "hints": state.hints, "head": "digits"}
         return None, None
 
-    def predict(model, tok, prompts, meta, head=None, max_length=1536):
+    def predict(model, tok, prompts, meta, head=None, max_length=1536, priors=None):
         state.calls.append(list(prompts))
         out = []
         for p in prompts:
@@ -102,7 +108,7 @@ def _failing_analytical(monkeypatch, bad_name: str, how: str):
 
 @pytest.mark.parametrize("how", ["spec", "crash", "nan cycles", "zero cycles", "negative cycles", "inf energy"])
 def test_llm_refuses_a_design_the_analytical_model_cannot_price(fake_llm, monkeypatch, how):
-    good, bad = _gemm(), _spmv()
+    good, bad = _bfs(), _spmv()
     fake_llm.designs = [good, bad]
     fake_llm.answer = lambda d: {"cycles": 11.8, "energy_pj": 11.8, "power_mw": 0.0, "area_um2": 8.19e6}
     _failing_analytical(monkeypatch, bad.name, how)
@@ -156,7 +162,7 @@ def test_the_prompt_is_the_same_whether_the_prior_is_passed_in_or_computed():
 @pytest.mark.parametrize("factor", [11.0, 1 / 20, 4.5, 1000.0, 0.0])
 def test_a_prediction_far_from_the_prior_has_a_low_confidence_and_an_interval_that_covers_the_prior(
         fake_llm, factor):
-    d = _gemm()
+    d = _bfs()
     prior = _prior(d)
     fake_llm.designs = [d]
     fake_llm.answer = lambda d: {"cycles": prior["cycles"] * factor, "energy_pj": prior["energy_pj"] * 1.5,
@@ -177,6 +183,20 @@ def test_a_prediction_far_from_the_prior_has_a_low_confidence_and_an_interval_th
     assert e.confidence["power_mw"] <= c
 
 
+def test_an_input_independent_design_gets_the_prior_itself_without_the_model(fake_llm):
+    d = _gemm()
+    assert d.tree.input_independent() and not _bfs().tree.input_independent()
+    fake_llm.designs = [d]
+    fake_llm.answer = lambda d: {"cycles": 11.8, "energy_pj": 11.8, "power_mw": 0.0, "area_um2": 8.19e6}
+    (e,) = fake_llm.est.estimate([d])
+    prior = _prior(d)
+    assert fake_llm.calls == [] and all(e.metrics[m] == prior[m] for m in METRICS)
+    assert all(e.confidence[m] == 0.99 for m in METRICS) and any("independent of the input" in n for n in e.notes)
+    fake_llm.hints = "static"  # a checkpoint that does not read the prior is always asked
+    (e,) = fake_llm.est.estimate([d])
+    assert fake_llm.calls and e.metrics["cycles"] == 11.8
+
+
 def test_confidence_falls_with_the_distance_beyond_4x():
     caps = [lguards.confidence_cap(r) for r in (1.0, 3.99, 4.0, 4.01, 8.0, 16.0, 1e6, math.inf)]
     assert caps[:3] == [1.0, 1.0, 1.0]
@@ -187,7 +207,7 @@ def test_confidence_falls_with_the_distance_beyond_4x():
 # -- llm: power = energy / time --------------------------------------------------------------------------------
 
 def test_llm_power_is_derived_from_its_energy_and_cycles(fake_llm):
-    d = _gemm()
+    d = _bfs()
     prior = _prior(d)
     fake_llm.designs = [d]
     # the model's own power digits disagree with its energy and cycles by 1000x

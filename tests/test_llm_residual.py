@@ -52,10 +52,12 @@ def test_a_ratio_target_without_an_analytical_prior_is_refused(tmp_path, bad):
 
 
 def test_a_ratio_checkpoint_reports_the_prior_times_its_digits(tmp_path):
-    """End to end on a tiny model: the checkpoint records its target, and every estimate is the design's
-    analytical prior times a 3-digit ratio the model wrote (for energy and cycles; power is derived)."""
+    """End to end on a tiny model: the checkpoint records its target; a design whose control depends on its
+    input gets its analytical prior times a 3-digit ratio the model wrote (energy and cycles; power is
+    derived), one whose control does not gets the prior itself."""
     pytest.importorskip("torch")
     pytest.importorskip("transformers")
+    from llmulator import library
     from llmulator.design import load_design
     from llmulator_plugins.analytical.estimator import AnalyticalEstimator
     from llmulator_plugins.llm.estimator import LLMEstimator
@@ -70,10 +72,17 @@ def test_a_ratio_checkpoint_reports_the_prior_times_its_digits(tmp_path):
     s = train(data, out, pretrain_steps=1, steps=3, batch=4, save_every=10, arch=tiny, progress=False,
               eval_limit=2, threads=1, target="ratio")
     assert json.loads((out / "llmulator.json").read_text())["target"] == "ratio" and s["evals"]
-    d = load_design(ROOT / "arch_specs/systolic-16x16.yaml", ROOT / "workloads/gemm.yaml",
-                    ROOT / "mappings/gemm-ws-16x16.yaml")
-    prior = AnalyticalEstimator().estimate([d])[0].metrics
-    (e,) = LLMEstimator(out).estimate([d])
+    static = load_design(ROOT / "arch_specs/systolic-16x16.yaml", ROOT / "workloads/gemm.yaml",
+                         ROOT / "mappings/gemm-ws-16x16.yaml")
+    d = load_design(library.resolve("architecture", "hls-fpga"), library.resolve("workload", "bfs"),
+                    library.resolve("mapping", "bfs-plain"))
+    assert static.tree.input_independent() and not d.tree.input_independent()
+    analytical = AnalyticalEstimator()
+    (s, e) = LLMEstimator(out).estimate([static, d])
+    # input-independent control: the prior itself, at full precision, without the model (residual.py)
+    assert {m: s.metrics[m] for m in METRICS} == {m: analytical.estimate([static])[0].metrics[m] for m in METRICS}
+    assert residual.PRIOR_NOTE in s.notes and residual.PRIOR_NOTE not in e.notes
+    prior = analytical.estimate([d])[0].metrics
     for m in ("cycles", "energy_pj", "area_um2"):
         if prior[m] == 0:
             assert e.metrics[m] == 0

@@ -17,6 +17,9 @@ BATCH=${BATCH:-32}
 BIGBATCH=${BIGBATCH:-128}
 TARGET=${TARGET:-absolute}
 CURVE=${CURVE:-1}
+LOFO=${LOFO:-1}
+SEEDS=${SEEDS:-0 1 2}  # seeds of the main runs; FOCUS=0 / BIGBATCH=0: no --focus 4 / large-batch run
+FOCUS=${FOCUS:-1}
 PRE=${PRE:-300}        # pretraining steps of each trunk
 EVAL=${EVAL:-500}      # held-out rows scored per split (lofo, curve)
 SIZES=${SIZES:-2000,8000,0}
@@ -39,10 +42,10 @@ main() {  # main NAME SEED BATCH [more train options]
     --batch "$3" --time-limit "$T" --seed "$2" --target "$TARGET" --save-every 2000 --no-progress "${@:4}" \
     > "$W/$1.log" 2>&1 &
 }
-main main-s0 0 "$BATCH"; main main-s1 1 "$BATCH"; main main-s2 2 "$BATCH"
-main main-f4 0 "$BATCH" --focus 4
-main main-b$BIGBATCH 0 "$BIGBATCH"
-"$PY" benchmarks/generalisation_curves.py lofo --data "$DATA" --kinds llm --device "$DEVICE" --jobs 7 \
+for s in $SEEDS; do main main-s$s "$s" "$BATCH"; done
+[ "$FOCUS" = 1 ] && main main-f4 0 "$BATCH" --focus 4
+[ "$BIGBATCH" != 0 ] && main main-b$BIGBATCH 0 "$BIGBATCH"
+[ "$LOFO" = 1 ] && "$PY" benchmarks/generalisation_curves.py lofo --data "$DATA" --kinds llm --device "$DEVICE" --jobs 7 \
   --llm-steps 1000000 --llm-pretrain "$PRE" --llm-batch "$BATCH" --llm-time-limit "$T" --eval-limit "$EVAL" \
   --llm-target "$TARGET" --work "$W/lofo" --out "$OUT/lofo.md" > "$W/lofo.log" 2>&1 &
 if [ "$CURVE" = 1 ]; then
@@ -58,7 +61,7 @@ dog=$!
 wait $(jobs -p | grep -v "^$dog$")
 kill $dog 2>/dev/null
 echo "all runs done in $(( $(date +%s) - start )) s" | tee -a "$W/main-s0.log"
-for m in main-s0 main-s1 main-s2 main-f4 main-b$BIGBATCH; do
+for m in $(cd "$W" && ls -d main-* | grep -v "\.log$"); do
   tar czf "$OUT/$m.tgz" -C "$W/$m" config.json generation_config.json model.safetensors tokenizer.json \
     tokenizer_config.json llmulator.json train_state.json predictions.jsonl 2>> "$W/$m.log"
 done

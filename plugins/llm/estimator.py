@@ -36,7 +36,9 @@ read theirs from ``LLMULATOR_LLM_MSE_MODEL`` etc.
 Every prediction is checked against the analytical prior (``guards.py``): a design the analytical model
 cannot price is refused (``SpecError``, as every estimator refuses a design) when the checkpoint reads that
 prior, a prediction more than 4x from it gets a low confidence, a wider interval and a note, and
-``power_mw`` is derived from the predicted energy and cycles.
+``power_mw`` is derived from the predicted energy and cycles. A design whose control does not depend on its
+input data gets the prior itself, without the model (``residual.copies_prior``: the analytical count is exact
+there), and a ``ratio`` checkpoint's digits are multiplied by the prior (``residual.py``).
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ from llmulator.results import Estimate
 
 DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 # 0.3: refuses a design without an analytical prior, flags predictions far from it, power from energy and time
-VERSION = "0.3"
+# 0.4: a design whose control does not depend on its input gets the prior itself; ratio checkpoints
+VERSION = "0.4"
 
 
 def inference_dtype() -> str:
@@ -232,6 +235,7 @@ class LLMEstimator:
         A design without an analytical prior (when the checkpoint reads it) raises ``SpecError`` before the
         model runs, for a batch as for one design: callers price the rest one at a time."""
         from .guards import guard
+        from .residual import PRIOR_NOTE, copies_prior, prior_prediction
         from .train import predict
         model, tok = self.load()
         if getattr(model, "numpy", False):
@@ -242,8 +246,15 @@ class LLMEstimator:
         priors = self.priors(designs)
         prompts = self.prompts(designs, priors)
         render_s = (time.perf_counter() - t0) / max(len(designs), 1)
-        order = sorted(range(len(designs)), key=lambda i: len(prompts[i]))
         out: list[Estimate | None] = [None] * len(designs)
+        for i, d in enumerate(designs):  # input-independent designs: the prior itself (residual.py)
+            if priors[i] is not None and copies_prior(d, self.meta):
+                p = prior_prediction(priors[i])
+                m, conf, interval, notes = guard(p["metrics"], p["confidence"], p["interval"], priors[i],
+                                                 d.arch.clock_mhz)
+                out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval, seconds=render_s,
+                                  design=d.name, notes=[f"model: {self.path}", PRIOR_NOTE, *notes])
+        order = sorted((i for i in range(len(designs)) if out[i] is None), key=lambda i: len(prompts[i]))
         for k in range(0, len(order), self.batch_size):
             idx = order[k:k + self.batch_size]
             t0 = time.perf_counter()

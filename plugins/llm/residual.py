@@ -81,3 +81,32 @@ def ratio_draft(prompt: str) -> dict[str, list[str]] | None:
     prompt carries no prior: such a prompt is decoded digit by digit)."""
     from .decode import prior_draft
     return None if prior_draft(prompt) is None else {m: list(ONE) for m in METRICS}
+
+
+# -- where the prior is the answer ------------------------------------------------------------------------------
+# A design whose control does not depend on its input data executes the same operations on every input, and
+# the analytical model counts them: on synth-v3 its cycles are within 1 % of hlsim's on every one of the
+# 36,338 such rows (docs/analytical-agreement.md), and the prior misses by more than 1 % on none of the
+# 33,000 such rows of any split. There the residual is 1 by construction; a model asked anyway can only
+# invent a correction, and on applications it never saw it did (ratio models trained on every row made 31 of
+# 194 such test_app rows worse and none better), and a model that writes the metric itself can at best copy
+# the prior to its three digits. Every checkpoint that reads the prior (hints ``analytical``) therefore
+# corrects input-dependent designs only and returns the prior for the rest, without running the model.
+PRIOR_CONFIDENCE = 0.99
+PRIOR_SPREAD = 0.01  # the measured agreement: the 90 % interval of a copied prior is +-1 %
+PRIOR_NOTE = ("control independent of the input data: the analytical count itself (within 1 % of hlsim's "
+              "cycles on every such dataset row, docs/analytical-agreement.md); the model corrects "
+              "input-dependent designs only")
+
+
+def copies_prior(design, meta: dict[str, Any] | None) -> bool:
+    """Whether a checkpoint (its ``llmulator.json``) returns the design's prior as it is: it reads the prior,
+    and the design's control does not depend on its input."""
+    return (meta or {}).get("hints") == "analytical" and design.tree.input_independent()
+
+
+def prior_prediction(prior: dict[str, float]) -> dict[str, Any]:
+    """The prior as a decoded prediction (``metrics``, ``confidence``, ``interval``) for the guards."""
+    metrics = {m: float(prior[m]) for m in METRICS}
+    return {"metrics": metrics, "confidence": {m: PRIOR_CONFIDENCE for m in METRICS},
+            "interval": {m: (v * (1 - PRIOR_SPREAD), v * (1 + PRIOR_SPREAD)) for m, v in metrics.items()}}
