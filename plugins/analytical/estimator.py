@@ -33,7 +33,8 @@ from . import model
 # 0.7: ... and the lanes' lines also serve a packed window sliding along the word (conv inputs)
 # 0.8: ... but a lane's line is its own: packing and a line do not multiply (0.7 under-counted windows)
 # 0.9: a PE array waits for its banked buffers (llmulator.banks; one design at a time, not evaluate_batch)
-VERSION = "0.9"
+# 0.10: a top-level statement's operations and accesses cost energy (before, only its cycles counted)
+VERSION = "0.10"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -84,10 +85,13 @@ class AnalyticalEstimator:
         loads = stores = 0.0
         for k, top_label in enumerate(inst.nest_loops):
             compute = expected.cycles[k]
-            if top_label is None:  # a top-level statement
+            if top_label is None:  # a top-level statement: run once, its accesses at their arrays' levels
                 nest_cycles.append(compute)
                 terms["compute_cycles"] += compute
                 terms["ideal_cycles"] += compute
+                ld, st = _top_statements(d, inst.trees[k], ops_total, traffic_total)
+                loads += ld
+                stores += st
                 continue
             node = d.tree.loops[top_label]
             nest = traffic.nest_of(d, node)
@@ -253,3 +257,30 @@ def variant_notes(d: Design) -> list[str]:
             "estimate uses the workload's base expectation there; add the variant's expected values under "
             f"inputs.variants.{d.variant}.hints"]
 
+
+def _top_statements(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]) -> tuple[int, int]:
+    """Add the operations and array accesses of a top-level statement run (outside every loop: executed once)
+    to ``ops`` and ``traffic_total``; returns its (loads, stores). Each access costs the level its array is
+    placed in, as hlsim charges it (``o1[0] = a0[0]`` before a loop: one read of a0's level, one write of
+    o1's); arrays declared in the kernel are registers here. Statements under a top-level ``if`` are not
+    counted (their cycles are)."""
+    loads = stores = 0
+    for site in sites:
+        if site.kind != "block":
+            continue
+        for st in site.stmts:
+            for key, v in d.stmt_ops(st).items():
+                ops[key] = ops.get(key, 0.0) + v
+            for acc in st.accesses:
+                spec = d.workload.arrays.get(acc.array)
+                if spec is None:
+                    continue
+                lv = d.placement(acc.array)
+                for kind, hit in (("reads", acc.is_read), ("writes", acc.is_write)):
+                    if hit:
+                        traffic_total[f"{kind}.{lv}"] = traffic_total.get(f"{kind}.{lv}", 0.0) + 1
+                        bits = f"{kind[:-1]}_bits.{lv}"
+                        traffic_total[bits] = traffic_total.get(bits, 0.0) + spec.bits
+                loads += acc.is_read
+                stores += acc.is_write
+    return loads, stores
