@@ -222,3 +222,21 @@ def test_a_variant_without_hints_is_named_in_the_notes():
     assert any("input variant 'core' gives no hint for L_edge, L_visit" in n for n in notes), notes
     notes = AnalyticalEstimator().estimate([named("hls-fpga", "spmv-ell", "spmv-ell-opt", "skewed")])[0].notes
     assert not any("gives no hint" in n for n in notes), notes
+
+
+def test_a_statement_before_the_loop_costs_its_accesses_at_their_levels(write):
+    """``o1[0] = a0[0];`` before a recurrence (synth-v3's s1-0007395 shape): the statement reads a0 once
+    from DRAM and writes o1 once into the buffer; hand count and hlsim agree, and so does the energy
+    (analytical 0.9 counted the statement's cycles but not its two accesses)."""
+    d = small(write, kernel="    o1[0] = a0[0];\n    L_1: for (int i = 1; i < N; i++) {\n"
+              "      o1[i] = 0.16f * a0[i] + 0.77f * o1[i - 1];\n    }",
+              arrays="    a0: {shape: [N], dtype: fp32, role: in}\n    o1: {shape: [N], dtype: fp32, role: out}",
+              reference="    o1[0] = a0[0]\n    for i in range(1, N):\n"
+                        "        o1[i] = np.float32(np.float32(np.float32(0.16) * a0[i]) + "
+                        "np.float32(np.float32(0.77) * o1[i - 1]))",
+              loops="{L_1: {pipeline_ii: 1}}", placement="{a0: DRAM, o1: BUF}", params="{N: 8}")
+    e, p = both(d)
+    assert e.breakdown["reads.DRAM"] == 8  # a0[0] by the statement, a0[1..7] by the loop
+    assert e.breakdown["writes.BUF"] == 8  # o1[0] by the statement, o1[1..7] by the loop
+    assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9)
+    assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9)
