@@ -107,12 +107,21 @@ class Design:
     def _index_branches(self) -> dict[int, float]:
         return self.tree.index_branch_probabilities(self._names)
 
+    @cached_property
+    def _input_branches(self) -> dict[int, float]:
+        from .branch_inputs import input_branch_probabilities
+        return input_branch_probabilities(self)
+
     def branch_probability(self, br) -> tuple[float, str | None]:
         """Taken probability of a branch, and a note when it is a guess: the exact share for a condition
         on loop indices only (``LoopTree.index_branch_probabilities``: the control flow itself, which
-        no input changes, so it beats any hint), else the hint of the design's input variant, else 0.5."""
+        no input changes, so it beats any hint), else for a comparison of an input element with a constant
+        the share of its declared distribution that passes (``llmulator.branch_inputs``: exact in
+        expectation, and it follows the variant), else the hint of the design's input variant, else 0.5."""
         if id(br) in self._index_branches:
             return self._index_branches[id(br)], None
+        if id(br) in self._input_branches:
+            return self._input_branches[id(br)], None
         h = self.hints.get(br.label or "", {})
         if "taken_probability" in h:
             return float(h["taken_probability"]), None

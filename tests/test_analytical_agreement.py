@@ -240,3 +240,54 @@ def test_a_statement_before_the_loop_costs_its_accesses_at_their_levels(write):
     assert e.breakdown["writes.BUF"] == 8  # o1[0] by the statement, o1[1..7] by the loop
     assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9)
     assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9)
+
+
+def test_a_branch_on_an_input_element_follows_the_declared_distribution_not_the_hint(write):
+    """``if (x[j] > 0)`` with x drawn from [0, 1] is always taken, and from [-1, 0] (a variant) never: the
+    analytical model reads that off the distribution (llmulator.branch_inputs) and equals hlsim, which
+    runs the data, where the hint of 0.5 (synth's branch mutation writes one whatever the range) would
+    be off both ways."""
+    a = write("arch.yaml", ARCH.replace("DB", "true"))
+    w = write("w.yaml", """
+workload:
+  version: 1
+  name: w
+  parameters: {N: 32}
+  arrays:
+    A: {shape: [N, N], dtype: fp32, role: in}
+    x: {shape: [N], dtype: fp32, role: in}
+    y: {shape: [N], dtype: fp32, role: out}
+  kernel: |
+    L_i: for (int i = 0; i < N; i++) {
+      float t = 0.0f;
+      L_j: for (int j = 0; j < N; j++) {
+        L_b: if (x[j] > 0) {
+          t += A[i][j] * x[j];
+        }
+      }
+      y[i] = t;
+    }
+  hints: {L_b: {taken_probability: 0.5}}
+  inputs:
+    arrays:
+      x: {distribution: uniform, range: [0, 1]}
+    variants:
+      negative:
+        arrays:
+          x: {distribution: uniform, range: [-1, 0]}
+  reference: |
+    for i in range(N):
+        t = np.float32(0)
+        for j in range(N):
+            if x[j] > 0:
+                t = np.float32(t + np.float32(A[i][j] * x[j]))
+        y[i] = t
+""")
+    m = write("m.yaml", "mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {A: BUF, x: BUF, y: BUF}\n")
+    for variant, share in ((None, 1.0), ("negative", 0.0)):
+        d = load_design(a, w, m, variant=variant)
+        br = next(b for b in d.tree.walk() if getattr(b, "kind", "") == "branch")
+        assert d.branch_probability(br) == (share, None)
+        e, p = both(d)
+        assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
+        assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant

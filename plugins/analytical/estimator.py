@@ -34,7 +34,8 @@ from . import model
 # 0.8: ... but a lane's line is its own: packing and a line do not multiply (0.7 under-counted windows)
 # 0.9: a PE array waits for its banked buffers (llmulator.banks; one design at a time, not evaluate_batch)
 # 0.10: a top-level statement's operations and accesses cost energy (before, only its cycles counted)
-VERSION = "0.10"
+# 0.11: a branch on an input element takes its share from the declared distribution (llmulator.branch_inputs)
+VERSION = "0.11"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
