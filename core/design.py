@@ -76,13 +76,17 @@ class Design:
                                        loop.line, None, "workload.kernel", f"loop {label}: {e}")) from None
 
     def trip_profile(self, label: str) -> list[int] | None:
-        """Trips of every entry of a triangular loop (``LoopTree.trip_profile``), memoised per design."""
+        """Trips of every entry of a triangular loop (``LoopTree.trip_profile``) or of a loop over one row
+        of a declared csr structure (``llmulator.structure_trips``), memoised per design."""
         cache = self._profiles
         if label not in cache:
-            try:
-                cache[label] = self.tree.trip_profile(label, self._names)
-            except (ExprError, KeyError, ValueError, TypeError):
-                cache[label] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
+            from .structure_trips import csr_profile
+            cache[label] = csr_profile(self, label) if self.tree.loops[label].data_dependent else None
+            if cache[label] is None:
+                try:
+                    cache[label] = self.tree.trip_profile(label, self._names)
+                except (ExprError, KeyError, ValueError, TypeError):
+                    cache[label] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
         return cache[label]
 
     @cached_property

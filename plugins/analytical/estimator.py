@@ -35,7 +35,8 @@ from . import model
 # 0.9: a PE array waits for its banked buffers (llmulator.banks; one design at a time, not evaluate_batch)
 # 0.10: a top-level statement's operations and accesses cost energy (before, only its cycles counted)
 # 0.11: a branch on an input element takes its share from the declared distribution (llmulator.branch_inputs)
-VERSION = "0.11"
+# 0.12: a loop over one row of a declared csr structure is priced row by row (llmulator.structure_trips)
+VERSION = "0.12"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
