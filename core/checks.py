@@ -25,9 +25,12 @@ def missing_hints(workload, tree=None, hints=None) -> list[Diagnostic]:
     hints = workload.hints if hints is None else hints
     file = workload.source_map.file if workload.source_map else "<workload>"
     out = []
+    from .structure_trips import csr_row_loop
     for loop in tree.loops.values():
         if loop.static or "expected_trips" in hints.get(loop.label, {}):
             continue
+        if not loop.is_while and csr_row_loop(workload, tree, loop.label) is not None:
+            continue  # its trips come from the declared csr structure (llmulator.structure_trips)
         out.append(Diagnostic(
             file, loop.line, None, f"workload.hints.{loop.label}",
             f"loop {loop.label} has a trip count only the run knows ({loop.dynamic_reason}); static estimators "

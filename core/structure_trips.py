@@ -40,26 +40,34 @@ def _head(source: str, label: str, var: str | None) -> tuple[str, str] | None:
     return (m.group(1), m.group(2)) if m else None
 
 
-def csr_profile(design, label: str) -> list[int] | None:
-    """Every row's trips of loop ``label`` when it walks one row of a declared csr structure; else None."""
-    loop = design.tree.loops[label]
+def csr_row_loop(workload, tree, label: str, variant: str | None = None) -> tuple[dict, str] | None:
+    """(the csr structure, the row variable) when loop ``label`` walks one row of a csr structure that the
+    workload (with ``variant``) declares: ``for (j = rp[i]; j < rp[i + 1]; j++)``, ``rp`` its row_ptr."""
+    loop = tree.loops[label]
     if loop.is_while or any(k in (loop.dynamic_reason or "") for k in ("early", "assigned in the body")):
         return None
-    head = _head(design.tree.source, label, loop.var)
+    head = _head(tree.source, label, loop.var)
     lo, hi = (_bound(head[0]), _bound(head[1])) if head else (None, None)
     if lo is None or hi is None or lo[2] or not hi[2] or lo[:2] != hi[:2]:
         return None
-    rp, var = lo[0], lo[1]
-    desc = resolve_inputs(design.workload, design.variant)
+    desc = resolve_inputs(workload, variant)
     if desc["generator"]:
         return None
-    st = next((s for s in desc["structures"] if s.get("kind") == "csr" and s.get("row_ptr") == rp), None)
-    if st is None:
+    st = next((s for s in desc["structures"] if s.get("kind") == "csr" and s.get("row_ptr") == lo[0]), None)
+    return (st, lo[1]) if st is not None else None
+
+
+def csr_profile(design, label: str) -> list[int] | None:
+    """Every row's trips of loop ``label`` when it walks one row of a declared csr structure; else None."""
+    found = csr_row_loop(design.workload, design.tree, label, design.variant)
+    if found is None:
         return None
+    st, var = found
+    loop = design.tree.loops[label]
     sizes = design.sizes
     w = design.workload
     rows = _eval_int(w.name, "csr rows", st["rows"], sizes) if "rows" in st else \
-        int(np.prod(w.shape(rp, sizes))) - 1
+        int(np.prod(w.shape(st["row_ptr"], sizes))) - 1
     cols = _eval_int(w.name, "csr cols", st["cols"], sizes) if "cols" in st else rows
     nnz = _eval_int(w.name, "csr nnz", st["nnz"], sizes) if "nnz" in st else \
         int(np.prod(w.shape(st["col_idx"], sizes)))

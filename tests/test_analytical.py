@@ -253,3 +253,13 @@ def test_analytical_path_never_imports_torch():
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("clean")
+
+
+def test_a_csr_row_loop_needs_no_hint_but_a_loop_over_a_plain_row_pointer_does():
+    """validate's missing-hint warning follows what the static estimators can price: the row loop of a
+    declared csr structure takes its trips from the structure, the same loop over an ordinary array only
+    from a hint (tests/broken/x_missing_trip_hint)."""
+    from llmulator.checks import missing_hints
+    with_structure, plain = _spmv_without_structure({})
+    assert missing_hints(attrs.evolve(with_structure.workload, hints={})) == []
+    assert [dg.path for dg in missing_hints(plain.workload)] == ["workload.hints.L_j"]
