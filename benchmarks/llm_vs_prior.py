@@ -117,8 +117,10 @@ def main() -> None:
     cmd = "python benchmarks/llm_vs_prior.py " + " ".join(
         [f"--data {args.data}", *(f"--model {s}" for s in args.model), f"--per-split {args.per_split}",
          f"--seed {args.seed}", f"--splits {args.splits}"])
+    from llmulator_plugins.analytical.estimator import VERSION
     body = (f"Cycles, {args.per_split} rows per split drawn with seed {args.seed}, each priced by the llm estimator "
-            "(as `llmulator estimate` prices it) and by the analytical prior. beats / worse: rows where the llm's APE "
+            f"(as `llmulator estimate` prices it) and by the analytical prior (analytical {VERSION}). "
+            "beats / worse: rows where the llm's APE "
             f"is more than {TIE} points below / above the prior's. Several seeds: mean ± standard deviation over "
             f"them. {time.perf_counter() - t0:.0f} s.\n\n{table}")
     write_report(Path(args.out), "The llm against its analytical prior", cmd, body)
