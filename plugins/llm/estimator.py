@@ -244,17 +244,19 @@ class LLMEstimator:
             from llmulator.threads import torch_threads as threads_of
         t0 = time.perf_counter()
         priors = self.priors(designs)
-        prompts = self.prompts(designs, priors)
-        render_s = (time.perf_counter() - t0) / max(len(designs), 1)
         out: list[Estimate | None] = [None] * len(designs)
-        for i, d in enumerate(designs):  # input-independent designs: the prior itself (residual.py)
+        for i, d in enumerate(designs):  # input-independent designs: the prior itself (residual.py), no prompt
             if priors[i] is not None and copies_prior(d, self.meta):
                 p = prior_prediction(priors[i])
                 m, conf, interval, notes = guard(p["metrics"], p["confidence"], p["interval"], priors[i],
                                                  d.arch.clock_mhz)
-                out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval, seconds=render_s,
-                                  design=d.name, notes=[f"model: {self.path}", PRIOR_NOTE, *notes])
-        order = sorted((i for i in range(len(designs)) if out[i] is None), key=lambda i: len(prompts[i]))
+                out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval,
+                                  seconds=(time.perf_counter() - t0) / len(designs), design=d.name,
+                                  notes=[f"model: {self.path}", PRIOR_NOTE, *notes])
+        rest = [i for i in range(len(designs)) if out[i] is None]
+        prompts = dict(zip(rest, self.prompts([designs[i] for i in rest], [priors[i] for i in rest]), strict=True))
+        render_s = (time.perf_counter() - t0) / max(len(designs), 1)
+        order = sorted(rest, key=lambda i: len(prompts[i]))
         for k in range(0, len(order), self.batch_size):
             idx = order[k:k + self.batch_size]
             t0 = time.perf_counter()
