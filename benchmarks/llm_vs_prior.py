@@ -16,7 +16,6 @@ prompt cache supplies the prior (``prompts-analytical.jsonl``, written by ``trai
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -27,23 +26,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from _report import md_table, write_report  # noqa: E402
+from generalisation_curves import _priors as priors_of  # noqa: E402 - the prompt cache's current priors
 
 TIE = 0.1  # APE points: closer than this to the prior's error is a tie
 SPLITS = ("val", "test_app", "test_hw", "test_input")
-
-
-def priors_of(data: str) -> dict[str, float]:
-    """Analytical cycles by sample id from the dataset's prompt cache (lines of the current analytical model)."""
-    from llmulator_plugins.analytical.estimator import VERSION
-    out = {}
-    for line in (Path(data) / "prompts-analytical.jsonl").read_text().splitlines():
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if rec.get("prior") and rec.get("static") == VERSION:
-            out[rec["id"]] = float(rec["prior"]["cycles"])
-    return out
 
 
 def draw(data: str, split: str, n: int, seed: int, priors: dict[str, float]):
