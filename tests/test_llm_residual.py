@@ -65,13 +65,26 @@ def test_a_ratio_checkpoint_reports_the_prior_times_its_digits(tmp_path):
     from llmulator_plugins.synth import driver
 
     data = tmp_path / "synth"
-    driver.run([2], 12, data, seed=11, shard_size=6, progress=False)
+    driver.run([2], 24, data, seed=11, shard_size=6, progress=False)  # held-out rows of both kinds
     out = tmp_path / "m"
     tiny = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=1, num_attention_heads=2,
                 num_key_value_heads=2)
     s = train(data, out, pretrain_steps=1, steps=3, batch=4, save_every=10, arch=tiny, progress=False,
-              eval_limit=2, threads=1, target="ratio")
-    assert json.loads((out / "llmulator.json").read_text())["target"] == "ratio" and s["evals"]
+              eval_limit=50, threads=1, target="ratio")
+    meta = json.loads((out / "llmulator.json").read_text())
+    assert meta["target"] == "ratio" and s["evals"]
+    # the prompt cache says which designs have input-independent control; a ratio model trains on the others
+    # only, and its evaluation answers the fixed ones with the prior itself, as the estimator does
+    recs = {json.loads(line)["id"]: json.loads(line) for line in (data / "prompts-analytical.jsonl").read_text()
+            .splitlines()}
+    from llmulator_plugins.llm.train import load_rows
+    rows = load_rows(data)
+    dynamic = [r for r in rows if r["split"] == "train" and recs[r["sample_id"]]["prior"]
+               and recs[r["sample_id"]]["fixed"] is False]
+    assert meta["train_rows"] == len(dynamic) > 0
+    preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
+    fixed = [p for p in preds if recs[p["id"]]["fixed"]]
+    assert fixed and all(p["metrics"][m] == recs[p["id"]]["prior"][m] for p in fixed for m in METRICS)
     static = load_design(ROOT / "arch_specs/systolic-16x16.yaml", ROOT / "workloads/gemm.yaml",
                          ROOT / "mappings/gemm-ws-16x16.yaml")
     d = load_design(library.resolve("architecture", "hls-fpga"), library.resolve("workload", "bfs"),
