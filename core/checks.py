@@ -17,20 +17,26 @@ from .design_checks import _mdiag
 from .errors import Diagnostic, SpecError
 
 
-def missing_hints(workload, tree=None, hints=None) -> list[Diagnostic]:
+def missing_hints(workload, tree=None, hints=None, design: Design | None = None) -> list[Diagnostic]:
     """Loops whose trip count only the run knows and that have no ``expected_trips`` hint (``hints``:
-    the workload's, or a design's with its input variant applied)."""
+    the workload's, or a design's with its input variant applied). A loop whose trips a declared csr
+    structure gives needs none: for a ``design`` exactly the loops its ``trip_profile`` prices (what the
+    static estimators read), for a workload alone those of that loop shape (``structure_trips``)."""
     from .kernel import analyze
     tree = tree if tree is not None else analyze(workload)
     hints = workload.hints if hints is None else hints
     file = workload.source_map.file if workload.source_map else "<workload>"
     out = []
     from .structure_trips import csr_row_loop
+
+    def from_structure(label: str) -> bool:
+        if design is not None:
+            return design.trip_profile(label) is not None
+        return csr_row_loop(workload, tree, label) is not None
+
     for loop in tree.loops.values():
-        if loop.static or "expected_trips" in hints.get(loop.label, {}):
+        if loop.static or "expected_trips" in hints.get(loop.label, {}) or from_structure(loop.label):
             continue
-        if not loop.is_while and csr_row_loop(workload, tree, loop.label) is not None:
-            continue  # its trips come from the declared csr structure (llmulator.structure_trips)
         out.append(Diagnostic(
             file, loop.line, None, f"workload.hints.{loop.label}",
             f"loop {loop.label} has a trip count only the run knows ({loop.dynamic_reason}); static estimators "
@@ -63,4 +69,4 @@ def unachievable_ii(d: Design) -> list[Diagnostic]:
 
 def design_warnings(d: Design) -> list[Diagnostic]:
     """Every warning ``validate`` prints for a whole design."""
-    return missing_hints(d.workload, d.tree, d.hints) + unachievable_ii(d)
+    return missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d)
