@@ -76,12 +76,18 @@ class Design:
                                        loop.line, None, "workload.kernel", f"loop {label}: {e}")) from None
 
     def trip_profile(self, label: str) -> list[int] | None:
-        """Trips of every entry of a triangular loop (``LoopTree.trip_profile``) or of a loop over one row
-        of a declared csr structure (``llmulator.structure_trips``), memoised per design."""
+        """Trips of every entry of a triangular loop (``LoopTree.trip_profile``), of a loop over one row
+        of a declared csr structure (``llmulator.structure_trips``), or of a while loop or data-bounded loop
+        whose control the declared inputs drive (``llmulator.input_trips``: one entry per lane, an entry of
+        the enclosing loops under one draw of the inputs), memoised per design."""
         cache = self._profiles
         if label not in cache:
+            from .input_trips import input_trip_profile
             from .structure_trips import csr_profile
-            cache[label] = csr_profile(self, label) if self.tree.loops[label].data_dependent else None
+            loop = self.tree.loops[label]
+            cache[label] = csr_profile(self, label) if loop.data_dependent and not loop.is_while else None
+            if cache[label] is None and (loop.data_dependent or loop.is_while):
+                cache[label] = input_trip_profile(self, label)
             if cache[label] is None:
                 try:
                     cache[label] = self.tree.trip_profile(label, self._names)

@@ -226,6 +226,7 @@ class LoopTree:
     loops: dict[str, Loop]  # every loop by label, at any depth
     locals: dict[str, str]  # local variable -> C type
     source: str  # the kernel's C text
+    body: Any = attrs.field(default=None, repr=False, eq=False)  # its parsed body (pycparser Compound)
 
     def walk(self):
         """Every node, depth first in program order (both sides of branches)."""

@@ -92,7 +92,7 @@ def _analyze(workload, file: str | None = None) -> LoopTree:
     roots = _block(body, ctx, None)
     if not ctx.loops:
         raise ctx.error(None, "the kernel has no loops", "at least one labelled loop (L_i: for (...))")
-    return LoopTree(roots=roots, loops=ctx.loops, locals=ctx.locals, source=workload.kernel)
+    return LoopTree(roots=roots, loops=ctx.loops, locals=ctx.locals, source=workload.kernel, body=func.body)
 
 
 def _check_subset(body: c_ast.Node, ctx: Ctx) -> None:

@@ -93,7 +93,8 @@ RECORDS = [
     ("The kernel's loop tree (`design.tree`)", [
         Record("llmulator.kernel", "LoopTree", where={
             "roots": "(the top level of `workload.kernel`)", "loops": "(the kernel's loop labels)",
-            "locals": "(declarations in `workload.kernel`)", "source": "workload.kernel"}),
+            "locals": "(declarations in `workload.kernel`)", "source": "workload.kernel",
+            "body": "(`workload.kernel` parsed by pycparser)"}),
         Record("llmulator.kernel", "Loop", where={"*": "a labelled loop of `workload.kernel`"}),
         Record("llmulator.kernel", "Statement", where={"*": "a statement of `workload.kernel`"}),
         Record("llmulator.kernel", "Branch", where={"*": "an `if` of `workload.kernel`"}),

@@ -346,3 +346,55 @@ workload:
         assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
         assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant
     assert empty[None] == 0 and empty["skewed"] > 6  # even rows of 4; Zipf 1.5 leaves many rows empty
+
+
+def test_a_while_loop_runs_the_trips_its_declared_inputs_make_not_the_hint(write):
+    """A Collatz loop over an input element (synth-v3's generated form): with every element 6 it runs 8
+    trips and with 27 the cap of 16 (the variant), whatever the hint of 3 says; the analytical model runs
+    the loop's control on draws of the declared inputs (llmulator.input_trips) and equals hlsim, which
+    runs the data, in cycles and energy."""
+    a = write("arch.yaml", ARCH.replace("DB", "true").replace(
+        "      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}",
+        "      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}\n"
+        "      shift: {count: 8, bits: 32, numeric: int, latency_cycles: 1}"))
+    w = write("w.yaml", """
+workload:
+  version: 1
+  name: w
+  parameters: {N: 16}
+  arrays:
+    a: {shape: [N], dtype: int32, role: in}
+    o: {shape: [N], dtype: int32, role: out}
+  kernel: |
+    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      int c = 0;
+      L_w: while (x > 1 && c < 16) {
+        x = (x & 1) ? 3 * x + 1 : x >> 1;
+        c++;
+      }
+      o[i] = c;
+    }
+  hints: {L_w: {expected_trips: 3}}
+  inputs:
+    arrays:
+      a: {distribution: constant, value: 6}
+    variants:
+      long:
+        arrays:
+          a: {distribution: constant, value: 27}
+  reference: |
+    for i in range(N):
+        x = int(a[i]); c = 0
+        while x > 1 and c < 16:
+            x = 3 * x + 1 if x & 1 else x >> 1
+            c += 1
+        o[i] = c
+""")
+    m = write("m.yaml", "mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {a: BUF, o: BUF}\n")
+    for variant, trips in ((None, 8), ("long", 16)):
+        d = load_design(a, w, m, variant=variant)
+        assert d.trips("L_w") == trips
+        e, p = both(d)
+        assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
+        assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant

@@ -36,7 +36,8 @@ from . import model
 # 0.10: a top-level statement's operations and accesses cost energy (before, only its cycles counted)
 # 0.11: a branch on an input element takes its share from the declared distribution (llmulator.branch_inputs)
 # 0.12: a loop over one row of a declared csr structure is priced row by row (llmulator.structure_trips)
-VERSION = "0.12"
+# 0.13: a while loop whose control the declared inputs drive runs it on draws of them (llmulator.while_inputs)
+VERSION = "0.13"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -1,0 +1,337 @@
+"""A small subset of C run on NumPy lanes: each lane is one execution of the same statements on its own values.
+
+Why: ``llmulator.input_trips`` needs the trip count of a loop whose control reads input data, on thousands of
+draws at once, without compiling or trusting the kernel. This walks pycparser's AST itself (no ``eval``, no
+compiler) and refuses (``Unsupported``) anything outside the subset, which then stays a hint's business.
+
+The subset: scalar declarations and assignments (``=``, ``op=``, ``++``, ``--``), ``if``/``else``, ``break``;
+integer, bitwise, comparison, logical, ternary and float arithmetic; casts; reads of the arrays it is given;
+``fabsf``-like math functions. C semantics where they matter for control: integer ``/`` and ``%`` truncate
+toward zero, a value stored in a variable wraps to the variable's declared width and signedness (``uint32_t``
+hashes, ``int`` counters), ``float`` rounds to single precision. Writes to arrays are skipped: a caller only
+hands over arrays the kernel never writes, so no read can see one. Both sides of ``&&``, ``||`` and ``?:``
+are evaluated (they have no side effects in the subset); an array index is clipped into the array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pycparser import c_ast, c_generator
+
+_GEN = c_generator.CGenerator()
+_TYPES = {"int": ("i", 32), "signed": ("i", 32), "signed int": ("i", 32), "int32_t": ("i", 32),
+          "long": ("i", 64), "long int": ("i", 64), "long long": ("i", 64), "int64_t": ("i", 64),
+          "short": ("i", 16), "int16_t": ("i", 16), "char": ("i", 8), "signed char": ("i", 8), "int8_t": ("i", 8),
+          "unsigned": ("u", 32), "unsigned int": ("u", 32), "uint32_t": ("u", 32), "unsigned short": ("u", 16),
+          "uint16_t": ("u", 16), "unsigned char": ("u", 8), "uint8_t": ("u", 8), "bool": ("u", 1),
+          "float": ("f", 32), "_Float16": ("f", 16), "double": ("f", 64)}
+_MATH = {"fabsf": np.abs, "fabs": np.abs, "abs": np.abs, "labs": np.abs, "sqrtf": np.sqrt, "sqrt": np.sqrt,
+         "floorf": np.floor, "floor": np.floor, "ceilf": np.ceil, "ceil": np.ceil, "truncf": np.trunc,
+         "trunc": np.trunc, "fminf": np.minimum, "fmin": np.minimum, "min": np.minimum,
+         "fmaxf": np.maximum, "fmax": np.maximum, "max": np.maximum}
+_FLOAT_RESULT = {"fabsf", "fabs", "sqrtf", "sqrt", "floorf", "floor", "ceilf", "ceil", "truncf", "trunc",
+                 "fminf", "fmin", "fmaxf", "fmax"}
+_CMP = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal, "==": np.equal,
+        "!=": np.not_equal}
+_INT = {"&": np.bitwise_and, "|": np.bitwise_or, "^": np.bitwise_xor}
+_STEP = ("p++", "++", "p--", "--")
+
+
+class Unsupported(Exception):
+    """The statements use something outside the subset."""
+
+
+def ctype(text: str) -> tuple[str, int]:
+    """``(kind, bits)`` of a C scalar type (``i``, ``u`` or ``f``)."""
+    words = [w for w in text.replace("const ", "").replace("volatile ", "").split() if w]
+    t = _TYPES.get(" ".join(words))
+    if t is None:
+        raise Unsupported(f"type {text!r}")
+    return t
+
+
+def wrap(v: np.ndarray, t: tuple[str, int]) -> np.ndarray:
+    """A value stored in a variable of C type ``t`` (int64 lanes for integers, float64 for floats)."""
+    kind, bits = t
+    if kind == "f":
+        if bits == 64:
+            return v.astype(np.float64)
+        return v.astype(np.float16 if bits == 16 else np.float32).astype(np.float64)
+    if v.dtype.kind == "f":
+        if not np.all(np.isfinite(v)):
+            raise Unsupported("a non-finite value converted to an integer")
+        v = np.trunc(v).astype(np.int64)
+    if bits == 1:
+        return (v != 0).astype(np.int64)
+    if bits == 64:
+        return v.astype(np.int64)
+    v = v.astype(np.int64) & ((1 << bits) - 1)
+    return v - ((v >> (bits - 1)) << bits) if kind == "i" else v
+
+
+def constant(node: c_ast.Constant) -> float | int:
+    text = node.value.lower()
+    if node.type in ("float", "double", "long double"):
+        return float(text.rstrip("fl"))
+    if "char" in node.type or "string" in node.type:
+        raise Unsupported("a character constant")
+    text = text.rstrip("ul")
+    if len(text) > 1 and text[0] == "0" and text[1] not in "xb":
+        return int(text, 8)
+    return int(text, 0)
+
+
+def binary(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a op b`` with C's arithmetic on lanes (comparisons give 0/1)."""
+    fl = a.dtype.kind == "f" or b.dtype.kind == "f"
+    if fl:
+        a, b = a.astype(np.float64), b.astype(np.float64)
+    with np.errstate(all="ignore"):
+        if op in _CMP:
+            return _CMP[op](a, b).astype(np.int64)
+        if op in ("+", "-", "*"):
+            return a + b if op == "+" else a - b if op == "-" else a * b
+        if op in ("/", "%"):
+            if fl:
+                return a / b if op == "/" else np.fmod(a, b)
+            if np.any(b == 0):
+                raise Unsupported("an integer division by zero")
+            q = (np.abs(a) // np.abs(b)) * np.sign(a) * np.sign(b)
+            return q if op == "/" else a - b * q
+        if fl:
+            raise Unsupported(f"{op} on floats")
+        if op in _INT:
+            return _INT[op](a, b)
+        if op in ("<<", ">>"):
+            if np.any((b < 0) | (b > 62)):
+                raise Unsupported("a shift out of range")
+            return a << b if op == "<<" else a >> b
+    raise Unsupported(f"operator {op}")
+
+
+class Lanes:
+    """Scalars (``env``: name -> one value per lane), their C types, and read-only arrays indexed per lane
+    (``arrays``: name -> ``[draw, *shape]``, ``draw``: each lane's draw)."""
+
+    def __init__(self, names: dict[str, float], int_names: set[str], arrays: dict[str, np.ndarray],
+                 draw: np.ndarray):
+        self.names, self.int_names, self.arrays, self.draw = names, int_names, arrays, draw
+        self.env: dict[str, np.ndarray] = {}
+        self.types: dict[str, tuple[str, int]] = {}
+        self.unknown: set[str] = set()  # locals whose value here no lane knows (set by code not run)
+
+    def size(self) -> int:
+        return self.draw.size
+
+    def compact(self, keep: np.ndarray) -> None:
+        """Drop the lanes not in ``keep`` (finished ones cost nothing more)."""
+        self.env = {k: v[keep] for k, v in self.env.items()}
+        self.draw = self.draw[keep]
+
+    # -- statements -------------------------------------------------------------------------------------------
+    def block(self, items, mask: np.ndarray, skip=frozenset()) -> np.ndarray:
+        """Run statements on the lanes of ``mask`` (those whose ``id`` is in ``skip`` are not run); the lanes
+        still running afterwards (``break`` leaves)."""
+        for st in items:
+            if not mask.any():
+                return mask
+            if id(st) in skip:
+                continue
+            if isinstance(st, c_ast.Compound):
+                mask = self.block(st.block_items or [], mask, skip)
+            elif isinstance(st, c_ast.Label):
+                mask = self.block([st.stmt], mask, skip)
+            elif isinstance(st, c_ast.If):
+                c = self.truth(st.cond)
+                then = self.block([st.iftrue], mask & c, skip) if st.iftrue is not None else mask & c
+                other = self.block([st.iffalse], mask & ~c, skip) if st.iffalse is not None else mask & ~c
+                mask = then | other
+            elif isinstance(st, c_ast.Break):
+                return np.zeros_like(mask)
+            elif not isinstance(st, (c_ast.EmptyStatement, c_ast.Pragma)):
+                self.simple(st, mask)
+        return mask
+
+    def simple(self, st, mask: np.ndarray) -> None:
+        """A declaration, an assignment, an increment or a list of them."""
+        if isinstance(st, c_ast.DeclList):
+            for d in st.decls:
+                self.simple(d, mask)
+        elif isinstance(st, c_ast.Decl):
+            if not isinstance(st.type, c_ast.TypeDecl):
+                raise Unsupported("a local array")
+            self.types[st.name] = ctype(_GEN.visit(st.type))
+            if st.init is None:
+                self.unknown.add(st.name)
+                self.env.pop(st.name, None)
+            else:
+                self.unknown.discard(st.name)
+                self.env.pop(st.name, None)
+                self.store(st.name, self.ev(st.init), mask)
+        elif isinstance(st, c_ast.ExprList):
+            for e in st.exprs:
+                self.simple(e, mask)
+        elif isinstance(st, c_ast.UnaryOp) and st.op in _STEP:
+            if isinstance(st.expr, c_ast.ID):
+                self.store(self.target(st.expr), self.ev(st.expr) + (1 if "++" in st.op else -1), mask)
+        elif isinstance(st, c_ast.Assignment):
+            if isinstance(st.lvalue, c_ast.ArrayRef):
+                return  # an array write: nothing this runs reads it back (module docstring)
+            value = self.ev(st.rvalue)
+            if st.op != "=":
+                value = binary(st.op[:-1], self.ev(st.lvalue), value)
+            self.store(self.target(st.lvalue), value, mask)
+        else:
+            raise Unsupported(type(st).__name__)
+
+    def target(self, node) -> str:
+        if not isinstance(node, c_ast.ID) or node.name not in self.types:
+            raise Unsupported("an assignment to something other than a typed local")
+        return node.name
+
+    def store(self, name: str, value, mask: np.ndarray) -> None:
+        value = wrap(np.broadcast_to(np.asarray(value), mask.shape), self.types[name])
+        if name in self.unknown:
+            if not mask.all():
+                raise Unsupported(f"{name} is known on some lanes only")
+            self.unknown.discard(name)
+        if name not in self.env:
+            self.env[name] = value.copy()  # a fresh local: the lanes outside the mask never read it
+        else:
+            old = self.env[name]
+            self.env[name] = np.where(mask, value, old).astype(np.result_type(value, old))
+
+    # -- expressions ------------------------------------------------------------------------------------------
+    def truth(self, node) -> np.ndarray:
+        return np.asarray(self.ev(node)) != 0
+
+    def ev(self, n) -> np.ndarray:
+        """The value of an expression on every lane."""
+        if isinstance(n, c_ast.Constant):
+            v = constant(n)
+            return np.full(self.size(), v, dtype=np.float64 if isinstance(v, float) else np.int64)
+        if isinstance(n, c_ast.ID):
+            return self.name(n.name)
+        if isinstance(n, c_ast.ArrayRef):
+            return self.element(n)
+        if isinstance(n, c_ast.BinaryOp):
+            if n.op in ("&&", "||"):
+                a, b = self.truth(n.left), self.truth(n.right)
+                return (a & b if n.op == "&&" else a | b).astype(np.int64)
+            return binary(n.op, self.ev(n.left), self.ev(n.right))
+        if isinstance(n, c_ast.UnaryOp):
+            return self.unary(n)
+        if isinstance(n, c_ast.TernaryOp):
+            return np.where(self.truth(n.cond), self.ev(n.iftrue), self.ev(n.iffalse))
+        if isinstance(n, c_ast.Cast):
+            return wrap(self.ev(n.expr), ctype(_GEN.visit(n.to_type)))
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in _MATH:
+            f = n.name.name
+            out = _MATH[f](*[self.ev(a) for a in (n.args.exprs if n.args else [])])
+            return np.asarray(out, dtype=np.float64) if f in _FLOAT_RESULT else out
+        raise Unsupported(type(n).__name__)
+
+    def name(self, name: str) -> np.ndarray:
+        if name in self.unknown:
+            raise Unsupported(f"{name} is not known here")
+        if name in self.env:
+            return self.env[name]
+        if name in self.names:
+            dtype = np.int64 if name in self.int_names else np.float64
+            return np.full(self.size(), self.names[name], dtype=dtype)
+        raise Unsupported(f"{name} has no value here")
+
+    def element(self, n: c_ast.ArrayRef) -> np.ndarray:
+        idx, base = [], n
+        while isinstance(base, c_ast.ArrayRef):
+            idx.append(self.ev(base.subscript))
+            base = base.name
+        data = self.arrays.get(base.name) if isinstance(base, c_ast.ID) else None
+        if data is None or len(idx) != data.ndim - 1:
+            raise Unsupported("a read of an array it was not given")
+        ix = [self.draw] + [np.clip(np.asarray(i).astype(np.int64), 0, data.shape[k + 1] - 1)
+                            for k, i in enumerate(reversed(idx))]
+        v = data[tuple(ix)]
+        return v.astype(np.float64) if v.dtype.kind == "f" else v.astype(np.int64)
+
+    def unary(self, n: c_ast.UnaryOp) -> np.ndarray:
+        if n.op in _STEP:
+            raise Unsupported("an increment inside an expression")
+        v = self.ev(n.expr)
+        if n.op == "-":
+            return -v
+        if n.op == "+":
+            return v
+        if n.op == "!":
+            return (v == 0).astype(np.int64)
+        if n.op == "~" and v.dtype.kind != "f":
+            return ~v
+        raise Unsupported(f"unary {n.op}")
+
+
+def assigned(node) -> set[str]:
+    """Scalars a statement may assign (declares, assigns or steps)."""
+    out: set[str] = set()
+    for n in nodes(node):
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+            out.add(n.lvalue.name)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in _STEP and isinstance(n.expr, c_ast.ID):
+            out.add(n.expr.name)
+        elif isinstance(n, c_ast.Decl):
+            out.add(n.name)
+    return out
+
+
+def read_names(node) -> set[str]:
+    """Every identifier a statement or expression mentions (function names excluded)."""
+    out: set[str] = set()
+    for n in nodes(node):
+        if isinstance(n, c_ast.ID):
+            out.add(n.name)
+        elif isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+            out.discard(n.name.name)
+    return out
+
+
+def array_reads(node) -> set[str]:
+    """Arrays an expression or statement reads (``A[i] = v`` writes ``A`` and reads ``i`` and ``v``;
+    ``A[i] += v`` reads ``A`` too)."""
+    out: set[str] = set()
+
+    def visit(n, write: bool = False):
+        if n is None:
+            return
+        if isinstance(n, c_ast.ArrayRef):
+            for s in _subscripts(n):
+                visit(s)
+            base = n
+            while isinstance(base, c_ast.ArrayRef):
+                base = base.name
+            if not write:
+                out.add(base.name if isinstance(base, c_ast.ID) else "?")
+            return
+        if isinstance(n, c_ast.Assignment):
+            visit(n.lvalue, write=n.op == "=")
+            visit(n.rvalue)
+            return
+        for _, c in n.children():
+            visit(c)
+    visit(node)
+    return out
+
+
+def _subscripts(ref: c_ast.ArrayRef):
+    while isinstance(ref, c_ast.ArrayRef):
+        yield ref.subscript
+        ref = ref.name
+
+
+def nodes(node):
+    """The node and every node under it."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is None:
+            continue
+        yield n
+        stack.extend(c for _, c in n.children())

@@ -1,0 +1,274 @@
+"""Trips of a loop whose control reads input data, from the inputs the workload declares: the control run on
+draws of them.
+
+``int x = a[i]; int c = 0; L_w: while (x > 1 && c < 64) { x = (x & 1) ? 3 * x + 1 : x >> 1; c++; }`` runs as
+many trips as its recurrence takes from ``a[i]``; ``while (k < n && d[k] != key[q]) k++;`` as many as the first
+match in ``d``; ``for (j = 0; j < len[i]; j++)`` as many as ``len[i]``. Only the data knows these counts, but
+the workload declares the data's distributions (``inputs.arrays``). An ``expected_trips`` hint is a guess
+written once: synth-v3's generator hinted 32 trips for a Collatz loop over values in [1, 20], whose mean is
+about 7, and such loops made 70-85 % of the analytical prior's remaining cycles error (docs/prior-error.md).
+
+The loop's control runs on *lanes* (``llmulator.c_lanes``): every entry of the enclosing loops (enumerated
+as ``LoopTree.trip_profile`` does) times a few draws of the declared inputs, made by ``llmulator.inputs``
+exactly as a profiler's are but with seeds of our own, so the result is the expectation under the declared
+distributions, not a run on the workload's own input. The statements before the loop in its enclosing
+loop's body give its scalars their values on each lane; inside the loop only the statements the control
+depends on run (a slice: the scalars its condition reads, and whatever assigns them, to a fixed point).
+Each lane's count is one entry of the loop's trip profile (``Design.trip_profile``), so the static
+estimators price the mean and the per-entry spread, and follow an input variant.
+
+A loop is left to its hint when its control reads an array the kernel writes, needs an inner loop, sits
+under a branch, or lies beyond the caps below; and always when the inputs come from a generator (user code,
+which this never runs).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+from pycparser import c_ast
+
+from . import kernel_values as kv
+from .c_lanes import Lanes, Unsupported, array_reads, assigned, nodes, read_names
+
+MAX_ENTRIES = 65_536  # entries of the enclosing loops enumerated; beyond, the loop is left to its hint
+MAX_LANES = 4_096  # lanes (entries x draws) run; above, an even stride of the entries
+MIN_LANES = 1_024  # draws are added until this many lanes, up to MAX_DRAWS
+MAX_DRAWS = 16
+MAX_INPUT_ELEMENTS = 4_000_000  # elements of the input arrays in all draws together
+MAX_TRIPS = 100_000  # trips of one lane
+MAX_WORK = 20_000_000  # lane-trips in all
+SEED0 = 1_000_003  # the draws' seeds: SEED0, SEED0 + 1, ... (not a workload's own seed)
+_LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
+_JUMPS = (c_ast.Break, c_ast.Continue, c_ast.Return)  # they decide what runs: always in the slice
+_CACHE: dict[tuple, list[int] | None] = {}
+_CACHE_SIZE = 256
+
+
+def input_trip_profile(design, label: str) -> list[int] | None:
+    """Trips of each lane (an entry of the enclosing loops under one draw of the declared inputs) of the
+    loop ``label`` — a ``while`` loop or a ``for`` loop with a data-dependent bound — or None when its
+    control is outside what this module runs."""
+    tree = design.tree
+    loop = tree.loops[label]
+    if not (loop.is_while or loop.data_dependent) or tree.body is None:
+        return None
+    from .inputs import resolve_inputs
+    desc = resolve_inputs(design.workload, design.variant)
+    if desc["generator"]:
+        return None  # user code may fill any array
+    key = (tree.source, label, tuple(sorted(design._names.items())), tuple(sorted(design.sizes.items())),
+           json.dumps({k: desc[k] for k in ("arrays", "structures")}, sort_keys=True, default=str))
+    if key not in _CACHE:
+        try:
+            _CACHE[key] = _Run(design, loop).profile()
+        except (Unsupported, kv.ExprError, ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError):
+            _CACHE[key] = None
+        if len(_CACHE) > _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)))
+    return _CACHE[key]
+
+
+class _Run:
+    """One loop's control, run on its lanes."""
+
+    def __init__(self, design, loop):
+        self.d, self.loop, self.tree = design, loop, design.tree
+
+    def profile(self) -> list[int]:
+        prefix, node = self._locate()
+        head = [node.init] if isinstance(node, c_ast.For) and node.init is not None else []
+        if node.cond is None:
+            raise Unsupported("a loop without a condition")
+        control = [node.cond] + ([node.next] if isinstance(node, c_ast.For) and node.next is not None else [])
+        skip, needed = _slice(node.stmt, set().union(*(read_names(c) for c in control)))
+        prefix = _needed_prefix(prefix + head, needed | set().union(*(read_names(c) for c in control)))
+        reads = set().union(*(array_reads(s) for s in [*prefix, *control, *_kept_statements(node.stmt, skip)]))
+        written = _written(self.tree.body)
+        w = self.d.workload
+        for a in reads:
+            spec = w.arrays.get(a)
+            if spec is None or spec.role not in ("in", "inout") or a in written:
+                raise Unsupported(f"array {a} is not an input the kernel leaves alone")
+        entries = self._entries()
+        if not entries:
+            return []
+        arrays = self._draws(reads, len(entries))
+        draws = next(iter(arrays.values())).shape[0] if arrays else 1
+        if len(entries) * draws > MAX_LANES:
+            if len(entries) > MAX_LANES:
+                pick = np.linspace(0, len(entries) - 1, MAX_LANES).round().astype(int)
+                entries = [entries[i] for i in pick]
+            draws = max(1, MAX_LANES // len(entries))
+            arrays = {a: v[:draws] for a, v in arrays.items()}
+        names = dict(self.d._names)
+        ints = set(w.parameters) | {k for k, v in w.scalars.items() if not v["dtype"].startswith("fp")}
+        lanes = Lanes(names, ints, arrays, np.repeat(np.arange(draws), len(entries)))
+        for var in {v for e in entries for v in e} - set(names):
+            lanes.env[var] = np.tile(np.array([e[var] for e in entries], dtype=np.int64), draws)
+            lanes.types[var] = ("i", 64)
+        full = np.ones(lanes.size(), dtype=bool)
+        for st in prefix:
+            try:
+                lanes.block([st], full)
+            except Unsupported:
+                lanes.unknown |= assigned(st)  # only an error if the loop reads one of them
+        return _trips(lanes, node, skip)
+
+    def _locate(self) -> tuple[list, c_ast.Node]:
+        """The statements before the loop in the block that holds it, and the loop's AST node. The block must
+        be the body of the innermost enclosing loop (or the kernel's top level), with nothing in between."""
+        chain = _chain_to(self.tree.body, self.loop.label)
+        if chain is None:
+            raise Unsupported("loop not found")
+        lab = chain[-1]
+        if not isinstance(lab.stmt, _LOOPS):
+            raise Unsupported("not a loop")
+        holder = chain[-2] if len(chain) >= 2 else None
+        if holder is None or isinstance(holder, _LOOPS):
+            return [], lab.stmt  # the loop is its parent's whole body
+        if not isinstance(holder, c_ast.Compound):
+            raise Unsupported("the loop sits inside a branch")
+        if holder is not self.tree.body and not (len(chain) >= 3 and isinstance(chain[-3], _LOOPS)):
+            raise Unsupported("the loop sits inside a block that is not a loop body")
+        items = holder.block_items or []
+        return items[:next(i for i, it in enumerate(items) if it is lab)], lab.stmt
+
+    def _entries(self) -> list[dict[str, float]]:
+        envs: list[dict[str, float]] = [dict(self.d._names)]
+        for anc in self.loop.ancestors():
+            if anc.data_dependent or anc.is_while or anc.var is None:
+                raise Unsupported("an enclosing loop with data-dependent trips")
+            grown = []
+            for env in envs:
+                grown.extend({**env, anc.var: v} for v in kv.values(anc, env))
+                if len(grown) > MAX_ENTRIES:
+                    raise Unsupported("too many entries")
+            envs = grown
+        return envs
+
+    def _draws(self, reads: set[str], lanes_per_draw: int) -> dict[str, np.ndarray]:
+        if not reads:
+            return {}
+        w, sizes = self.d.workload, self.d.sizes
+        size = sum(int(np.prod(w.shape(n, sizes))) for n, a in w.arrays.items() if a.role in ("in", "inout"))
+        if size > MAX_INPUT_ELEMENTS:
+            raise Unsupported("inputs too large to draw")
+        n = max(1, min(MAX_DRAWS, math.ceil(MIN_LANES / max(lanes_per_draw, 1)), MAX_INPUT_ELEMENTS // max(size, 1)))
+        from .inputs import generate_inputs
+        got = [generate_inputs(w, sizes, self.d.variant, seed=SEED0 + k) for k in range(n)]
+        return {a: np.stack([g[a] for g in got]) for a in reads}
+
+
+def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:
+    """Run the loop on every lane; each lane's count of body executions."""
+    trips = np.zeros(lanes.size(), dtype=np.int64)
+    ids = np.arange(lanes.size())
+    step = node.next if isinstance(node, c_ast.For) else None
+    live = np.ones(lanes.size(), dtype=bool) if isinstance(node, c_ast.DoWhile) else lanes.truth(node.cond)
+    work = 0
+    for _ in range(MAX_TRIPS):
+        if not live.any():
+            return trips.tolist()
+        if live.sum() * 2 < live.size:  # finished lanes take no more work
+            lanes.compact(live)
+            ids, live = ids[live], np.ones(int(live.sum()), dtype=bool)
+        trips[ids[live]] += 1
+        work += int(live.sum())
+        if work > MAX_WORK:
+            raise Unsupported("too much work")
+        live = lanes.block([node.stmt], live, skip)
+        if step is not None:
+            lanes.simple(step, live)
+        live = live & lanes.truth(node.cond)
+    raise Unsupported("a lane runs past MAX_TRIPS")
+
+
+def _chain_to(body, label: str) -> list | None:
+    """The nodes from ``body`` down to the ``Label`` named ``label``, both included."""
+    stack = [(body, [body])]
+    while stack:
+        node, chain = stack.pop()
+        if isinstance(node, c_ast.Label) and node.name == label:
+            return chain
+        for _, child in node.children():
+            if child is not None:
+                stack.append((child, chain + [child]))
+    return None
+
+
+def _leaves(node):
+    """The statements of a body that run as a whole: through blocks and branches, not into inner loops."""
+    if node is None:
+        return
+    if isinstance(node, c_ast.Compound):
+        for it in node.block_items or []:
+            yield from _leaves(it)
+    elif isinstance(node, c_ast.If):
+        yield node
+        yield from _leaves(node.iftrue)
+        yield from _leaves(node.iffalse)
+    elif isinstance(node, c_ast.Label):
+        yield from _leaves(node.stmt)
+    else:
+        yield node
+
+
+def _slice(body, control: set[str]) -> tuple[set[int], set[str]]:
+    """The statements of ``body`` the control does not depend on (by ``id``: they are not run) and the scalars
+    it does depend on: those the condition reads, and those read by whatever assigns them or decides
+    (a branch around an assignment of one, or around a ``break``, ``continue`` or ``return``) whether it
+    runs, to a fixed point. Only ``break`` is run (``c_lanes``); the other two leave the loop to its hint."""
+    leaves = list(_leaves(body))
+    needed = set(control)
+    live: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for s in leaves:
+            if id(s) in live:
+                continue
+            if isinstance(s, c_ast.If):
+                inner = [x for x in _leaves(s.iftrue)] + [x for x in _leaves(s.iffalse)]
+                hit = any(isinstance(x, _JUMPS) or id(x) in live for x in inner)
+                reads = read_names(s.cond)
+            else:
+                hit = isinstance(s, _JUMPS) or bool(assigned(s) & needed)
+                reads = read_names(s)
+            if hit:
+                live.add(id(s))
+                needed |= reads
+                changed = True
+    return {id(s) for s in leaves if id(s) not in live}, needed
+
+
+def _kept_statements(body, skip: set[int]):
+    return [s for s in _leaves(body) if id(s) not in skip and not isinstance(s, c_ast.If)] + \
+        [s.cond for s in _leaves(body) if id(s) not in skip and isinstance(s, c_ast.If)]
+
+
+def _needed_prefix(prefix: list, needed: set[str]) -> list:
+    """The statements before the loop that assign a scalar it needs (and, backwards, what those need)."""
+    out = []
+    need = set(needed)
+    for st in reversed(prefix):
+        if assigned(st) & need:
+            out.append(st)
+            need |= read_names(st)
+    return out[::-1]
+
+
+def _written(body) -> set[str]:
+    """Arrays the kernel writes anywhere (assigned or stepped elements)."""
+    out = set()
+    for n in nodes(body):
+        t = n.lvalue if isinstance(n, c_ast.Assignment) else \
+            n.expr if isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "++", "p--", "--") else None
+        if isinstance(t, c_ast.ArrayRef):
+            while isinstance(t, c_ast.ArrayRef):
+                t = t.name
+            if isinstance(t, c_ast.ID):
+                out.add(t.name)
+    return out

@@ -1,0 +1,202 @@
+"""Trips of a while loop from the inputs the workload declares (llmulator.input_trips): hand counts of the
+expectation, the variant followed, and every construct it does not read left to the hint."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from conftest import kernel_design
+from llmulator.input_trips import input_trip_profile as while_profile
+
+ARCH = """
+architecture:
+  version: 1
+  name: small
+  clock_mhz: 100
+  compute:
+    operators:
+      add: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
+      mul: {count: 8, bits: 32, numeric: int, latency_cycles: 2}
+      cmp: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
+      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
+      shift: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
+      div: {count: 2, bits: 32, numeric: int, latency_cycles: 8}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 64, bandwidth_bytes_per_cycle: 8, latency_cycles: 20}
+    - {name: BUF, kind: sram, capacity_kib: 64, width_bits: 32, banks: 16, ports: 2, latency_cycles: 1,
+       bandwidth_bytes_per_cycle: 100000}
+"""
+
+COLLATZ = """    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      int c = 0;
+      L_w: while (x > 1 && c < CAP) {
+        x = (x & 1) ? 3 * x + 1 : x >> 1;
+        c++;
+      }
+      o[i] = c;
+    }"""
+COLLATZ_ARRAYS = "    a: {shape: [N], dtype: int32, role: in}\n    o: {shape: [N], dtype: int32, role: out}"
+
+
+def collatz_steps(v: int, cap: int) -> int:
+    c = 0
+    while v > 1 and c < cap:
+        v = 3 * v + 1 if v & 1 else v >> 1
+        c += 1
+    return c
+
+
+def design(write, kernel=COLLATZ, arrays=COLLATZ_ARRAYS, inputs="", params="{N: 64, CAP: 16}",
+           hints="{L_w: {expected_trips: 8}}", variant=None, placement="{a: BUF, o: BUF}"):
+    d = kernel_design(write, ARCH, kernel, arrays, "    pass", "{}", placement, params, hints=hints)
+    if inputs:
+        import attrs
+        import yaml
+        d = attrs.evolve(d, workload=attrs.evolve(d.workload, inputs=yaml.safe_load(inputs)), variant=variant)
+    return d
+
+
+def test_a_collatz_loop_takes_the_mean_of_its_steps_over_the_declared_values(write):
+    """randint [1, 8] (both ends): the steps are 0, 1, 7, 2, 5, 8, 16 (capped), 3 - mean 42 / 8 = 5.25 -
+    where the hint says 8; the profile has one entry per element and draw, and its mean is the hand count
+    within the sampling error of 1,024 lanes."""
+    d = design(write, inputs="arrays: {a: {distribution: randint, range: [1, 8]}}")
+    p = while_profile(d, "L_w")
+    assert p is not None and len(p) == 1024
+    want = np.mean([collatz_steps(v, 16) for v in range(1, 9)])
+    assert want == 5.25
+    assert np.mean(p) == pytest.approx(want, abs=0.5)
+    assert set(p) <= {collatz_steps(v, 16) for v in range(1, 9)}
+    assert d.trips("L_w") == pytest.approx(np.mean(p))  # the model reads the profile, not the hint
+
+
+def test_a_constant_input_gives_the_exact_count_and_a_variant_is_followed(write):
+    inputs = """
+arrays: {a: {distribution: constant, value: 6}}
+variants:
+  big: {arrays: {a: {distribution: constant, value: 27}}}
+"""
+    assert set(while_profile(design(write, inputs=inputs), "L_w")) == {collatz_steps(6, 16)}  # 8
+    assert set(while_profile(design(write, inputs=inputs, variant="big"), "L_w")) == {16}  # 27 runs past the cap
+
+
+def test_a_search_loop_takes_the_expected_position_of_the_first_match(write):
+    """``while (k < M && d[k] != key[q]) k++`` with d and keys uniform over 8 values: each element matches
+    with p = 1/8 independently; trips > j while the first j + 1 elements miss, so E[trips] = sum_{j<M}
+    (7/8)^(j+1) = 7 (1 - (7/8)^16) = 6.18 for M = 16."""
+    kernel = """    L_q: for (int q = 0; q < Q; q++) {
+      int k = 0;
+      L_w: while (k < M && d[k] != key[q]) {
+        k++;
+      }
+      o[q] = k;
+    }"""
+    arrays = ("    d: {shape: [M], dtype: int32, role: in}\n    key: {shape: [Q], dtype: int32, role: in}\n"
+              "    o: {shape: [Q], dtype: int32, role: out}")
+    d = design(write, kernel=kernel, arrays=arrays, params="{Q: 64, M: 16}", placement="{d: BUF, key: BUF, o: BUF}",
+               inputs="arrays: {d: {distribution: randint, range: [0, 7]}, key: {distribution: randint, "
+                      "range: [0, 7]}}")
+    p = while_profile(d, "L_w")
+    want = 7 * (1 - (7 / 8) ** 16)
+    assert np.mean(p) == pytest.approx(want, abs=0.4)
+    assert min(p) == 0 and max(p) <= 16
+
+
+@pytest.mark.parametrize("kernel, why", [
+    ("""    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      L_w: while (x > 1) {
+        a[i] = x / 2;
+        x = a[i];
+      }
+      o[i] = x;
+    }""", "it reads an array the kernel writes"),
+    ("""    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      L_w: while (x > 1) {
+        L_k: for (int k = 0; k < 2; k++) {
+          x = x - 1;
+        }
+      }
+      o[i] = x;
+    }""", "an inner loop"),
+    ("""    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      if (x > 3) {
+        L_w: while (x > 1) {
+          x = x / 2;
+        }
+      }
+      o[i] = x;
+    }""", "a branch around the loop"),
+    ("""    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      L_w: while (x > 0) {
+        x = x + 1;
+      }
+      o[i] = x;
+    }""", "a loop that would run 2^31 trips: the caps stop it"),
+    ("""    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      L_w: while (x > 1) {
+        x = x - 1;
+        if (x == 5) continue;
+        x = x / 2;
+      }
+      o[i] = x;
+    }""", "a continue"),
+])
+def test_what_it_does_not_read_is_left_to_the_hint(write, kernel, why):
+    d = design(write, kernel=kernel, hints="{L_w: {expected_trips: 3}}",
+               inputs="arrays: {a: {distribution: randint, range: [1, 100]}}")
+    t0 = time.perf_counter()
+    assert while_profile(d, "L_w") is None, why
+    assert time.perf_counter() - t0 < 30
+    assert d.trips("L_w") == 3
+
+
+def test_an_input_generator_is_user_code_and_is_never_run(write):
+    d = design(write, inputs="generator: 'a[:] = 5'\narrays: {a: {distribution: randint, range: [1, 8]}}")
+    assert while_profile(d, "L_w") is None
+    assert d.trips("L_w") == 8
+
+
+def test_a_loop_bounded_by_an_input_element_takes_that_elements_distribution(write):
+    """``for (j = 0; j < c[i]; j++)`` with c uniform over 0..7: 3.5 trips per entry on average (the
+    generator's hint said N / 2 = 32), one entry per element and draw."""
+    kernel = """    L_i: for (int i = 0; i < N; i++) {
+      int s = 0;
+      L_j: for (int j = 0; j < c[i]; j++) {
+        s += j;
+      }
+      o[i] = s;
+    }"""
+    arrays = "    c: {shape: [N], dtype: int32, role: in}\n    o: {shape: [N], dtype: int32, role: out}"
+    d = design(write, kernel=kernel, arrays=arrays, placement="{c: BUF, o: BUF}",
+               hints="{L_j: {expected_trips: N / 2}}", inputs="arrays: {c: {distribution: randint, range: [0, 7]}}")
+    p = while_profile(d, "L_j")
+    assert set(p) <= set(range(8)) and np.mean(p) == pytest.approx(3.5, abs=0.25)
+    assert d.trips("L_j") == pytest.approx(np.mean(p))
+
+
+def test_work_the_control_does_not_depend_on_is_not_run(write):
+    """The body's inner loop and its float sum decide nothing about the trips: only the slice the condition
+    needs (x and c) runs, so the loop is priced although an inner loop would otherwise stop the interpreter."""
+    kernel = """    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      int c = 0;
+      float acc = 0.0f;
+      L_w: while (x > 1 && c < 16) {
+        L_k: for (int k = 0; k < 4; k++) {
+          acc += 0.5f * k;
+        }
+        x = (x & 1) ? 3 * x + 1 : x >> 1;
+        c++;
+      }
+      o[i] = c + (int)acc;
+    }"""
+    d = design(write, kernel=kernel, inputs="arrays: {a: {distribution: constant, value: 6}}")
+    assert set(while_profile(d, "L_w")) == {8}
