@@ -6,10 +6,11 @@ Run:  .venv/bin/python benchmarks/llm_vs_prior.py --data data/synth-v3 \\
 
 Each ``--model NAME=PATH[,PATH...]`` is one configuration; several paths are its seeds, reported as the
 mean and spread over them. Every row is priced by ``LLMEstimator`` exactly as ``llmulator estimate`` prices a
-design (its guards, and the prior itself for input-independent control, ``residual.copies_prior``) and by the
+design (its guards, and the prior itself where the prior is the answer, ``residual.copies_prior``) and by the
 analytical model (the prior the prompt carries). Columns, cycles: MAPE of the llm and of the prior on the same
-rows; the rows the llm beats / loses to the prior by more than 0.1 APE points; the same on the rows whose
-control depends on the input (where the prior can miss and a correction can be learned at all). The dataset's
+rows; the rows the llm beats / loses to the prior by more than 0.1 APE points; the same on the rows the model
+answers (input-dependent control that rests on hints: where the prior can miss by more than a draw's noise and
+a correction can be learned at all). The dataset's
 prompt cache supplies the prior (``prompts-analytical.jsonl``, written by ``train llm``).
 """
 
@@ -87,7 +88,8 @@ def main() -> None:
         rows, designs = draw(args.data, split, args.per_split, args.seed, priors)
         truth = np.array([float(r["cycles"]) for r in rows])
         prior = np.array([priors[r["sample_id"]] for r in rows])
-        dependent = np.array([not d.tree.input_independent() for d in designs])
+        from llmulator_plugins.llm.residual import prior_answer
+        dependent = np.array([prior_answer(d) is None for d in designs])
         for name, paths in configs.items():
             got = []
             for path in tqdm(paths, desc=f"{split} {name}", unit="seed"):
@@ -99,7 +101,7 @@ def main() -> None:
                           cell([g["dep_mape"] for g in got]), f"{got[0]['dep_prior']:.2f}",
                           cell([g["dep_beats"] for g in got], 1), cell([g["dep_worse"] for g in got], 1)])
     table = md_table(["split", "llm", "seeds", "rows", "llm MAPE", "prior MAPE", "beats", "worse",
-                      "input-dep. rows", "llm MAPE there", "prior MAPE there", "beats there", "worse there"], lines)
+                      "model's rows", "llm MAPE there", "prior MAPE there", "beats there", "worse there"], lines)
     cmd = "python benchmarks/llm_vs_prior.py " + " ".join(
         [f"--data {args.data}", *(f"--model {s}" for s in args.model), f"--per-split {args.per_split}",
          f"--seed {args.seed}", f"--splits {args.splits}"])

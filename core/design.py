@@ -122,6 +122,20 @@ class Design:
         from .branch_inputs import input_branch_probabilities
         return input_branch_probabilities(self)
 
+    def control_from_inputs(self) -> bool:
+        """Every trip count and branch outcome that depends on the input data is priced from what the workload
+        declares — an index-only condition, a declared distribution (``llmulator.branch_inputs``), a declared
+        structure or the loop's control run on draws of declared inputs (``trip_profile``) — and none from a
+        hint or a default. Then the static count is the expectation over the declared inputs; what it misses
+        on one input is that input's draw, which no static model sees. True for input-independent control."""
+        for n in self.tree.walk():
+            if isinstance(n, Branch) and n.data_dependent and id(n) not in self._index_branches \
+                    and id(n) not in self._input_branches:
+                return False
+            if isinstance(n, Loop) and (n.data_dependent or n.is_while) and self.trip_profile(n.label) is None:
+                return False
+        return True
+
     def branch_probability(self, br) -> tuple[float, str | None]:
         """Taken probability of a branch, and a note when it is a guess: the exact share for a condition
         on loop indices only (``LoopTree.index_branch_probabilities``: the control flow itself, which

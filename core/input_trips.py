@@ -17,9 +17,12 @@ depends on run (a slice: the scalars its condition reads, and whatever assigns t
 Each lane's count is one entry of the loop's trip profile (``Design.trip_profile``), so the static
 estimators price the mean and the per-entry spread, and follow an input variant.
 
-A loop is left to its hint when its control reads an array the kernel writes, needs an inner loop, sits
-under a branch, or lies beyond the caps below; and always when the inputs come from a generator (user code,
-which this never runs).
+Only declared inputs count: an array the control reads must have a distribution under ``inputs.arrays`` (of
+the variant or the base) or come from a declared structure. The default fill of an undeclared input
+(``llmulator.inputs.default_description``) is a profiler's fallback, not a statement about the data, and a
+hint the user wrote says more. A loop is also left to its hint when its control reads an array the kernel
+writes, needs an inner loop, ``continue`` or ``return``, sits under a branch, or lies beyond the caps
+below; and always when the inputs come from a generator (user code, which this never runs).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pycparser import c_ast
 
 from . import kernel_values as kv
 from .c_lanes import Lanes, Unsupported, array_reads, assigned, nodes, read_names
+from .inputs import _structure_outputs
 
 MAX_ENTRIES = 65_536  # entries of the enclosing loops enumerated; beyond, the loop is left to its hint
 MAX_LANES = 4_096  # lanes (entries x draws) run; above, an even stride of the entries
@@ -63,7 +67,7 @@ def input_trip_profile(design, label: str) -> list[int] | None:
            json.dumps({k: desc[k] for k in ("arrays", "structures")}, sort_keys=True, default=str))
     if key not in _CACHE:
         try:
-            _CACHE[key] = _Run(design, loop).profile()
+            _CACHE[key] = _Run(design, loop, desc).profile()
         except (Unsupported, kv.ExprError, ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError):
             _CACHE[key] = None
         if len(_CACHE) > _CACHE_SIZE:
@@ -74,8 +78,8 @@ def input_trip_profile(design, label: str) -> list[int] | None:
 class _Run:
     """One loop's control, run on its lanes."""
 
-    def __init__(self, design, loop):
-        self.d, self.loop, self.tree = design, loop, design.tree
+    def __init__(self, design, loop, desc):
+        self.d, self.loop, self.tree, self.desc = design, loop, design.tree, desc
 
     def profile(self) -> list[int]:
         prefix, node = self._locate()
@@ -88,10 +92,13 @@ class _Run:
         reads = set().union(*(array_reads(s) for s in [*prefix, *control, *_kept_statements(node.stmt, skip)]))
         written = _written(self.tree.body)
         w = self.d.workload
+        declared = set(self.desc["arrays"]) | set().union(*(_structure_outputs(st) for st in self.desc["structures"]))
         for a in reads:
             spec = w.arrays.get(a)
             if spec is None or spec.role not in ("in", "inout") or a in written:
                 raise Unsupported(f"array {a} is not an input the kernel leaves alone")
+            if a not in declared:
+                raise Unsupported(f"array {a} has no declared distribution (the default is no statement)")
         entries = self._entries()
         if not entries:
             return []

@@ -73,17 +73,17 @@ def test_a_ratio_checkpoint_reports_the_prior_times_its_digits(tmp_path):
               eval_limit=50, threads=1, target="ratio")
     meta = json.loads((out / "llmulator.json").read_text())
     assert meta["target"] == "ratio" and s["evals"]
-    # the prompt cache says which designs have input-independent control; a ratio model trains on the others
-    # only, and its evaluation answers the fixed ones with the prior itself, as the estimator does
+    # the prompt cache says where the prior is the answer (residual.prior_answer); a ratio model trains on the
+    # others only, and its evaluation answers those with the prior itself, as the estimator does
     recs = {json.loads(line)["id"]: json.loads(line) for line in (data / "prompts-analytical.jsonl").read_text()
             .splitlines()}
     from llmulator_plugins.llm.train import load_rows
     rows = load_rows(data)
     dynamic = [r for r in rows if r["split"] == "train" and recs[r["sample_id"]]["prior"]
-               and recs[r["sample_id"]]["fixed"] is False]
+               and recs[r["sample_id"]]["answer"] is None]
     assert meta["train_rows"] == len(dynamic) > 0
     preds = [json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()]
-    fixed = [p for p in preds if recs[p["id"]]["fixed"]]
+    fixed = [p for p in preds if recs[p["id"]]["answer"]]
     assert fixed and all(p["metrics"][m] == recs[p["id"]]["prior"][m] for p in fixed for m in METRICS)
     static = load_design(ROOT / "arch_specs/systolic-16x16.yaml", ROOT / "workloads/gemm.yaml",
                          ROOT / "mappings/gemm-ws-16x16.yaml")
@@ -94,7 +94,7 @@ def test_a_ratio_checkpoint_reports_the_prior_times_its_digits(tmp_path):
     (s, e) = LLMEstimator(out).estimate([static, d])
     # input-independent control: the prior itself, at full precision, without the model (residual.py)
     assert {m: s.metrics[m] for m in METRICS} == {m: analytical.estimate([static])[0].metrics[m] for m in METRICS}
-    assert residual.PRIOR_NOTE in s.notes and residual.PRIOR_NOTE not in e.notes
+    assert residual.PRIOR_NOTES["fixed"] in s.notes and not set(residual.PRIOR_NOTES.values()) & set(e.notes)
     prior = analytical.estimate([d])[0].metrics
     for m in ("cycles", "energy_pj", "area_um2"):
         if prior[m] == 0:
@@ -102,3 +102,23 @@ def test_a_ratio_checkpoint_reports_the_prior_times_its_digits(tmp_path):
             continue
         r = e.metrics[m] / prior[m]
         assert r == 0 or math.isclose(codec.decode(codec.encode(r)), r, rel_tol=1e-9), (m, r)
+
+
+def test_a_design_whose_input_dependent_control_is_priced_from_declared_inputs_gets_the_prior():
+    """early-exit-search's scan stops at the first match in data it declares: the analytical model runs the
+    scan's control on draws of those inputs (llmulator.input_trips), so its count is the expectation and the
+    shipped llm returns it as it is, with the interval of one draw's spread and the note that says why."""
+    from llmulator import library
+    from llmulator.design import load_design
+    from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+    from llmulator_plugins.llm.estimator import LLMEstimator
+    d = load_design(library.resolve("architecture", "hls-fpga"), library.resolve("workload", "early-exit-search"),
+                    library.resolve("mapping", "early-exit-search-plain"))
+    assert not d.tree.input_independent() and d.control_from_inputs()
+    assert residual.prior_answer(d) == "drawn"
+    (e,) = LLMEstimator().estimate([d])
+    prior = AnalyticalEstimator().estimate([d])[0].metrics
+    assert all(e.metrics[m] == prior[m] for m in ("cycles", "energy_pj", "area_um2"))
+    assert residual.PRIOR_NOTES["drawn"] in e.notes
+    lo, hi = e.interval["cycles"]
+    assert lo == pytest.approx(prior["cycles"] * 0.94) and hi == pytest.approx(prior["cycles"] * 1.06)

@@ -37,8 +37,10 @@ Every prediction is checked against the analytical prior (``guards.py``): a desi
 cannot price is refused (``SpecError``, as every estimator refuses a design) when the checkpoint reads that
 prior, a prediction more than 4x from it gets a low confidence, a wider interval and a note, and
 ``power_mw`` is derived from the predicted energy and cycles. A design whose control does not depend on its
-input data gets the prior itself, without the model (``residual.copies_prior``: the analytical count is exact
-there), and a ``ratio`` checkpoint's digits are multiplied by the prior (``residual.py``).
+input data, or whose input-dependent control the analytical model prices from the declared inputs, gets the
+prior itself, without the model (``residual.copies_prior``: the analytical count is exact there, or the
+expectation over the declared inputs), and a ``ratio`` checkpoint's digits are multiplied by the prior
+(``residual.py``).
 """
 
 from __future__ import annotations
@@ -53,7 +55,8 @@ from llmulator.results import Estimate
 DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 # 0.3: refuses a design without an analytical prior, flags predictions far from it, power from energy and time
 # 0.4: a design whose control does not depend on its input gets the prior itself; ratio checkpoints
-VERSION = "0.4"
+# 0.5: ... and so does a design whose input-dependent control is priced from its declared inputs (interval +-6 %)
+VERSION = "0.5"
 
 
 def inference_dtype() -> str:
@@ -235,7 +238,7 @@ class LLMEstimator:
         A design without an analytical prior (when the checkpoint reads it) raises ``SpecError`` before the
         model runs, for a batch as for one design: callers price the rest one at a time."""
         from .guards import guard
-        from .residual import PRIOR_NOTE, copies_prior, prior_prediction
+        from .residual import PRIOR_NOTES, copies_prior, prior_prediction
         from .train import predict
         model, tok = self.load()
         if getattr(model, "numpy", False):
@@ -245,14 +248,15 @@ class LLMEstimator:
         t0 = time.perf_counter()
         priors = self.priors(designs)
         out: list[Estimate | None] = [None] * len(designs)
-        for i, d in enumerate(designs):  # input-independent designs: the prior itself (residual.py), no prompt
-            if priors[i] is not None and copies_prior(d, self.meta):
-                p = prior_prediction(priors[i])
+        for i, d in enumerate(designs):  # where the prior is the answer: the prior itself (residual.py), no prompt
+            answer = copies_prior(d, self.meta) if priors[i] is not None else None
+            if answer:
+                p = prior_prediction(priors[i], answer)
                 m, conf, interval, notes = guard(p["metrics"], p["confidence"], p["interval"], priors[i],
                                                  d.arch.clock_mhz)
                 out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval,
                                   seconds=(time.perf_counter() - t0) / len(designs), design=d.name,
-                                  notes=[f"model: {self.path}", PRIOR_NOTE, *notes])
+                                  notes=[f"model: {self.path}", PRIOR_NOTES[answer], *notes])
         rest = [i for i in range(len(designs)) if out[i] is None]
         prompts = dict(zip(rest, self.prompts([designs[i] for i in rest], [priors[i] for i in rest]), strict=True))
         render_s = (time.perf_counter() - t0) / max(len(designs), 1)

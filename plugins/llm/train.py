@@ -81,7 +81,7 @@ def _prompt_chunk(job: tuple[list[dict[str, Any]], str]) -> list[dict[str, Any]]
             except Exception:  # noqa: BLE001 - a design the static model cannot price gets "static none"
                 prior = None
         out.append({"id": r["sample_id"], "prompt": model_prompt(d, r["variant"] or None, hints, prior),
-                    "prior": prior, "fixed": d.tree.input_independent()})
+                    "prior": prior, "answer": R.prior_answer(d) if prior is not None else None})
     return out
 
 
@@ -107,8 +107,8 @@ def prompt_records(rows: list[dict[str, Any]], hints: str, cache: Path | None = 
                 stale = True  # a line torn by a kill: rewrite the file without it
                 continue
             if rec.get("hints") == hints and rec.get("format") == PROMPT_FORMAT and rec.get("static") == static \
-                    and "fixed" in rec:  # a line from before the record said whether the control is fixed
-                known[rec["id"]] = {"prompt": rec["prompt"], "prior": rec.get("prior"), "fixed": rec.get("fixed")}
+                    and "answer" in rec:  # a line from before the record said whether the prior is the answer
+                known[rec["id"]] = {"prompt": rec["prompt"], "prior": rec.get("prior"), "answer": rec.get("answer")}
             else:
                 stale = True
     todo = [r for r in rows if r["sample_id"] not in known]
@@ -116,7 +116,7 @@ def prompt_records(rows: list[dict[str, Any]], hints: str, cache: Path | None = 
 
     def tag(rec):
         return json.dumps({"id": rec["id"], "hints": hints, "format": PROMPT_FORMAT, "static": static,
-                           "prompt": rec["prompt"], "prior": rec.get("prior"), "fixed": rec.get("fixed")}) + "\n"
+                           "prompt": rec["prompt"], "prior": rec.get("prior"), "answer": rec.get("answer")}) + "\n"
 
     if stale and cache is not None:
         atomic_write_text(cache, "".join(tag({"id": k, **v}) for k, v in known.items()))
@@ -133,7 +133,7 @@ def prompt_records(rows: list[dict[str, Any]], hints: str, cache: Path | None = 
             for recs in track(results, total=len(jobs), description=f"prompts ({len(todo)} rows)",
                               disable=not progress):
                 for rec in recs:
-                    known[rec["id"]] = {"prompt": rec["prompt"], "prior": rec["prior"], "fixed": rec["fixed"]}
+                    known[rec["id"]] = {"prompt": rec["prompt"], "prior": rec["prior"], "answer": rec["answer"]}
                 if fh is not None:
                     fh.write("".join(tag(rec) for rec in recs))
                     fh.flush()
@@ -159,11 +159,11 @@ def hint_error(row: dict[str, Any], prior: dict[str, float] | None) -> float:
 
 
 def examples(rows: list[dict[str, Any]], prompts: dict[str, str], priors: dict[str, dict | None] | None = None,
-             target: str = "absolute", fixed: dict[str, bool | None] | None = None) -> list[tuple]:
-    """(prompt, target text, labels, analytical prior, input-independent control) of each row with a
+             target: str = "absolute", answers: dict[str, str | None] | None = None) -> list[tuple]:
+    """(prompt, target text, labels, analytical prior, why the prior is the answer) of each row with a
     prompt; a row the ``target`` cannot write (a ratio without a prior, ``residual.to_target``) is left
-    out. ``fixed``: whether each row's design has input-independent control (None: not recorded, a prompt
-    cache written before it was)."""
+    out. ``answers``: ``residual.prior_answer`` of each row's design (``fixed``, ``drawn``; "" for the rows
+    the model answers)."""
     out = []
     for r in rows:
         if r["sample_id"] in prompts:
@@ -172,7 +172,7 @@ def examples(rows: list[dict[str, Any]], prompts: dict[str, str], priors: dict[s
             written = R.to_target(truth, prior, target)
             if written is not None:
                 out.append((prompts[r["sample_id"]], target_text(written), truth, prior,
-                            bool((fixed or {}).get(r["sample_id"]))))
+                            (answers or {}).get(r["sample_id"]) or ""))
     return out
 
 
@@ -305,13 +305,13 @@ def evaluate(model, tokenizer, items, meta: dict[str, Any], head_module=None, li
 
 
 def _predict_as_estimator(model, tokenizer, chunk: list[tuple], meta: dict[str, Any], head_module=None) -> list[dict]:
-    """Predictions of examples as the estimator makes them: an input-independent design of a checkpoint that
-    reads the prior gets the prior itself (``residual.copies_prior``), the others the model's."""
-    copy = [c[4] and c[3] is not None and meta.get("hints") == "analytical" for c in chunk]
+    """Predictions of examples as the estimator makes them: where the prior is the answer (``residual.prior_answer``)
+    a checkpoint that reads the prior gets the prior itself (``residual.copies_prior``), the others the model's."""
+    copy = [bool(c[4]) and c[3] is not None and meta.get("hints") == "analytical" for c in chunk]
     run = [c for c, k in zip(chunk, copy, strict=True) if not k]
     got = iter(predict(model, tokenizer, [c[0] for c in run], meta, head_module, priors=[c[3] for c in run])
                if run else [])
-    return [R.prior_prediction(c[3]) if k else next(got) for c, k in zip(chunk, copy, strict=True)]
+    return [R.prior_prediction(c[3], c[4]) if k else next(got) for c, k in zip(chunk, copy, strict=True)]
 
 
 def write_predictions(path: Path, step: int, ids: dict[str, list[str]], preds: dict[str, list[dict]]) -> None:
@@ -389,20 +389,21 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
     recs = prompt_records(rows, hints, cache, progress, workers)
     prompts = {k: v["prompt"] for k, v in recs.items()}
     priors = {k: v["prior"] for k, v in recs.items()}
-    fixed = {k: v.get("fixed") for k, v in recs.items()}
+    answers = {k: v.get("answer") for k, v in recs.items()}
     train_rows = [r for r in rows if r["split"] == "train" and r["sample_id"] in prompts]
     if max_train_rows is not None and len(train_rows) > max_train_rows:  # learning curves: a seeded subset
         keep = sorted(random.Random(seed).sample(range(len(train_rows)), max_train_rows))
         train_rows = [train_rows[i] for i in keep]
-    items = examples(train_rows, prompts, priors, target, fixed)
-    if target == "ratio":  # the estimator answers input-independent designs with the prior: nothing to learn there
+    items = examples(train_rows, prompts, priors, target, answers)
+    if target == "ratio":  # where the estimator answers with the prior (residual.py) there is nothing to learn
         items = [it for it in items if not it[4]]
     # focus: rows whose analytical prior is off by more than 5 % (data-dependent control the hints miss)
     # are drawn ``focus`` times as often: where the prior is exact, copying it is all there is to learn
     weights = None
     if focus != 1.0 and hints == "analytical":
         weights = [focus if hint_error(it[2], it[3]) > math.log(1.05) else 1.0 for it in items]
-    held = {s: examples([r for r in rows if r["split"] == s], prompts, priors, target, fixed) for s in SPLITS[1:]}
+    held = {s: examples([r for r in rows if r["split"] == s], prompts, priors, target, answers)
+            for s in SPLITS[1:]}
     held_ids = {s: [r["sample_id"] for r in rows if r["split"] == s and r["sample_id"] in prompts
                     and R.to_target({m: float(r[m]) for m in METRICS}, priors.get(r["sample_id"]), target)]
                 for s in held}
