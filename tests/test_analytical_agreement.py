@@ -396,5 +396,7 @@ workload:
         d = load_design(a, w, m, variant=variant)
         assert d.trips("L_w") == trips
         e, p = both(d)
+        assert any(n.startswith(f"L_w: {trips} trips per entry") and "hint (3) is not read" in n for n in e.notes)
+        assert not any("gives no hint" in n for n in e.notes)  # the variant needs none
         assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
         assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant

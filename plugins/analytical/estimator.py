@@ -82,6 +82,7 @@ class AnalyticalEstimator:
         notes: list[str] = list(timing.notes)
         notes.extend(n for n in expected.notes if n not in notes)
         notes.extend(variant_notes(d))
+        notes.extend(declared_input_notes(d))
         ops_total: dict[str, float] = {}
         traffic_total: dict[str, float] = {}
         nest_cycles: list[float] = []
@@ -243,15 +244,17 @@ class AnalyticalEstimator:
 
 
 def variant_notes(d: Design) -> list[str]:
-    """A static model sees an input variant only through its hints: say so when the variant leaves a
-    data-dependent loop or branch at the base workload's expectation."""
+    """A static model sees an input variant through its hints, except where it prices the control from the
+    declared inputs: say so when the variant leaves a data-dependent loop or branch at the base workload's
+    expectation."""
     if d.variant is None:
         return []
     own = ((d.workload.inputs or {}).get("variants", {}).get(d.variant, {}) or {}).get("hints", {})
     missing = []
     for n in d.tree.walk():
         kind, label = getattr(n, "kind", ""), getattr(n, "label", None)
-        dependent = (kind == "loop" and (n.data_dependent or n.is_while)) or (kind == "branch" and n.data_dependent)
+        dependent = (kind == "loop" and (n.data_dependent or n.is_while) and d.trip_profile(label) is None) or \
+            (kind == "branch" and n.data_dependent and id(n) not in d._input_branches)
         if dependent and label and label not in own:
             missing.append(label)
     if not missing:
@@ -259,6 +262,28 @@ def variant_notes(d: Design) -> list[str]:
     return [f"input variant '{d.variant}' gives no hint for {', '.join(missing)} (data-dependent): the "
             "estimate uses the workload's base expectation there; add the variant's expected values under "
             f"inputs.variants.{d.variant}.hints"]
+
+
+def declared_input_notes(d: Design) -> list[str]:
+    """Which data-dependent loops are priced from the inputs the workload declares rather than from a hint
+    (``Design.trip_profile``: a csr structure, or the loop's control run on draws), with the mean it found
+    and the hint it did not read: a user who wrote a hint learns why the estimate does not follow it."""
+    from llmulator.structure_trips import csr_row_loop
+    out = []
+    for label, loop in d.tree.loops.items():
+        if not (loop.data_dependent or loop.is_while):
+            continue
+        profile = d.trip_profile(label)
+        if profile is None:
+            continue
+        mean = sum(profile) / len(profile) if profile else 0.0
+        hint = d.hints.get(label, {}).get("expected_trips")
+        unread = f"; its expected_trips hint ({hint}) is not read" if hint is not None else ""
+        how = ("the row lengths of the declared csr structure" if csr_row_loop(d.workload, d.tree, label, d.variant)
+               else f"its control run on {len(profile)} lanes (entries of the enclosing loops x draws of the "
+               "declared inputs)")
+        out.append(f"{label}: {mean:.3g} trips per entry on average, from {how}{unread}")
+    return out
 
 
 def _top_statements(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]) -> tuple[int, int]:
