@@ -29,7 +29,8 @@ _OPS = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equ
         "!=": np.not_equal}
 _FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _ELEM = r"([A-Za-z_]\w*)\s*(?:\[[^\[\]]+\]\s*)+"
-_NUM = r"([-+]?\s*(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fFlLuU]*|[A-Za-z_]\w*)"
+# a number or a parameter, maybe in parentheses (C printers write a negative literal as ``(-0.5f)``)
+_NUM = r"\(?\s*([-+]?\s*(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?[fFlLuU]*|[A-Za-z_]\w*)\s*\)?"
 _LEFT = re.compile(rf"^\(?\s*{_ELEM}(<=|>=|==|!=|<|>)\s*{_NUM}\s*\)?$")
 _RIGHT = re.compile(rf"^\(?\s*{_NUM}\s*(<=|>=|==|!=|<|>)\s*{_ELEM}\)?$")
 

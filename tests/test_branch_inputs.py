@@ -13,7 +13,8 @@ from llmulator.inputs import _fill
 
 @pytest.mark.parametrize("cond, want", [
     ("x[j] > 0", ("x", ">", "0")), ("(x[j] > 0)", ("x", ">", "0")), ("0.5f < A[i][k]", ("A", ">", "0.5f")),
-    ("v[i+1] <= -3", ("v", "<=", "-3")), ("T >= d[i]", ("d", "<=", "T")), ("a[i] > b[i]", None),
+    ("v[i+1] <= -3", ("v", "<=", "-3")), ("a0[i] > (-0.5f)", ("a0", ">", "-0.5f")),
+    ("(-2) < x[j]", ("x", ">", "-2")), ("T >= d[i]", ("d", "<=", "T")), ("a[i] > b[i]", None),
     ("x[j] > 0 && x[j] < 1", None), ("f(x[j]) > 0", None)])
 def test_the_conditions_read_are_one_element_against_one_constant(cond, want):
     assert comparison(cond) == want
