@@ -9,25 +9,14 @@ import numpy as np
 import pytest
 from conftest import kernel_design
 from llmulator.input_trips import input_trip_profile as while_profile
+from test_analytical_agreement import ARCH as _AGREEMENT_ARCH
 
-ARCH = """
-architecture:
-  version: 1
-  name: small
-  clock_mhz: 100
-  compute:
-    operators:
-      add: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
-      mul: {count: 8, bits: 32, numeric: int, latency_cycles: 2}
-      cmp: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
-      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
-      shift: {count: 8, bits: 32, numeric: int, latency_cycles: 1}
-      div: {count: 2, bits: 32, numeric: int, latency_cycles: 8}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 64, bandwidth_bytes_per_cycle: 8, latency_cycles: 20}
-    - {name: BUF, kind: sram, capacity_kib: 64, width_bits: 32, banks: 16, ports: 2, latency_cycles: 1,
-       bandwidth_bytes_per_cycle: 100000}
-"""
+# the agreement tests' architecture, with the shifter and divider these kernels use
+ARCH = _AGREEMENT_ARCH.replace("DB", "true").replace(
+    "      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}",
+    "      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}\n"
+    "      shift: {count: 8, bits: 32, numeric: int, latency_cycles: 1}\n"
+    "      div: {count: 2, bits: 32, numeric: int, latency_cycles: 8}")
 
 COLLATZ = """    L_i: for (int i = 0; i < N; i++) {
       int x = a[i];
