@@ -119,8 +119,18 @@ class Design:
 
     @cached_property
     def _input_branches(self) -> dict[int, float]:
+        """Taken probabilities that the declared inputs give: a comparison of one element with a constant
+        integrated over its distribution (``llmulator.branch_inputs``, exact), else the condition run on
+        draws of the inputs (``llmulator.input_trips.input_branch_share``)."""
         from .branch_inputs import input_branch_probabilities
-        return input_branch_probabilities(self)
+        from .input_trips import input_branch_share
+        out = input_branch_probabilities(self)
+        for n in self.tree.walk():
+            if isinstance(n, Branch) and n.data_dependent and id(n) not in out and id(n) not in self._index_branches:
+                p = input_branch_share(self, n)
+                if p is not None:
+                    out[id(n)] = p
+        return out
 
     def control_from_inputs(self) -> bool:
         """Every trip count and branch outcome that depends on the input data is priced from what the workload
@@ -141,7 +151,9 @@ class Design:
         on loop indices only (``LoopTree.index_branch_probabilities``: the control flow itself, which
         no input changes, so it beats any hint), else for a comparison of an input element with a constant
         the share of its declared distribution that passes (``llmulator.branch_inputs``: exact in
-        expectation, and it follows the variant), else the hint of the design's input variant, else 0.5."""
+        expectation, and it follows the variant), else for a condition over scalars and declared inputs the
+        share of draws on which it holds (``llmulator.input_trips``), else the hint of the design's input
+        variant, else 0.5."""
         if id(br) in self._index_branches:
             return self._index_branches[id(br)], None
         if id(br) in self._input_branches:

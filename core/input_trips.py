@@ -55,19 +55,37 @@ def input_trip_profile(design, label: str) -> list[int] | None:
     """Trips of each lane (an entry of the enclosing loops under one draw of the declared inputs) of the
     loop ``label`` — a ``while`` loop or a ``for`` loop with a data-dependent bound — or None when its
     control is outside what this module runs."""
+    loop = design.tree.loops[label]
+    if not (loop.is_while or loop.data_dependent):
+        return None
+    return _cached(design, ("loop", label), lambda run: run.profile(label))
+
+
+def input_branch_share(design, branch) -> float | None:
+    """How often a data-dependent branch is taken: the share of lanes (entries of the enclosing loops x
+    draws of the declared inputs) on which its condition holds, for a condition that reads only scalars set
+    before it in its enclosing loop's body and declared inputs the kernel never writes (``if (x[i] * x[i] >
+    0.25f)``, ``if ((k[i] & 3) == 0)``, ``int v = a[i] - b[i]; if (v > t)``); None otherwise. Each entry runs
+    the branch once, so that share is the expected taken probability per execution, and it follows the
+    input variant as the declared distributions do."""
+    if getattr(branch, "ast", None) is None or not branch.data_dependent:
+        return None
+    return _cached(design, ("branch", branch.line, branch.cond_text), lambda run: run.share(branch.ast))
+
+
+def _cached(design, what: tuple, compute):
     tree = design.tree
-    loop = tree.loops[label]
-    if not (loop.is_while or loop.data_dependent) or tree.body is None:
+    if tree.body is None:
         return None
     from .inputs import resolve_inputs
     desc = resolve_inputs(design.workload, design.variant)
     if desc["generator"]:
         return None  # user code may fill any array
-    key = (tree.source, label, tuple(sorted(design._names.items())), tuple(sorted(design.sizes.items())),
+    key = (tree.source, what, tuple(sorted(design._names.items())), tuple(sorted(design.sizes.items())),
            json.dumps({k: desc[k] for k in ("arrays", "structures")}, sort_keys=True, default=str))
     if key not in _CACHE:
         try:
-            _CACHE[key] = _Run(design, loop, desc).profile()
+            _CACHE[key] = compute(_Run(design, desc))
         except (Unsupported, kv.ExprError, ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError):
             _CACHE[key] = None
         if len(_CACHE) > _CACHE_SIZE:
@@ -76,20 +94,61 @@ def input_trip_profile(design, label: str) -> list[int] | None:
 
 
 class _Run:
-    """One loop's control, run on its lanes."""
+    """Lanes for one loop's control or one branch's condition."""
 
-    def __init__(self, design, loop, desc):
-        self.d, self.loop, self.tree, self.desc = design, loop, design.tree, desc
+    def __init__(self, design, desc):
+        self.d, self.tree, self.desc = design, design.tree, desc
 
-    def profile(self) -> list[int]:
-        prefix, node = self._locate()
+    def profile(self, label: str) -> list[int]:
+        chain = _chain_to(self.tree.body, lambda n: isinstance(n, c_ast.Label) and n.name == label)
+        if chain is None or not isinstance(chain[-1].stmt, _LOOPS):
+            raise Unsupported("loop not found")
+        node = chain[-1].stmt
+        prefix, ancestors = self._place(chain)
         head = [node.init] if isinstance(node, c_ast.For) and node.init is not None else []
         if node.cond is None:
             raise Unsupported("a loop without a condition")
         control = [node.cond] + ([node.next] if isinstance(node, c_ast.For) and node.next is not None else [])
         skip, needed = _slice(node.stmt, set().union(*(read_names(c) for c in control)))
         prefix = _needed_prefix(prefix + head, needed | set().union(*(read_names(c) for c in control)))
-        reads = set().union(*(array_reads(s) for s in [*prefix, *control, *_kept_statements(node.stmt, skip)]))
+        lanes = self._lanes(prefix, [*prefix, *control, *_kept_statements(node.stmt, skip)], ancestors)
+        return [] if lanes is None else _trips(lanes, node, skip)
+
+    def share(self, branch_node) -> float | None:
+        chain = _chain_to(self.tree.body, lambda n: n is branch_node)
+        if chain is None:
+            raise Unsupported("branch not found")
+        prefix, ancestors = self._place(chain)
+        prefix = _needed_prefix(prefix, read_names(branch_node.cond))
+        lanes = self._lanes(prefix, [*prefix, branch_node.cond], ancestors)
+        return None if lanes is None else float(lanes.truth(branch_node.cond).mean())
+
+    def _place(self, chain: list) -> tuple[list, list]:
+        """The statements before ``chain[-1]`` in the block that holds it, and the tree's loops around it
+        (outermost first). The block must be the body of the innermost enclosing loop, or the kernel's top
+        level, with nothing in between (no branch, no inner block)."""
+        while len(chain) >= 2 and isinstance(chain[-2], c_ast.Label):
+            chain = chain[:-1]  # a labelled statement: the label is what its block holds
+        ancestors = []
+        for k, n in enumerate(chain[:-1]):
+            if isinstance(n, _LOOPS):
+                if k == 0 or not isinstance(chain[k - 1], c_ast.Label) or chain[k - 1].name not in self.tree.loops:
+                    raise Unsupported("an enclosing loop without a label")
+                ancestors.append(self.tree.loops[chain[k - 1].name])
+        target = chain[-1]
+        holder = chain[-2] if len(chain) >= 2 else None
+        if holder is None or isinstance(holder, _LOOPS):
+            return [], ancestors  # the statement is its loop's whole body
+        if not isinstance(holder, c_ast.Compound):
+            raise Unsupported("it sits inside a branch")
+        if holder is not self.tree.body and not (len(chain) >= 3 and isinstance(chain[-3], _LOOPS)):
+            raise Unsupported("it sits inside a block that is not a loop body")
+        items = holder.block_items or []
+        return items[:next(i for i, it in enumerate(items) if it is target)], ancestors
+
+    def _lanes(self, prefix: list, read_from: list, ancestors: list) -> Lanes | None:
+        """Lanes with the enclosing loops' variables and the prefix's scalars set (None: no entry runs)."""
+        reads = set().union(*(array_reads(s) for s in read_from))
         written = _written(self.tree.body)
         w = self.d.workload
         declared = set(self.desc["arrays"]) | set().union(*(_structure_outputs(st) for st in self.desc["structures"]))
@@ -99,9 +158,9 @@ class _Run:
                 raise Unsupported(f"array {a} is not an input the kernel leaves alone")
             if a not in declared:
                 raise Unsupported(f"array {a} has no declared distribution (the default is no statement)")
-        entries = self._entries()
+        entries = self._entries(ancestors)
         if not entries:
-            return []
+            return None
         arrays = self._draws(reads, len(entries))
         draws = next(iter(arrays.values())).shape[0] if arrays else 1
         if len(entries) * draws > MAX_LANES:
@@ -121,31 +180,12 @@ class _Run:
             try:
                 lanes.block([st], full)
             except Unsupported:
-                lanes.unknown |= assigned(st)  # only an error if the loop reads one of them
-        return _trips(lanes, node, skip)
+                lanes.unknown |= assigned(st)  # only an error if what follows reads one of them
+        return lanes
 
-    def _locate(self) -> tuple[list, c_ast.Node]:
-        """The statements before the loop in the block that holds it, and the loop's AST node. The block must
-        be the body of the innermost enclosing loop (or the kernel's top level), with nothing in between."""
-        chain = _chain_to(self.tree.body, self.loop.label)
-        if chain is None:
-            raise Unsupported("loop not found")
-        lab = chain[-1]
-        if not isinstance(lab.stmt, _LOOPS):
-            raise Unsupported("not a loop")
-        holder = chain[-2] if len(chain) >= 2 else None
-        if holder is None or isinstance(holder, _LOOPS):
-            return [], lab.stmt  # the loop is its parent's whole body
-        if not isinstance(holder, c_ast.Compound):
-            raise Unsupported("the loop sits inside a branch")
-        if holder is not self.tree.body and not (len(chain) >= 3 and isinstance(chain[-3], _LOOPS)):
-            raise Unsupported("the loop sits inside a block that is not a loop body")
-        items = holder.block_items or []
-        return items[:next(i for i, it in enumerate(items) if it is lab)], lab.stmt
-
-    def _entries(self) -> list[dict[str, float]]:
+    def _entries(self, ancestors: list) -> list[dict[str, float]]:
         envs: list[dict[str, float]] = [dict(self.d._names)]
-        for anc in self.loop.ancestors():
+        for anc in ancestors:
             if anc.data_dependent or anc.is_while or anc.var is None:
                 raise Unsupported("an enclosing loop with data-dependent trips")
             grown = []
@@ -193,12 +233,12 @@ def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:
     raise Unsupported("a lane runs past MAX_TRIPS")
 
 
-def _chain_to(body, label: str) -> list | None:
-    """The nodes from ``body`` down to the ``Label`` named ``label``, both included."""
+def _chain_to(body, found) -> list | None:
+    """The nodes from ``body`` down to the first node for which ``found`` holds, both included."""
     stack = [(body, [body])]
     while stack:
         node, chain = stack.pop()
-        if isinstance(node, c_ast.Label) and node.name == label:
+        if found(node):
             return chain
         for _, child in node.children():
             if child is not None:

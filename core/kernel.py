@@ -150,6 +150,7 @@ class Branch:
     orelse: list[Node]  # the nodes of the ``else`` side (empty without one)
     kind: str = "branch"  # node kind, for walking a tree
     index_text: str | None = None  # the condition over loop variables and parameters (locals substituted)
+    ast: Any = attrs.field(default=None, eq=False, repr=False)  # its parsed ``if`` (pycparser)
 
 
 @attrs.define

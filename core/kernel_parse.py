@@ -194,7 +194,8 @@ def _stmt(node: c_ast.Node, ctx: Ctx, parent: Loop | None, label: str | None = N
         after_then, ctx.values = ctx.values, before
         orelse = _stmt(node.iffalse, ctx, parent) if node.iffalse else []
         ctx.values.join(after_then)
-        return [Branch(label, _GEN.visit(node.cond), ctx.line(node), dd, cond, then, orelse, index_text=held.text)]
+        return [Branch(label, _GEN.visit(node.cond), ctx.line(node), dd, cond, then, orelse, index_text=held.text,
+                       ast=node)]
     if isinstance(node, c_ast.Decl):
         ctype = _GEN.visit(node.type).strip() if node.type is not None else "int"
         ctx.locals[node.name] = ctype.split("[")[0].strip()

@@ -400,3 +400,49 @@ workload:
         assert not any("gives no hint" in n for n in e.notes)  # the variant needs none
         assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
         assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant
+
+
+def test_a_branch_over_declared_inputs_follows_its_condition_on_draws_and_equals_hlsim(write):
+    """``int v = a[i] * 3; if ((v & 1) == 0)``: not a comparison of one element with a constant, so
+    branch_inputs cannot integrate it; its condition run on draws of the declared inputs
+    (llmulator.input_trips) says always taken for a = 4 and never for a = 5 (the variant), where the hint
+    says 0.5, and the estimate equals hlsim's in cycles and energy."""
+    a = write("arch.yaml", ARCH.replace("DB", "true"))
+    w = write("w.yaml", """
+workload:
+  version: 1
+  name: w
+  parameters: {N: 16}
+  arrays:
+    a: {shape: [N], dtype: int32, role: in}
+    o: {shape: [N], dtype: int32, role: out}
+  kernel: |
+    L_i: for (int i = 0; i < N; i++) {
+      int v = a[i] * 3;
+      L_b: if ((v & 1) == 0) {
+        o[i] = v * v + 1;
+      } else {
+        o[i] = 0;
+      }
+    }
+  hints: {L_b: {taken_probability: 0.5}}
+  inputs:
+    arrays:
+      a: {distribution: constant, value: 4}
+    variants:
+      odd:
+        arrays:
+          a: {distribution: constant, value: 5}
+  reference: |
+    for i in range(N):
+        v = int(a[i]) * 3
+        o[i] = v * v + 1 if v % 2 == 0 else 0
+""")
+    m = write("m.yaml", "mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {a: BUF, o: BUF}\n")
+    for variant, share in ((None, 1.0), ("odd", 0.0)):
+        d = load_design(a, w, m, variant=variant)
+        br = next(b for b in d.tree.walk() if getattr(b, "kind", "") == "branch")
+        assert d.branch_probability(br) == (share, None)
+        e, p = both(d)
+        assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
+        assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant

@@ -189,3 +189,43 @@ def test_work_the_control_does_not_depend_on_is_not_run(write):
     }"""
     d = design(write, kernel=kernel, inputs="arrays: {a: {distribution: constant, value: 6}}")
     assert set(while_profile(d, "L_w")) == {8}
+
+
+def _branch(d):
+    return next(n for n in d.tree.walk() if getattr(n, "kind", "") == "branch")
+
+
+@pytest.mark.parametrize("cond, prefix, inputs, want", [
+    # k uniform over 0..7: a multiple of 4 in 2 of 8 values
+    ("(a[i] & 3) == 0", "", "{a: {distribution: randint, range: [0, 7]}}", 0.25),
+    # v = a - b over 0..4 each: a - b > 2 for (3, 0), (4, 0), (4, 1): 3 of 25 pairs
+    ("v > 2", "      int v = a[i] - b[i];\n", "{a: {distribution: randint, range: [0, 4]}, "
+     "b: {distribution: randint, range: [0, 4]}}", 3 / 25),
+    # both conditions at once: a loop index and an input (i < N / 2 half the entries, a odd half the draws)
+    ("i < N / 2 && (a[i] & 1)", "", "{a: {distribution: randint, range: [0, 9]}}", 0.25),
+])
+def test_a_branch_over_declared_inputs_is_taken_as_often_as_its_condition_holds_on_draws(write, cond, prefix,
+                                                                                        inputs, want):
+    from llmulator.input_trips import input_branch_share
+    kernel = (f"    L_i: for (int i = 0; i < N; i++) {{\n{prefix}      L_b: if ({cond}) {{\n        o[i] = 1;\n"
+              "      } else {\n        o[i] = 2;\n      }\n    }")
+    arrays = ("    a: {shape: [N], dtype: int32, role: in}\n    b: {shape: [N], dtype: int32, role: in}\n"
+              "    o: {shape: [N], dtype: int32, role: out}")
+    d = design(write, kernel=kernel, arrays=arrays, placement="{a: BUF, b: BUF, o: BUF}",
+               hints="{L_b: {taken_probability: 0.9}}", inputs=f"arrays: {inputs}")
+    br = _branch(d)
+    assert input_branch_share(d, br) == pytest.approx(want, abs=0.04)
+    assert d.branch_probability(br) == (input_branch_share(d, br), None)  # the hint of 0.9 is not read
+    assert d.control_from_inputs()
+
+
+def test_a_branch_on_an_array_the_kernel_writes_is_left_to_the_hint(write):
+    from llmulator.input_trips import input_branch_share
+    kernel = ("    L_i: for (int i = 1; i < N; i++) {\n      L_b: if (a[i - 1] > 3) {\n        a[i] = a[i] + 1;\n"
+              "      }\n      o[i] = a[i];\n    }")
+    arrays = "    a: {shape: [N], dtype: int32, role: inout}\n    o: {shape: [N], dtype: int32, role: out}"
+    d = design(write, kernel=kernel, arrays=arrays, hints="{L_b: {taken_probability: 0.9}}",
+               inputs="arrays: {a: {distribution: randint, range: [0, 7]}}")
+    br = _branch(d)
+    assert input_branch_share(d, br) is None and d.branch_probability(br) == (0.9, None)
+    assert not d.control_from_inputs()

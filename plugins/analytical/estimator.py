@@ -38,7 +38,8 @@ from . import model
 # 0.12: a loop over one row of a declared csr structure is priced row by row (llmulator.structure_trips)
 # 0.13: a while loop whose control the declared inputs drive runs it on draws of them (llmulator.while_inputs)
 # 0.14: ... also against a parenthesised constant (``a0[i] > (-0.5f)``, as C printers write a negative literal)
-VERSION = "0.14"
+# 0.15: any other branch whose condition reads scalars and declared inputs: its share of draws (input_trips)
+VERSION = "0.15"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
