@@ -444,5 +444,7 @@ workload:
         br = next(b for b in d.tree.walk() if getattr(b, "kind", "") == "branch")
         assert d.branch_probability(br) == (share, None)
         e, p = both(d)
+        assert f"L_b: taken {share:.3g} of the time, from the distributions its condition reads; its " \
+               "taken_probability hint (0.5) is not read" in e.notes
         assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
         assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant

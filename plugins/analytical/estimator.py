@@ -267,9 +267,10 @@ def variant_notes(d: Design) -> list[str]:
 
 
 def declared_input_notes(d: Design) -> list[str]:
-    """Which data-dependent loops are priced from the inputs the workload declares rather than from a hint
-    (``Design.trip_profile``: a csr structure, or the loop's control run on draws), with the mean it found
-    and the hint it did not read: a user who wrote a hint learns why the estimate does not follow it."""
+    """Which data-dependent loops and hinted branches are priced from the inputs the workload declares rather
+    than from a hint (``Design.trip_profile``: a csr structure, or the loop's control run on draws;
+    ``Design.branch_probability``), with what it found and the hint it did not read: a user who wrote a hint
+    learns why the estimate does not follow it."""
     from llmulator.structure_trips import csr_row_loop
     out = []
     for label, loop in d.tree.loops.items():
@@ -285,6 +286,12 @@ def declared_input_notes(d: Design) -> list[str]:
                else f"its control run on {len(profile)} lanes (entries of the enclosing loops x draws of the "
                "declared inputs)")
         out.append(f"{label}: {mean:.3g} trips per entry on average, from {how}{unread}")
+    for n in d.tree.walk():  # branches whose hint the declared inputs overrule
+        if getattr(n, "kind", "") == "branch" and n.label and id(n) in d._input_branches:
+            hint = d.hints.get(n.label, {}).get("taken_probability")
+            if hint is not None:
+                out.append(f"{n.label}: taken {d._input_branches[id(n)]:.3g} of the time, from the distributions "
+                           f"its condition reads; its taken_probability hint ({hint}) is not read")
     return out
 
 
