@@ -35,6 +35,7 @@ from pycparser import c_ast
 
 from . import kernel_values as kv
 from .c_lanes import Lanes, Unsupported, array_reads, assigned, nodes, read_names
+from .errors import UserError
 from .inputs import _structure_outputs
 
 MAX_ENTRIES = 65_536  # entries of the enclosing loops enumerated; beyond, the loop is left to its hint
@@ -86,8 +87,9 @@ def _cached(design, what: tuple, compute):
     if key not in _CACHE:
         try:
             _CACHE[key] = compute(_Run(design, desc))
-        except (Unsupported, kv.ExprError, ValueError, KeyError, TypeError, ZeroDivisionError, OverflowError):
-            _CACHE[key] = None
+        except (Unsupported, UserError, kv.ExprError, ArithmeticError, LookupError, ValueError, TypeError,
+                AttributeError, RecursionError, MemoryError):
+            _CACHE[key] = None  # outside what this module runs (or inputs it cannot draw): the hint's, as before
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
     return _CACHE[key]
