@@ -119,6 +119,7 @@ class Lanes:
         self.env: dict[str, np.ndarray] = {}
         self.types: dict[str, tuple[str, int]] = {}
         self.unknown: set[str] = set()  # locals whose value here no lane knows (set by code not run)
+        self.watch: dict[int, list[int]] = {}  # id of an ``if`` -> [lanes that reached it, lanes that took it]
 
     def size(self) -> int:
         return self.draw.size
@@ -135,6 +136,10 @@ class Lanes:
         for st in items:
             if not mask.any():
                 return mask
+            if id(st) in self.watch:  # counted whether or not the run needs its sides
+                took = mask & self.truth(st.cond)
+                self.watch[id(st)][0] += int(mask.sum())
+                self.watch[id(st)][1] += int(took.sum())
             if id(st) in skip:
                 continue
             if isinstance(st, c_ast.Compound):

@@ -102,6 +102,13 @@ class _Run:
         self.d, self.tree, self.desc = design, design.tree, desc
 
     def profile(self, label: str) -> list[int]:
+        got = self._loop_lanes(label)
+        return [] if got is None else _trips(*got)
+
+    def _loop_lanes(self, label: str, watch=None) -> tuple | None:
+        """Lanes at the entry of loop ``label`` (None: no entry runs), its AST node and the statements of its
+        body the run skips; ``watch``: a branch in its body whose condition must be evaluated each trip
+        (its scalars join the slice, its arrays the draws)."""
         chain = _chain_to(self.tree.body, lambda n: isinstance(n, c_ast.Label) and n.name == label)
         if chain is None or not isinstance(chain[-1].stmt, _LOOPS):
             raise Unsupported("loop not found")
@@ -111,19 +118,37 @@ class _Run:
         if node.cond is None:
             raise Unsupported("a loop without a condition")
         control = [node.cond] + ([node.next] if isinstance(node, c_ast.For) and node.next is not None else [])
-        skip, needed = _slice(node.stmt, set().union(*(read_names(c) for c in control)))
+        watched = [watch.cond] if watch is not None else []
+        skip, needed = _slice(node.stmt, set().union(*(read_names(c) for c in control + watched)))
         prefix = _needed_prefix(prefix + head, needed | set().union(*(read_names(c) for c in control)))
-        lanes = self._lanes(prefix, [*prefix, *control, *_kept_statements(node.stmt, skip)], ancestors)
-        return [] if lanes is None else _trips(lanes, node, skip)
+        lanes = self._lanes(prefix, [*prefix, *control, *watched, *_kept_statements(node.stmt, skip)], ancestors)
+        return None if lanes is None else (lanes, node, skip)
 
     def share(self, branch_node) -> float | None:
         chain = _chain_to(self.tree.body, lambda n: n is branch_node)
         if chain is None:
             raise Unsupported("branch not found")
+        inner = [chain[k - 1].name for k, n in enumerate(chain[:-1])
+                 if isinstance(n, _LOOPS) and k > 0 and isinstance(chain[k - 1], c_ast.Label)]
+        loop = self.tree.loops.get(inner[-1]) if inner else None
+        if loop is not None and (loop.is_while or loop.data_dependent):
+            return self._share_in_loop(branch_node, loop.label)
         prefix, ancestors = self._place(chain)
         prefix = _needed_prefix(prefix, read_names(branch_node.cond))
         lanes = self._lanes(prefix, [*prefix, branch_node.cond], ancestors)
         return None if lanes is None else float(lanes.truth(branch_node.cond).mean())
+
+    def _share_in_loop(self, branch_node, label: str) -> float | None:
+        """A branch in the body of a loop whose trips the data decide: the loop runs on its lanes, and the
+        condition is counted on every trip that reaches the branch (``Lanes.watch``)."""
+        got = self._loop_lanes(label, watch=branch_node)
+        if got is None:
+            return None
+        lanes = got[0]
+        lanes.watch = {id(branch_node): [0, 0]}
+        _trips(*got)
+        runs, taken = lanes.watch[id(branch_node)]
+        return taken / runs if runs else None
 
     def _place(self, chain: list) -> tuple[list, list]:
         """The statements before ``chain[-1]`` in the block that holds it, and the tree's loops around it

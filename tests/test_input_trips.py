@@ -229,3 +229,31 @@ def test_a_branch_on_an_array_the_kernel_writes_is_left_to_the_hint(write):
     br = _branch(d)
     assert input_branch_share(d, br) is None and d.branch_probability(br) == (0.9, None)
     assert not d.control_from_inputs()
+
+
+def test_a_branch_inside_a_loop_the_data_ends_is_counted_on_the_trips_that_reach_it(write):
+    """``while (k < M && d[k] != key[q]) { if (d[k] > 3) hits++; k++; }`` with d and keys uniform over 0..7:
+    the branch runs on the trips where d[k] != key, and there d[k] > 3 in half of them (P(d > 3, d != key)
+    / P(d != key) = (4/8 x 7/8) / (7/8)); the loop runs on its lanes and the condition is counted on every
+    trip, although the loop's own control does not need it."""
+    from llmulator.input_trips import input_branch_share
+    kernel = """    L_q: for (int q = 0; q < Q; q++) {
+      int k = 0;
+      int hits = 0;
+      L_w: while (k < M && d[k] != key[q]) {
+        L_b: if (d[k] > 3) {
+          hits++;
+        }
+        k++;
+      }
+      o[q] = hits;
+    }"""
+    arrays = ("    d: {shape: [M], dtype: int32, role: in}\n    key: {shape: [Q], dtype: int32, role: in}\n"
+              "    o: {shape: [Q], dtype: int32, role: out}")
+    d = design(write, kernel=kernel, arrays=arrays, params="{Q: 64, M: 16}", placement="{d: BUF, key: BUF, o: BUF}",
+               hints="{L_w: {expected_trips: 8}, L_b: {taken_probability: 0.9}}",
+               inputs="arrays: {d: {distribution: randint, range: [0, 7]}, key: {distribution: randint, "
+                      "range: [0, 7]}}")
+    br = _branch(d)
+    assert input_branch_share(d, br) == pytest.approx(0.5, abs=0.04)
+    assert d.control_from_inputs()

@@ -39,7 +39,8 @@ from . import model
 # 0.13: a while loop whose control the declared inputs drive runs it on draws of them (llmulator.while_inputs)
 # 0.14: ... also against a parenthesised constant (``a0[i] > (-0.5f)``, as C printers write a negative literal)
 # 0.15: any other branch whose condition reads scalars and declared inputs: its share of draws (input_trips)
-VERSION = "0.15"
+# 0.16: ... also a branch in the body of such a loop, counted on the trips that reach it
+VERSION = "0.16"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
