@@ -348,6 +348,18 @@ workload:
     assert empty[None] == 0 and empty["skewed"] > 6  # even rows of 4; Zipf 1.5 leaves many rows empty
 
 
+# the head of a workload over one int32 input a [N] and one output o [N], N = 16
+ONE_INT_IN_OUT = """
+workload:
+  version: 1
+  name: w
+  parameters: {N: 16}
+  arrays:
+    a: {shape: [N], dtype: int32, role: in}
+    o: {shape: [N], dtype: int32, role: out}
+"""
+
+
 def test_a_while_loop_runs_the_trips_its_declared_inputs_make_not_the_hint(write):
     """A Collatz loop over an input element (synth-v3's generated form): with every element 6 it runs 8
     trips and with 27 the cap of 16 (the variant), whatever the hint of 3 says; the analytical model runs
@@ -357,15 +369,7 @@ def test_a_while_loop_runs_the_trips_its_declared_inputs_make_not_the_hint(write
         "      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}",
         "      logic: {count: 8, bits: 32, numeric: int, latency_cycles: 1}\n"
         "      shift: {count: 8, bits: 32, numeric: int, latency_cycles: 1}"))
-    w = write("w.yaml", """
-workload:
-  version: 1
-  name: w
-  parameters: {N: 16}
-  arrays:
-    a: {shape: [N], dtype: int32, role: in}
-    o: {shape: [N], dtype: int32, role: out}
-  kernel: |
+    w = write("w.yaml", ONE_INT_IN_OUT + """  kernel: |
     L_i: for (int i = 0; i < N; i++) {
       int x = a[i];
       int c = 0;
@@ -408,15 +412,7 @@ def test_a_branch_over_declared_inputs_follows_its_condition_on_draws_and_equals
     (llmulator.input_trips) says always taken for a = 4 and never for a = 5 (the variant), where the hint
     says 0.5, and the estimate equals hlsim's in cycles and energy."""
     a = write("arch.yaml", ARCH.replace("DB", "true"))
-    w = write("w.yaml", """
-workload:
-  version: 1
-  name: w
-  parameters: {N: 16}
-  arrays:
-    a: {shape: [N], dtype: int32, role: in}
-    o: {shape: [N], dtype: int32, role: out}
-  kernel: |
+    w = write("w.yaml", ONE_INT_IN_OUT + """  kernel: |
     L_i: for (int i = 0; i < N; i++) {
       int v = a[i] * 3;
       L_b: if ((v & 1) == 0) {

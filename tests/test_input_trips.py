@@ -48,6 +48,15 @@ def design(write, kernel=COLLATZ, arrays=COLLATZ_ARRAYS, inputs="", params="{N: 
     return d
 
 
+def search_design(write, kernel: str, hints: str):
+    """A kernel over d [M] and key [Q], both uniform over 0..7, writing o [Q]."""
+    arrays = ("    d: {shape: [M], dtype: int32, role: in}\n    key: {shape: [Q], dtype: int32, role: in}\n"
+              "    o: {shape: [Q], dtype: int32, role: out}")
+    return design(write, kernel=kernel, arrays=arrays, params="{Q: 64, M: 16}", placement="{d: BUF, key: BUF, o: BUF}",
+                  hints=hints, inputs="arrays: {d: {distribution: randint, range: [0, 7]}, key: {distribution: "
+                                      "randint, range: [0, 7]}}")
+
+
 def test_a_collatz_loop_takes_the_mean_of_its_steps_over_the_declared_values(write):
     """randint [1, 8] (both ends): the steps are 0, 1, 7, 2, 5, 8, 16 (capped), 3 - mean 42 / 8 = 5.25 -
     where the hint says 8; the profile has one entry per element and draw, and its mean is the hand count
@@ -83,11 +92,7 @@ def test_a_search_loop_takes_the_expected_position_of_the_first_match(write):
       }
       o[q] = k;
     }"""
-    arrays = ("    d: {shape: [M], dtype: int32, role: in}\n    key: {shape: [Q], dtype: int32, role: in}\n"
-              "    o: {shape: [Q], dtype: int32, role: out}")
-    d = design(write, kernel=kernel, arrays=arrays, params="{Q: 64, M: 16}", placement="{d: BUF, key: BUF, o: BUF}",
-               inputs="arrays: {d: {distribution: randint, range: [0, 7]}, key: {distribution: randint, "
-                      "range: [0, 7]}}")
+    d = search_design(write, kernel, "{L_w: {expected_trips: 8}}")
     p = while_profile(d, "L_w")
     want = 7 * (1 - (7 / 8) ** 16)
     assert np.mean(p) == pytest.approx(want, abs=0.4)
@@ -248,12 +253,7 @@ def test_a_branch_inside_a_loop_the_data_ends_is_counted_on_the_trips_that_reach
       }
       o[q] = hits;
     }"""
-    arrays = ("    d: {shape: [M], dtype: int32, role: in}\n    key: {shape: [Q], dtype: int32, role: in}\n"
-              "    o: {shape: [Q], dtype: int32, role: out}")
-    d = design(write, kernel=kernel, arrays=arrays, params="{Q: 64, M: 16}", placement="{d: BUF, key: BUF, o: BUF}",
-               hints="{L_w: {expected_trips: 8}, L_b: {taken_probability: 0.9}}",
-               inputs="arrays: {d: {distribution: randint, range: [0, 7]}, key: {distribution: randint, "
-                      "range: [0, 7]}}")
+    d = search_design(write, kernel, "{L_w: {expected_trips: 8}, L_b: {taken_probability: 0.9}}")
     br = _branch(d)
     assert input_branch_share(d, br) == pytest.approx(0.5, abs=0.04)
     assert d.control_from_inputs()
