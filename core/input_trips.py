@@ -113,15 +113,20 @@ class _Run:
         if chain is None or not isinstance(chain[-1].stmt, _LOOPS):
             raise Unsupported("loop not found")
         node = chain[-1].stmt
-        prefix, ancestors = self._place(chain)
+        prefix, ancestors, steps = self._place(chain)
         head = [node.init] if isinstance(node, c_ast.For) and node.init is not None else []
         if node.cond is None:
             raise Unsupported("a loop without a condition")
         control = [node.cond] + ([node.next] if isinstance(node, c_ast.For) and node.next is not None else [])
         watched = [watch.cond] if watch is not None else []
         skip, needed = _slice(node.stmt, set().union(*(read_names(c) for c in control + watched)))
-        prefix = _needed_prefix(prefix + head, needed | set().union(*(read_names(c) for c in control)))
-        lanes = self._lanes(prefix, [*prefix, *control, *watched, *_kept_statements(node.stmt, skip)], ancestors)
+        if steps:  # the loop's own init runs right before it, in the innermost branch's side
+            steps[-1] = (steps[-1][0] + head, *steps[-1][1:])
+        else:
+            prefix = prefix + head
+        prefix, steps = _narrow(prefix, steps, needed | set().union(*(read_names(c) for c in control)))
+        lanes = self._lanes(prefix, [*prefix, *_step_nodes(steps), *control, *watched,
+                                     *_kept_statements(node.stmt, skip)], ancestors, steps)
         return None if lanes is None else (lanes, node, skip)
 
     def share(self, branch_node) -> float | None:
@@ -133,9 +138,9 @@ class _Run:
         loop = self.tree.loops.get(inner[-1]) if inner else None
         if loop is not None and (loop.is_while or loop.data_dependent):
             return self._share_in_loop(branch_node, loop.label)
-        prefix, ancestors = self._place(chain)
-        prefix = _needed_prefix(prefix, read_names(branch_node.cond))
-        lanes = self._lanes(prefix, [*prefix, branch_node.cond], ancestors)
+        prefix, ancestors, steps = self._place(chain)
+        prefix, steps = _narrow(prefix, steps, read_names(branch_node.cond))
+        lanes = self._lanes(prefix, [*prefix, *_step_nodes(steps), branch_node.cond], ancestors, steps)
         return None if lanes is None else float(lanes.truth(branch_node.cond).mean())
 
     def _share_in_loop(self, branch_node, label: str) -> float | None:
@@ -150,10 +155,10 @@ class _Run:
         runs, taken = lanes.watch[id(branch_node)]
         return taken / runs if runs else None
 
-    def _place(self, chain: list) -> tuple[list, list]:
-        """The statements before ``chain[-1]`` in the block that holds it, and the tree's loops around it
-        (outermost first). The block must be the body of the innermost enclosing loop, or the kernel's top
-        level, with nothing in between (no branch, no inner block)."""
+    def _place(self, chain: list) -> tuple[list, list, list]:
+        """Where ``chain[-1]`` runs: the statements before it in the body of the innermost enclosing loop (or
+        the kernel's top level), the tree's loops around it (outermost first), and the branches between
+        (outermost first, each ``(statements before it in its side, the if, whether the side is then)``)."""
         while len(chain) >= 2 and isinstance(chain[-2], c_ast.Label):
             chain = chain[:-1]  # a labelled statement: the label is what its block holds
         ancestors = []
@@ -162,19 +167,32 @@ class _Run:
                 if k == 0 or not isinstance(chain[k - 1], c_ast.Label) or chain[k - 1].name not in self.tree.loops:
                     raise Unsupported("an enclosing loop without a label")
                 ancestors.append(self.tree.loops[chain[k - 1].name])
-        target = chain[-1]
-        holder = chain[-2] if len(chain) >= 2 else None
-        if holder is None or isinstance(holder, _LOOPS):
-            return [], ancestors  # the statement is its loop's whole body
-        if not isinstance(holder, c_ast.Compound):
-            raise Unsupported("it sits inside a branch")
-        if holder is not self.tree.body and not (len(chain) >= 3 and isinstance(chain[-3], _LOOPS)):
-            raise Unsupported("it sits inside a block that is not a loop body")
-        items = holder.block_items or []
-        return items[:next(i for i, it in enumerate(items) if it is target)], ancestors
+        k, steps = len(chain) - 1, []
+        while True:
+            target, holder = chain[k], (chain[k - 1] if k >= 1 else None)
+            if holder is None or isinstance(holder, _LOOPS):
+                return [], ancestors, steps[::-1]  # the statement is its loop's whole body
+            if isinstance(holder, c_ast.If):  # a side without braces
+                steps.append(([], holder, target is holder.iftrue))
+                k -= 1
+            elif isinstance(holder, c_ast.Compound):
+                items = holder.block_items or []
+                before = items[:next(i for i, it in enumerate(items) if it is target)]
+                parent = chain[k - 2] if k >= 2 else None
+                if holder is self.tree.body or isinstance(parent, _LOOPS):
+                    return before, ancestors, steps[::-1]
+                if not isinstance(parent, c_ast.If):
+                    raise Unsupported("a block that is neither a loop body nor a branch's side")
+                steps.append((before, parent, holder is parent.iftrue))
+                k -= 2
+            else:
+                raise Unsupported(f"it sits inside a {type(holder).__name__}")
+            while k >= 1 and isinstance(chain[k - 1], c_ast.Label):
+                k -= 1  # a labelled if: the label is what its block holds
 
-    def _lanes(self, prefix: list, read_from: list, ancestors: list) -> Lanes | None:
-        """Lanes with the enclosing loops' variables and the prefix's scalars set (None: no entry runs)."""
+    def _lanes(self, prefix: list, read_from: list, ancestors: list, steps: list = ()) -> Lanes | None:
+        """Lanes with the enclosing loops' variables and the prefix's scalars set, narrowed to the lanes that
+        take the sides ``steps`` names (None: no entry gets there)."""
         reads = set().union(*(array_reads(s) for s in read_from))
         written = _written(self.tree.body)
         w = self.d.workload
@@ -202,12 +220,14 @@ class _Run:
         for var in {v for e in entries for v in e} - set(names):
             lanes.env[var] = np.tile(np.array([e[var] for e in entries], dtype=np.int64), draws)
             lanes.types[var] = ("i", 64)
-        full = np.ones(lanes.size(), dtype=bool)
-        for st in prefix:
-            try:
-                lanes.block([st], full)
-            except Unsupported:
-                lanes.unknown |= assigned(st)  # only an error if what follows reads one of them
+        _run_prefix(lanes, prefix)
+        for before, node, then in steps:
+            taken = lanes.truth(node.cond)
+            keep = taken if then else ~taken
+            if not keep.any():
+                return None
+            lanes.compact(keep)
+            _run_prefix(lanes, before)
         return lanes
 
     def _entries(self, ancestors: list) -> list[dict[str, float]]:
@@ -332,6 +352,31 @@ def _needed_prefix(prefix: list, needed: set[str]) -> list:
             out.append(st)
             need |= read_names(st)
     return out[::-1]
+
+
+def _run_prefix(lanes: Lanes, prefix: list) -> None:
+    full = np.ones(lanes.size(), dtype=bool)
+    for st in prefix:
+        try:
+            lanes.block([st], full)
+        except Unsupported:
+            lanes.unknown |= assigned(st)  # only an error if what follows reads one of them
+
+
+def _narrow(prefix: list, steps: list, needed: set[str]) -> tuple[list, list]:
+    """The statements of the prefix and of each branch side before the target that what follows needs
+    (innermost first: a side's condition and kept statements need more of what precedes them)."""
+    need, out = set(needed), []
+    for before, node, then in reversed(steps):
+        before = _needed_prefix(before, need)
+        need |= set().union(*(read_names(s) for s in before)) | read_names(node.cond)
+        out.append((before, node, then))
+    return _needed_prefix(prefix, need), out[::-1]
+
+
+def _step_nodes(steps: list) -> list:
+    """The statements and conditions the branch sides on the way run (what they read must be drawn)."""
+    return [x for before, node, _ in steps for x in (*before, node.cond)]
 
 
 def _written(body) -> set[str]:

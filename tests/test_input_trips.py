@@ -119,15 +119,6 @@ def test_a_search_loop_takes_the_expected_position_of_the_first_match(write):
     }""", "an inner loop"),
     ("""    L_i: for (int i = 0; i < N; i++) {
       int x = a[i];
-      if (x > 3) {
-        L_w: while (x > 1) {
-          x = x / 2;
-        }
-      }
-      o[i] = x;
-    }""", "a branch around the loop"),
-    ("""    L_i: for (int i = 0; i < N; i++) {
-      int x = a[i];
       L_w: while (x > 0) {
         x = x + 1;
       }
@@ -256,4 +247,48 @@ def test_a_branch_inside_a_loop_the_data_ends_is_counted_on_the_trips_that_reach
     d = search_design(write, kernel, "{L_w: {expected_trips: 8}, L_b: {taken_probability: 0.9}}")
     br = _branch(d)
     assert input_branch_share(d, br) == pytest.approx(0.5, abs=0.04)
+    assert d.control_from_inputs()
+
+
+def test_a_loop_under_a_branch_runs_on_the_entries_that_take_it(write):
+    """``if (x > 3) { while (x > 1) x = x / 2; }`` with x uniform over 1..100: the loop runs on the entries
+    with x in 4..100, floor(log2 x) trips each: (4 x 2 + 8 x 3 + 16 x 4 + 32 x 5 + 37 x 6) / 97 = 4.93."""
+    kernel = """    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      L_b: if (x > 3) {
+        L_w: while (x > 1) {
+          x = x / 2;
+        }
+      }
+      o[i] = x;
+    }"""
+    d = design(write, kernel=kernel, hints="{L_w: {expected_trips: 3}, L_b: {taken_probability: 0.5}}",
+               inputs="arrays: {a: {distribution: randint, range: [1, 100]}}")
+    p = while_profile(d, "L_w")
+    assert set(p) <= {2, 3, 4, 5, 6} and np.mean(p) == pytest.approx(478 / 97, abs=0.15)
+    from llmulator.input_trips import input_branch_share
+    assert input_branch_share(d, _branch(d)) == pytest.approx(0.97, abs=0.02)  # 97 of 100 values
+
+
+def test_a_branch_under_a_branch_is_counted_on_the_entries_that_reach_it(write):
+    """``if (a[i] > 50) { if ((a[i] & 1) == 0) ... }`` with a uniform over 1..100: the inner branch runs on
+    51..100 and is taken on the 25 even values of those 50."""
+    from llmulator.input_trips import input_branch_share
+    kernel = """    L_i: for (int i = 0; i < N; i++) {
+      L_hi: if (a[i] > 50) {
+        L_even: if ((a[i] & 1) == 0) {
+          o[i] = 1;
+        }
+      }
+    }"""
+    d = design(write, kernel=kernel, hints="{L_hi: {taken_probability: 0.1}, L_even: {taken_probability: 0.1}}",
+               inputs="arrays: {a: {distribution: randint, range: [1, 100]}}")
+    inner = next(n for n in d.tree.walk() if getattr(n, "label", None) == "L_even")
+    got = input_branch_share(d, inner)
+    # exactly the share among the same draws (llmulator.inputs, the module's seeds), found by NumPy directly
+    from llmulator.input_trips import SEED0
+    from llmulator.inputs import generate_inputs
+    a = np.concatenate([generate_inputs(d.workload, d.sizes, seed=SEED0 + k)["a"] for k in range(16)])
+    assert got == pytest.approx(float((a[a > 50] % 2 == 0).mean()), abs=1e-12)
+    assert got == pytest.approx(0.5, abs=0.08)  # the hand count, within these 1,024 draws' spread
     assert d.control_from_inputs()

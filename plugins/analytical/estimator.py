@@ -40,7 +40,8 @@ from . import model
 # 0.14: ... also against a parenthesised constant (``a0[i] > (-0.5f)``, as C printers write a negative literal)
 # 0.15: any other branch whose condition reads scalars and declared inputs: its share of draws (input_trips)
 # 0.16: ... also a branch in the body of such a loop, counted on the trips that reach it
-VERSION = "0.16"
+# 0.17: ... and loops and branches under branches, on the entries that take the branches' sides
+VERSION = "0.17"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
