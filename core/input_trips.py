@@ -20,9 +20,11 @@ estimators price the mean and the per-entry spread, and follow an input variant.
 Only declared inputs count: an array the control reads must have a distribution under ``inputs.arrays`` (of
 the variant or the base) or come from a declared structure. The default fill of an undeclared input
 (``llmulator.inputs.default_description``) is a profiler's fallback, not a statement about the data, and a
-hint the user wrote says more. A loop is also left to its hint when its control reads an array the kernel
-writes, needs an inner loop, ``continue`` or ``return``, sits under a branch, or lies beyond the caps
-below; and always when the inputs come from a generator (user code, which this never runs).
+hint the user wrote says more. A loop under branches runs on the lanes that take their sides (each side's
+statements before it run too). A loop is also left to its hint when its control reads an array the kernel
+writes, needs an inner loop, ``continue`` or ``return``, sits in a block that is neither a loop body nor a
+branch's side, or lies beyond the caps below; and always when the inputs come from a generator (user
+code, which this never runs).
 """
 
 from __future__ import annotations
