@@ -106,7 +106,7 @@ def input_branch_probabilities(design) -> dict[int, float]:
         return {}  # a generator may fill any array
     structured = set().union(*(_structure_outputs(s) for s in desc["structures"])) if desc["structures"] else set()
     tree = design.tree
-    written = {a.array for n in tree.walk() for st in _statements(n) for a in st.accesses if a.is_write}
+    written = tree.written_arrays()
     out: dict[int, float] = {}
     for n in tree.walk():
         if not (isinstance(n, Branch) and n.data_dependent):
@@ -128,13 +128,3 @@ def input_branch_probabilities(design) -> dict[int, float]:
         if p is not None:
             out[id(n)] = p
     return out
-
-
-def _statements(node):
-    """The statements a tree node holds directly (a branch: its condition)."""
-    kind = getattr(node, "kind", "")
-    if kind == "stmt":
-        return [node]
-    if kind == "branch":
-        return [node.cond] if node.cond is not None else []
-    return []

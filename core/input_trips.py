@@ -36,7 +36,7 @@ import numpy as np
 from pycparser import c_ast
 
 from . import kernel_values as kv
-from .c_lanes import Lanes, Unsupported, array_reads, assigned, nodes, read_names
+from .c_lanes import Lanes, Unsupported, array_reads, assigned, read_names
 from .errors import UserError
 from .inputs import _structure_outputs
 
@@ -196,7 +196,7 @@ class _Run:
         """Lanes with the enclosing loops' variables and the prefix's scalars set, narrowed to the lanes that
         take the sides ``steps`` names (None: no entry gets there)."""
         reads = set().union(*(array_reads(s) for s in read_from))
-        written = _written(self.tree.body)
+        written = self.tree.written_arrays()
         w = self.d.workload
         declared = set(self.desc["arrays"]) | set().union(*(_structure_outputs(st) for st in self.desc["structures"]))
         for a in reads:
@@ -379,17 +379,3 @@ def _narrow(prefix: list, steps: list, needed: set[str]) -> tuple[list, list]:
 def _step_nodes(steps: list) -> list:
     """The statements and conditions the branch sides on the way run (what they read must be drawn)."""
     return [x for before, node, _ in steps for x in (*before, node.cond)]
-
-
-def _written(body) -> set[str]:
-    """Arrays the kernel writes anywhere (assigned or stepped elements)."""
-    out = set()
-    for n in nodes(body):
-        t = n.lvalue if isinstance(n, c_ast.Assignment) else \
-            n.expr if isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "++", "p--", "--") else None
-        if isinstance(t, c_ast.ArrayRef):
-            while isinstance(t, c_ast.ArrayRef):
-                t = t.name
-            if isinstance(t, c_ast.ID):
-                out.add(t.name)
-    return out

@@ -246,6 +246,12 @@ class LoopTree:
         return not any(isinstance(n, Branch) and n.data_dependent
                        or isinstance(n, Loop) and (n.data_dependent or n.is_while) for n in self.walk())
 
+    def written_arrays(self) -> set[str]:
+        """Arrays the kernel writes anywhere: no declared input says what they hold (``branch_inputs``...)."""
+        stmts = [n.cond if isinstance(n, Branch) else n for n in self.walk()
+                 if isinstance(n, Statement) or isinstance(n, Branch) and n.cond is not None]
+        return {a.array for st in stmts for a in st.accesses if a.is_write}
+
     def top_loops(self) -> list[Loop]:
         """The outermost loops (one per loop nest)."""
         return [n for n in self.roots if isinstance(n, Loop)]
