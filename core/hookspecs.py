@@ -114,7 +114,9 @@ class BatchEstimator(Protocol):
 
     ``llmulator dse`` takes its vectorised path with an estimator that has it (the built-in
     ``analytical`` estimator does) and materialises one Design per point otherwise; results must
-    equal ``estimate`` on the materialised designs.
+    equal ``estimate`` on the materialised designs, except on rows the batch marks not ``exact``:
+    there its cycles and energy must be lower bounds of ``estimate``'s, and ``dse`` re-prices with
+    ``estimate`` the rows it ranks first (best-first, until every point it reports is exact).
     """
 
     def nest_labels(self, design: Design) -> list[str]:
@@ -127,7 +129,10 @@ class BatchEstimator(Protocol):
         """Metrics of B mappings at once. ``tiles`` (B, L) over ``nest_labels(design)``; ``spatial``
         (B, L): 0 temporal, 1 PE rows, 2 PE columns; ``order`` (B, L): each loop's position in the
         mapping sequence (0 outermost). Returns arrays of shape (B,): ``cycles``, ``energy_pj``,
-        ``power_mw``, ``area_um2`` and ``valid`` (booleans: the tiles fit every memory level)."""
+        ``power_mw``, ``area_um2`` and ``valid`` (booleans: the tiles fit every memory level);
+        optionally ``exact`` (booleans; absent means all True): False where the row's cycles and
+        energy are only lower bounds of what ``estimate`` says for that mapping (the analytical
+        estimator leaves the PE array's waits for banked buffers to ``estimate``)."""
         ...
 
 

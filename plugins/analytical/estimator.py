@@ -198,7 +198,13 @@ class AnalyticalEstimator:
         first); ``spatial`` (B, L) holds 0 (temporal), 1 (PE rows) or 2 (PE cols);
         ``order`` (B, L) the position of each loop in the mapping sequence, tile and point loops alike (0 =
         outermost). Returns arrays of shape (B,): cycles, energy_pj, power_mw,
-        area_um2, valid (tiles fit every level), and the model's terms.
+        area_um2, valid (tiles fit every level), exact, and the model's terms.
+
+        ``exact`` is False on the rows that bind loops to the PE array: their waits for the banked
+        buffers (``llmulator.banks``, a replay of the memory system's schedule, ~5-100 ms a mapping)
+        are not in this path, so their cycles and energy are lower bounds of ``estimate``'s (waits
+        only add cycles, and energy grows with cycles). ``llmulator dse`` re-prices the rows it ranks
+        first with ``estimate`` until the ranking it reports is the one-design path's.
         """
         nest = self._single_nest(d)
         B, L = tiles.shape
@@ -233,7 +239,8 @@ class AnalyticalEstimator:
         cycles = thr["cycles"]
         out = {"cycles": cycles, "energy_pj": en["energy_pj"], "area_um2": np.full(B, area_um2),
                "power_mw": en["energy_pj"] * d.arch.clock_mhz / np.maximum(cycles, 1e-9) * 1e-3,
-               "valid": thr["valid"] & fits, "stall_cycles": thr["stall_cycles"], "compute_cycles": compute}
+               "valid": thr["valid"] & fits, "stall_cycles": thr["stall_cycles"], "compute_cycles": compute,
+               "exact": ~use_sp}
         out.update({k: v for k, v in comp.items() if isinstance(v, np.ndarray)})
         return out
 

@@ -139,6 +139,7 @@ class Evaluator:
         out["valid"] = np.zeros(B, dtype=bool)
         out["confidence"] = np.full(B, np.nan)
         out["reason"] = np.full(B, "", dtype=object)
+        out["exact"] = np.ones(B, dtype=bool)  # False: a batch row whose cycles and energy are lower bounds
         out["point"] = points
         if B == 0:
             return out
@@ -210,12 +211,27 @@ class Evaluator:
             ok = r["valid"] & pe_ok & tile_ok[sel]
             for m in METRICS:
                 out[m][sel] = r[m]
+            out["exact"][sel] = np.asarray(r.get("exact", True), dtype=bool) & np.ones(sel.size, dtype=bool)
             out["valid"][sel] = ok
             reason = np.where(~tile_ok[sel], "tile > loop bound",
                               np.where(~pe_ok, "PE array overflow", np.where(~r["valid"], "buffer overflow", "")))
             out["reason"][sel] = reason
             self.n_fast += sel.size
         return slow
+
+    def reprice(self, res: dict[str, np.ndarray], idx: np.ndarray) -> None:
+        """Price the points ``idx`` of ``res`` (a search's results) again, one design at a time with the
+        estimator's ``estimate``, and mark them exact: the batch path's lower bounds made exact."""
+        idx = np.asarray(idx, dtype=np.int64)
+        for m in METRICS:
+            res[m][idx] = np.nan
+        res["valid"][idx] = False
+        res["reason"][idx] = ""
+        for start in range(0, idx.size, CHUNK):
+            self._materialised(res["point"], idx[start:start + CHUNK], res)
+        res["exact"][idx] = True
+        res["objective"][idx] = objective_of({m: res[m][idx] for m in METRICS} | {"valid": res["valid"][idx]},
+                                             self.objective)
 
     def _materialised(self, points: np.ndarray, idx: np.ndarray, out: dict[str, np.ndarray]) -> None:
         designs, where = [], []

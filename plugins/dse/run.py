@@ -23,7 +23,8 @@ from llmulator.fileio import atomic_write_json, atomic_write_text
 from llmulator.scoring import kendall_tau
 
 from . import pareto, search
-from .evaluate import Evaluator, objective_of
+from .evaluate import Evaluator
+from .ranking import front_of, rank_points, refine, top_distinct  # noqa: F401 - rank_points: network's
 from .space import Space
 from .verify import profile_all
 
@@ -45,43 +46,6 @@ def describe(space: Space, point: int) -> str:
             v = int(v)
         words.append(f"{key}={v}")
     return " ".join(words)
-
-
-def rank_points(res: dict[str, np.ndarray], objective: str | None) -> tuple[dict[str, int], np.ndarray]:
-    """(invalid points counted by reason, the valid points' indices best first by the objective).
-
-    Ties on the objective (common: many mappings hit the same bandwidth bound) break on energy, then
-    area. Shared by the design search (``explore``) and the whole-network hardware search.
-    """
-    reasons: dict[str, int] = {}
-    for r in res["reason"][~res["valid"]]:
-        reasons[r or "invalid"] = reasons.get(r or "invalid", 0) + 1
-    obj = objective_of(res, objective)
-    order = np.lexsort((np.nan_to_num(res["area_um2"], nan=np.inf), np.nan_to_num(res["energy_pj"], nan=np.inf),
-                        obj))
-    return reasons, order[np.isfinite(obj[order])]
-
-
-def top_distinct(res: dict[str, np.ndarray], order: np.ndarray, k: int) -> list[int]:
-    """The first ``k`` points of ``order`` with pairwise different predicted (cycles, energy, area).
-
-    Mappings the estimator cannot tell apart (a loop order that changes no reuse, a buffer size
-    that no tile needs) would otherwise fill the top-K with copies of one design and say nothing
-    about the ranking.
-    """
-    seen: set[tuple] = set()
-    out: list[int] = []
-    if k <= 0:  # `--verify 0`: nothing to verify (the loop below would otherwise never stop at k)
-        return out
-    for i in order:
-        key = tuple(round(float(res[m][i]), 6) for m in ("cycles", "energy_pj", "area_um2"))
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(int(i))
-        if len(out) == k:
-            break
-    return out
 
 
 def explore(space: Space, estimator_name: Any = "analytical", budget: int = 20000, strategy: str = "auto",
@@ -108,6 +72,10 @@ def explore(space: Space, estimator_name: Any = "analytical", budget: int = 2000
                   disable=not progress, transient=False) as bar:
         tid = bar.add_task(f"{space.name} ({estimator_name})", total=n_planned)
         res, used = search.run(ev, budget, strategy, seed, on_chunk=lambda n: bar.update(tid, advance=n))
+        # the batch path's lower bounds made exact where the report reads them (ranking.refine)
+        rid = bar.add_task("re-pricing the best points one by one", total=None)
+        refined = refine(ev, res, objective, max(verify, 1), on_round=lambda n: bar.update(rid, advance=n))
+        bar.update(rid, total=refined["repriced"], completed=refined["repriced"])
     search_s = time.perf_counter() - t0
     n = res["point"].size
     valid = res["valid"]
@@ -157,17 +125,17 @@ def explore(space: Space, estimator_name: Any = "analytical", budget: int = 2000
         # the search's ranking (ties already broken on energy and area) against the measured objective
         tau = kendall_tau(np.array([v["predicted_rank"] for v in top], dtype=float), meas_vals)
     # -- Pareto front -------------------------------------------------------------------------
-    vals = np.stack([np.where(valid, res[m], np.nan) for m in pareto.OBJECTIVES], axis=1)
-    reported = np.isfinite(vals).any(axis=0)  # an estimator may report a subset (say, cycles only)
-    front = pareto.front(vals[:, reported]) if reported.any() else np.zeros(0, dtype=np.int64)
-    front = front[np.argsort(res["cycles"][front], kind="stable")]
+    front = front_of(res)
     summary: dict[str, Any] = {
         "space": space.name, "space_file": space.file, "base_mapping": space.base_mapping_file,
         "workload": space.workload.name, "preset": space.preset, "architecture": space.arch_doc["name"],
         "estimator": estimator_name, "objective": objective, "strategy": used, "budget": budget, "seed": seed,
         "space_size": space.size, "dimensions": {d.key: len(d.values) for d in space.dims},
         "evaluated": int(n), "valid": int(valid.sum()), "invalid": int(n - valid.sum()), "invalid_reasons": reasons,
-        "vectorised_points": ev.n_fast, "materialised_points": ev.n_materialised,
+        "vectorised_points": ev.n_fast, "materialised_points": ev.n_materialised - refined["repriced"],
+        # batch rows priced again one by one (their batch figures were lower bounds), and whether every point
+        # reported (best, top --verify, Pareto front) is exact
+        "repriced_points": refined["repriced"], "report_exact": refined["complete"],
         "search_seconds": round(search_s, 4), "verify_seconds": round(verify_s, 3),
         "points_per_second": round(n / max(search_s, 1e-9), 1),
         "best": None, "verified": verified, "kendall_tau_top": None if np.isnan(tau) else tau,
@@ -218,7 +186,7 @@ def write_outputs(out: Path, space: Space, res: dict[str, np.ndarray], front: np
     w = csv.writer(buf)
     keys = [d.key for d in space.dims]
     w.writerow(["point", *keys, "valid", "reason", "cycles", "energy_pj", "area_um2", "power_mw", "confidence",
-                "pareto", "verified"])
+                "pareto", "verified", "exact"])
     choice = space.decode(res["point"])
     for j in range(res["point"].size):
         vals = []
@@ -228,7 +196,8 @@ def write_outputs(out: Path, space: Space, res: dict[str, np.ndarray], front: np
         row = [int(res["point"][j]), *vals, int(res["valid"][j]), res["reason"][j]]
         row += ["" if not np.isfinite(res[m][j]) else f"{res[m][j]:.6g}"
                 for m in ("cycles", "energy_pj", "area_um2", "power_mw", "confidence")]
-        row += [int(on_front[j]), int(int(res["point"][j]) in verified)]
+        # exact 0: the batch path's lower bound on cycles and energy (ranking.refine), never re-priced
+        row += [int(on_front[j]), int(int(res["point"][j]) in verified), int(res["exact"][j]) if "exact" in res else 1]
         w.writerow(row)
     atomic_write_text(out / "points.csv", buf.getvalue())
     try:

@@ -252,6 +252,7 @@ class Mapper:
         import numpy as np
         from llmulator_plugins.dse import search
         from llmulator_plugins.dse.evaluate import Evaluator
+        from llmulator_plugins.dse.ranking import rank_points, refine
         dfs = DATAFLOWS if self.dataflow == "auto" else (self.dataflow,)
         if layer.kind in ("gemm", "bmm"):
             dfs = tuple(dict.fromkeys("ws" if d == "rs" else d for d in dfs))
@@ -276,10 +277,17 @@ class Mapper:
             for r in res["reason"]:
                 if r:
                     reasons[r] = reasons.get(r, 0) + 1
-            # ties on the objective (mappings the model cannot tell apart by cycles) break on energy, as in dse
-            i = int(np.lexsort((np.nan_to_num(res["energy_pj"], nan=np.inf), obj))[0])
-            if not np.isfinite(obj[i]):
+            # the batch's figures are lower bounds where not exact: a dataflow whose best bound already loses to
+            # the best exact figure found cannot win; else its best point is made exact (dse's ranking.refine)
+            if best is not None and np.isfinite(obj).any() and \
+                    (float(np.nanmin(obj)), DATAFLOWS.index(df)) > (best[0], DATAFLOWS.index(best[1])):
                 continue
+            refine(ev, res, self.objective, 1, with_front=False)
+            # ties on the objective (mappings the model cannot tell apart) break on energy, then area, as in dse
+            _, ranked = rank_points(res, self.objective)
+            if not ranked.size:
+                continue
+            i = int(ranked[0])
             if best is None or (obj[i], DATAFLOWS.index(df)) < (best[0], DATAFLOWS.index(best[1])):
                 best = (float(obj[i]), df, space, int(res["point"][i]))
         if best is None:
