@@ -4,13 +4,16 @@ Why: ``llmulator.input_trips`` needs the trip count of a loop whose control read
 draws at once, without compiling or trusting the kernel. This walks pycparser's AST itself (no ``eval``, no
 compiler) and refuses (``Unsupported``) anything outside the subset, which then stays a hint's business.
 
-The subset: scalar declarations and assignments (``=``, ``op=``, ``++``, ``--``), ``if``/``else``, ``break``;
-integer, bitwise, comparison, logical, ternary and float arithmetic; casts; reads of the arrays it is given;
-``fabsf``-like math functions. C semantics where they matter for control: integer ``/`` and ``%`` truncate
-toward zero, a value stored in a variable wraps to the variable's declared width and signedness (``uint32_t``
-hashes, ``int`` counters), ``float`` rounds to single precision. Writes to arrays are skipped: a caller only
-hands over arrays the kernel never writes, so no read can see one. Both sides of ``&&``, ``||`` and ``?:``
-are evaluated (they have no side effects in the subset); an array index is clipped into the array.
+The subset: scalar declarations and assignments (``=``, ``op=``, ``++``, ``--``, also inside an expression:
+``if (--k < 0)``), ``if``/``else``, ``break``; ``for``/``while``/``do`` loops where the caller grants a trip
+budget (``loop_budget``: ``llmulator.scalar_control`` runs a whole kernel's control; ``input_trips`` runs one
+loop itself and grants none); integer, bitwise, comparison, logical, ternary and float arithmetic; casts;
+reads of the arrays it is given; ``fabsf``-like math functions. C semantics where they matter for control:
+integer ``/`` and ``%`` truncate toward zero, a value stored in a variable wraps to the variable's declared
+width and signedness (``uint32_t`` hashes, ``int`` counters), ``float`` rounds to single precision. Writes to
+arrays are skipped: a caller only hands over arrays the kernel never writes, so no read can see one. Both
+sides of ``&&``, ``||`` and ``?:`` are evaluated (an increment inside one of their later operands is refused:
+it would run where C skips it); an array index is clipped into the array.
 """
 
 from __future__ import annotations
@@ -120,6 +123,8 @@ class Lanes:
         self.types: dict[str, tuple[str, int]] = {}
         self.unknown: set[str] = set()  # locals whose value here no lane knows (set by code not run)
         self.watch: dict[int, list[int]] = {}  # id of an ``if`` -> [lanes that reached it, lanes that took it]
+        self.loop_budget: int | None = None  # trips the loops it runs may take in all (None: it runs no loop)
+        self._active: np.ndarray | None = None  # the lanes the statement being run runs on (an increment's)
 
     def size(self) -> int:
         return self.draw.size
@@ -136,10 +141,11 @@ class Lanes:
         for st in items:
             if not mask.any():
                 return mask
+            c = None
             if id(st) in self.watch:  # counted whether or not the run needs its sides
-                took = mask & self.truth(st.cond)
+                c = self.truth(st.cond, mask)
                 self.watch[id(st)][0] += int(mask.sum())
-                self.watch[id(st)][1] += int(took.sum())
+                self.watch[id(st)][1] += int((mask & c).sum())
             if id(st) in skip:
                 continue
             if isinstance(st, c_ast.Compound):
@@ -147,18 +153,41 @@ class Lanes:
             elif isinstance(st, c_ast.Label):
                 mask = self.block([st.stmt], mask, skip)
             elif isinstance(st, c_ast.If):
-                c = self.truth(st.cond)
+                c = self.truth(st.cond, mask) if c is None else c  # once: the condition may step a counter
                 then = self.block([st.iftrue], mask & c, skip) if st.iftrue is not None else mask & c
                 other = self.block([st.iffalse], mask & ~c, skip) if st.iffalse is not None else mask & ~c
                 mask = then | other
             elif isinstance(st, c_ast.Break):
                 return np.zeros_like(mask)
+            elif isinstance(st, (c_ast.For, c_ast.While, c_ast.DoWhile)):
+                self.loop(st, mask, skip)
             elif not isinstance(st, (c_ast.EmptyStatement, c_ast.Pragma)):
                 self.simple(st, mask)
         return mask
 
+    def loop(self, node, mask: np.ndarray, skip=frozenset()) -> None:
+        """Run a loop to its end on the lanes of ``mask`` (a ``break`` ends it on its lane), within the trip
+        budget the caller granted (``loop_budget``; none granted: ``Unsupported``)."""
+        if self.loop_budget is None:
+            raise Unsupported("a loop inside what runs")
+        if isinstance(node, c_ast.For) and node.init is not None:
+            self.simple(node.init, mask)
+        if node.cond is None:
+            raise Unsupported("a loop without a condition")
+        step = node.next if isinstance(node, c_ast.For) else None
+        live = mask.copy() if isinstance(node, c_ast.DoWhile) else mask & self.truth(node.cond, mask)
+        while live.any():
+            self.loop_budget -= int(live.sum())
+            if self.loop_budget < 0:
+                raise Unsupported("the loops run past their trip budget")
+            live = self.block([node.stmt], live, skip)
+            if step is not None and live.any():
+                self.simple(step, live)
+            live = live & self.truth(node.cond, live)
+
     def simple(self, st, mask: np.ndarray) -> None:
         """A declaration, an assignment, an increment or a list of them."""
+        self._active = mask
         if isinstance(st, c_ast.DeclList):
             for d in st.decls:
                 self.simple(d, mask)
@@ -207,7 +236,10 @@ class Lanes:
             self.env[name] = np.where(mask, value, old).astype(np.result_type(value, old))
 
     # -- expressions ------------------------------------------------------------------------------------------
-    def truth(self, node) -> np.ndarray:
+    def truth(self, node, mask: np.ndarray | None = None) -> np.ndarray:
+        """Whether ``node`` holds on every lane; ``mask``: the lanes that evaluate it (those an increment in
+        it steps; None: all)."""
+        self._active = mask
         return np.asarray(self.ev(node)) != 0
 
     def ev(self, n) -> np.ndarray:
@@ -221,13 +253,17 @@ class Lanes:
             return self.element(n)
         if isinstance(n, c_ast.BinaryOp):
             if n.op in ("&&", "||"):
-                a, b = self.truth(n.left), self.truth(n.right)
+                if has_step(n.right):
+                    raise Unsupported("an increment C may skip")
+                a, b = self.ev(n.left) != 0, self.ev(n.right) != 0
                 return (a & b if n.op == "&&" else a | b).astype(np.int64)
             return binary(n.op, self.ev(n.left), self.ev(n.right))
         if isinstance(n, c_ast.UnaryOp):
             return self.unary(n)
         if isinstance(n, c_ast.TernaryOp):
-            return np.where(self.truth(n.cond), self.ev(n.iftrue), self.ev(n.iffalse))
+            if has_step(n.iftrue) or has_step(n.iffalse):
+                raise Unsupported("an increment C may skip")
+            return np.where(self.ev(n.cond) != 0, self.ev(n.iftrue), self.ev(n.iffalse))
         if isinstance(n, c_ast.Cast):
             return wrap(self.ev(n.expr), ctype(_GEN.visit(n.to_type)))
         if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in _MATH:
@@ -260,8 +296,12 @@ class Lanes:
         return v.astype(np.float64) if v.dtype.kind == "f" else v.astype(np.int64)
 
     def unary(self, n: c_ast.UnaryOp) -> np.ndarray:
-        if n.op in _STEP:
-            raise Unsupported("an increment inside an expression")
+        if n.op in _STEP:  # ``--k < 0``: k steps on the lanes that evaluate it; the value is the new or old one
+            name = self.target(n.expr)
+            old = self.name(name)
+            self.store(name, old + (1 if "++" in n.op else -1),
+                       np.ones(self.size(), dtype=bool) if self._active is None else self._active)
+            return old if n.op.startswith("p") else self.env[name]
         v = self.ev(n.expr)
         if n.op == "-":
             return -v
@@ -272,6 +312,11 @@ class Lanes:
         if n.op == "~" and v.dtype.kind != "f":
             return ~v
         raise Unsupported(f"unary {n.op}")
+
+
+def has_step(node) -> bool:
+    """Whether an expression increments or decrements something."""
+    return any(isinstance(n, c_ast.UnaryOp) and n.op in _STEP for n in nodes(node))
 
 
 def assigned(node) -> set[str]:

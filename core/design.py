@@ -132,13 +132,35 @@ class Design:
                     out[id(n)] = p
         return out
 
+    @cached_property
+    def _scalar_branches(self) -> dict[int, float]:
+        """Taken shares of the branches that read no array but are not conditions on loop indices alone: on
+        scalars the kernel computes itself (a circular index, a modulo counter), from one run of its scalar
+        control (``llmulator.scalar_control``); else (an index condition under a data-dependent branch) the
+        share of draws of the declared inputs on which it holds, among the entries that reach it
+        (``llmulator.input_trips``)."""
+        from .input_trips import input_branch_share
+        from .scalar_control import scalar_branch_shares
+        out = scalar_branch_shares(self, set(self._index_branches))
+        for n in self.tree.walk():
+            if isinstance(n, Branch) and not n.data_dependent and id(n) not in self._index_branches \
+                    and id(n) not in out:
+                p = input_branch_share(self, n, any_branch=True)
+                if p is not None:
+                    out[id(n)] = p
+        return out
+
     def control_from_inputs(self) -> bool:
         """Every trip count and branch outcome that depends on the input data is priced from what the workload
         declares — an index-only condition, a declared distribution (``llmulator.branch_inputs``), a declared
         structure or the loop's control run on draws of declared inputs (``trip_profile``) — and none from a
         hint or a default. Then the static count is the expectation over the declared inputs; what it misses
-        on one input is that input's draw, which no static model sees. True for input-independent control."""
+        on one input is that input's draw, which no static model sees. A branch that reads no array counts
+        too: its share must come from its indices or the kernel's scalar control, not a hint or 0.5."""
         for n in self.tree.walk():
+            if isinstance(n, Branch) and not n.data_dependent and id(n) not in self._index_branches \
+                    and id(n) not in self._scalar_branches:
+                return False
             if isinstance(n, Branch) and n.data_dependent and id(n) not in self._index_branches \
                     and id(n) not in self._input_branches:
                 return False
@@ -152,12 +174,15 @@ class Design:
         no input changes, so it beats any hint), else for a comparison of an input element with a constant
         the share of its declared distribution that passes (``llmulator.branch_inputs``: exact in
         expectation, and it follows the variant), else for a condition over scalars and declared inputs the
-        share of draws on which it holds (``llmulator.input_trips``), else the hint of the design's input
-        variant, else 0.5."""
+        share of draws on which it holds (``llmulator.input_trips``), else for a condition on scalars the
+        kernel computes the share of one run of its scalar control (``llmulator.scalar_control``), else the
+        hint of the design's input variant, else 0.5."""
         if id(br) in self._index_branches:
             return self._index_branches[id(br)], None
         if id(br) in self._input_branches:
             return self._input_branches[id(br)], None
+        if not br.data_dependent and id(br) in self._scalar_branches:
+            return self._scalar_branches[id(br)], None
         h = self.hints.get(br.label or "", {})
         if "taken_probability" in h:
             return float(h["taken_probability"]), None

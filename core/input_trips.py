@@ -64,14 +64,15 @@ def input_trip_profile(design, label: str) -> list[int] | None:
     return _cached(design, ("loop", label), lambda run: run.profile(label))
 
 
-def input_branch_share(design, branch) -> float | None:
+def input_branch_share(design, branch, any_branch: bool = False) -> float | None:
     """How often a data-dependent branch is taken: the share of lanes (entries of the enclosing loops x
     draws of the declared inputs) on which its condition holds, for a condition that reads only scalars set
     before it in its enclosing loop's body and declared inputs the kernel never writes (``if (x[i] * x[i] >
     0.25f)``, ``if ((k[i] & 3) == 0)``, ``int v = a[i] - b[i]; if (v > t)``); None otherwise. Each entry runs
     the branch once, so that share is the expected taken probability per execution, and it follows the
-    input variant as the declared distributions do."""
-    if getattr(branch, "ast", None) is None or not branch.data_dependent:
+    input variant as the declared distributions do. ``any_branch``: a branch that reads no array too (an
+    index condition under a data-dependent branch, which the index enumeration cannot condition on)."""
+    if getattr(branch, "ast", None) is None or not (branch.data_dependent or any_branch):
         return None
     return _cached(design, ("branch", branch.line, branch.cond_text), lambda run: run.share(branch.ast))
 
@@ -278,7 +279,7 @@ def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:
         live = lanes.block([node.stmt], live, skip)
         if step is not None:
             lanes.simple(step, live)
-        live = live & lanes.truth(node.cond)
+        live = live & lanes.truth(node.cond, live)
     raise Unsupported("a lane runs past MAX_TRIPS")
 
 

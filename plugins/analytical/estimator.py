@@ -41,7 +41,9 @@ from . import model
 # 0.15: any other branch whose condition reads scalars and declared inputs: its share of draws (input_trips)
 # 0.16: ... also a branch in the body of such a loop, counted on the trips that reach it
 # 0.17: ... and loops and branches under branches, on the entries that take the branches' sides
-VERSION = "0.17"
+# 0.18: a branch on a scalar the kernel carries across trips takes its share from one run of the kernel's scalar
+#       control (llmulator.scalar_control); an index condition under a data branch, its share of draws
+VERSION = "0.18"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

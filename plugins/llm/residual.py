@@ -115,9 +115,9 @@ PRIOR_NOTES = {
 
 def prior_answer(design) -> str | None:
     """Why the analytical prior is a design's answer (``fixed`` or ``drawn``, above), or None: the model's."""
-    if design.tree.input_independent():
-        return "fixed"
-    return "drawn" if design.control_from_inputs() else None
+    if not design.control_from_inputs():
+        return None  # some share or trip count rests on a hint or a default: the model's to correct
+    return "fixed" if design.tree.input_independent() else "drawn"
 
 
 def copies_prior(design, meta: dict[str, Any] | None) -> str | None:
