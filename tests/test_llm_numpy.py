@@ -155,7 +155,7 @@ def test_a_wrong_draft_and_no_draft_give_the_torch_digits(prompts, tok, np_model
 
 
 def test_predict_and_the_estimator_take_the_numpy_model(monkeypatch, prompts, tok, np_model):
-    from llmulator_plugins.llm import codec, residual
+    from llmulator_plugins.llm import codec, interval, residual
     from llmulator_plugins.llm import estimator as est_mod
     from llmulator_plugins.llm.decode import prior_draft
     from llmulator_plugins.llm.train import predict
@@ -163,7 +163,8 @@ def test_predict_and_the_estimator_take_the_numpy_model(monkeypatch, prompts, to
     # a ratio checkpoint's digits multiply the prior (here the prompt's own three-digit copy of it)
     priors = [{m: codec.decode(t) for m, t in prior_draft(p).items()} for p in prompts[:2]]
     raw = lean_numpy.decode_numpy(np_model, tok, prompts[:2], draft=residual.ratio_draft)
-    want = [residual.from_target(r, q, residual.target_of(meta)) for r, q in zip(raw, priors, strict=True)]
+    want = [interval.apply(residual.from_target(r, q, residual.target_of(meta)), meta.get("interval"))
+            for r, q in zip(raw, priors, strict=True)]  # the checkpoint's calibrated interval (interval.py)
     assert predict(np_model, tok, prompts[:2], meta, priors=priors) == want
     monkeypatch.delenv("LLMULATOR_LLM_BACKEND", raising=False)
     monkeypatch.setattr(est_mod, "inference_dtype", lambda: "float32")

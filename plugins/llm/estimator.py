@@ -57,7 +57,7 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 # 0.4: a design whose control does not depend on its input gets the prior itself; ratio checkpoints
 # 0.5: ... and so does a design whose input-dependent control is priced from its declared inputs (interval +-6 %)
 # 0.6: "fixed" only where every branch that reads no array is priced too (an index condition, the kernel's scalar
-#      control or draws), not a hint or 0.5
+#      control or draws), not a hint or 0.5; the 90 % interval from the checkpoint's val-calibrated factors
 VERSION = "0.6"
 
 

@@ -43,6 +43,8 @@ from llmulator.scoring import ape
 from . import base_model as BM
 from . import heads as H
 from . import residual as R
+from .interval import apply as calibrated_interval
+from .interval import calibrate_items
 from .text import HINTS, METRICS, PROMPT_FORMAT, model_prompt, target_text
 
 DEFAULT_ARCH = {"hidden_size": 192, "intermediate_size": 512, "num_hidden_layers": 3, "num_attention_heads": 4,
@@ -268,11 +270,13 @@ def predict(model, tokenizer, prompts: list[str], meta: dict[str, Any], head_mod
         from .decode import decode_batch
         target = R.target_of(meta)
         if target == "absolute":
-            return decode_batch(model, tokenizer, prompts, max_length)
-        if priors is None:
+            preds = decode_batch(model, tokenizer, prompts, max_length)
+        elif priors is None:
             raise ValueError("a ratio checkpoint predicts relative to the analytical prior: pass the priors")
-        preds = decode_batch(model, tokenizer, prompts, max_length, draft=R.ratio_draft)
-        return [R.from_target(p, prior, target) for p, prior in zip(preds, priors, strict=True)]
+        else:
+            preds = [R.from_target(p, prior, target) for p, prior in
+                     zip(decode_batch(model, tokenizer, prompts, max_length, draft=R.ratio_draft), priors, strict=True)]
+        return [calibrated_interval(p, meta.get("interval")) for p in preds]  # interval.py
     import torch
     dev = next(model.parameters()).device
     with torch.inference_mode():
@@ -540,5 +544,7 @@ def train(data: str | Path, out: str | Path, pretrain_steps: int = 200, steps: i
             if state["step"] % save_every == 0 or state["step"] == total:
                 save()
     state["seconds"] = round(time.perf_counter() - t0, 1)
+    if head_module is None and (cal := calibrate_items(model, tokenizer, held.get("val"), meta)) is not None:
+        meta["interval"] = cal  # the 90 % interval's factors, from the val rows the model answers (interval.py)
     save()
     return state
