@@ -23,8 +23,19 @@ def _static(d) -> bool:
     return all(getattr(n, "static", True) and not getattr(n, "data_dependent", False) for n in d.tree.walk())
 
 
-def _design(name: str):
-    return load_design(resolve("architecture", "hls-fpga"), HERE / f"{name}.yaml", HERE / f"{name}-map.yaml")
+def _design(name: str, plain: bool = False, tmp: Path | None = None):
+    """The kernel with its own mapping, or (``plain``) that mapping without its loop directives, partitions
+    and order: the tool's defaults, which the mapping's pipelining can hide (a branch's cost in a pipelined
+    loop is its II, in a plain one its latency)."""
+    mapping = HERE / f"{name}-map.yaml"
+    if plain:
+        import yaml
+        m = yaml.safe_load(mapping.read_text())["mapping"]
+        m = {k: v for k, v in m.items() if k not in ("loops", "partition", "order")}
+        m["name"] += "-plain"
+        mapping = tmp / f"{name}-plain.yaml"
+        mapping.write_text(yaml.safe_dump({"mapping": m}))
+    return load_design(resolve("architecture", "hls-fpga"), HERE / f"{name}.yaml", mapping)
 
 
 def test_the_corpus_is_what_the_readme_lists():
@@ -42,9 +53,14 @@ def test_validate_accepts_it_and_every_static_estimator_can_price_it(name, capsy
     assert "warning: workload" not in err, err
 
 
+@pytest.mark.parametrize("plain", [False, True], ids=["own-mapping", "plain-mapping"])
 @pytest.mark.parametrize("name", KERNELS)
-def test_profile_matches_the_reference_and_static_estimates_match_the_profile(name):
-    d = _design(name)
+def test_profile_matches_the_reference_and_static_estimates_match_the_profile(name, plain, tmp_path):
+    """Static control: equal (fircirc's plain mapping was 11 % high until the kernel's scalar control priced
+    its wrap-around branches, llmulator.scalar_control); elsewhere, with the declared inputs and the hints
+    standing in for the data, within 3 % (the corpus's largest, binsearch, is 2.3 %: its early ``return``
+    skips the statement after the loop, which the static count always runs)."""
+    d = _design(name, plain, tmp_path)
     check_design(d)
     prof = plugins.get("profilers", "hlsim").profile(d)
     assert prof.functional_check.startswith("pass"), prof.functional_check
@@ -52,7 +68,7 @@ def test_profile_matches_the_reference_and_static_estimates_match_the_profile(na
     measured, estimated = prof.metrics["cycles"], est.metrics["cycles"]
     assert measured > 0 and estimated > 0
     # hints stand in for the data where the control depends on it
-    assert estimated == pytest.approx(measured, rel=0.01 if _static(d) else 0.15), (estimated, measured)
+    assert estimated == pytest.approx(measured, rel=0.01 if _static(d) else 0.03), (estimated, measured)
 
 
 def test_geometric_and_expression_steps_count_their_trips():
