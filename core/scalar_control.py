@@ -38,6 +38,8 @@ def scalar_branch_shares(design, known: set[int]) -> dict[int, float]:
     if not targets or tree.body is None:
         return {}
     key = (tree.source, tuple(sorted(design._names.items())), tuple(b.line for b in targets))
+    if key not in _CACHE and _loop_trips(design) > MAX_TRIPS:
+        _CACHE[key] = {}  # past the budget before it starts: not worth running up to it
     if key not in _CACHE:
         try:
             _CACHE[key] = _run(tree.body, [b.ast for b in targets], design)
@@ -46,6 +48,23 @@ def scalar_branch_shares(design, known: set[int]) -> dict[int, float]:
         if len(_CACHE) > 256:
             _CACHE.pop(next(iter(_CACHE)))
     return {id(targets[i]): share for i, share in _CACHE[key].items()}
+
+
+def _loop_trips(design) -> float:
+    """Trips of all the kernel's loops together, from the static model's counts (an upper bound of what the
+    run takes: loops under branches counted as if always entered); 0 where some count is unknown."""
+    from .errors import SpecError
+    total = 0.0
+    try:
+        for loop in design.tree.loops.values():
+            n, at = 1.0, loop
+            while at is not None:
+                n *= design.trips(at.label)
+                at = at.parent
+            total += n
+    except (SpecError, KeyError, ValueError, TypeError, ArithmeticError):
+        return 0.0
+    return total
 
 
 def _run(body, watched: list, design) -> dict[int, float]:
