@@ -5,15 +5,16 @@ draws at once, without compiling or trusting the kernel. This walks pycparser's 
 compiler) and refuses (``Unsupported``) anything outside the subset, which then stays a hint's business.
 
 The subset: scalar declarations and assignments (``=``, ``op=``, ``++``, ``--``, also inside an expression:
-``if (--k < 0)``), ``if``/``else``, ``break``; ``for``/``while``/``do`` loops where the caller grants a trip
-budget (``loop_budget``: ``llmulator.scalar_control`` runs a whole kernel's control; ``input_trips`` runs one
-loop itself and grants none); integer, bitwise, comparison, logical, ternary and float arithmetic; casts;
-reads of the arrays it is given; ``fabsf``-like math functions. C semantics where they matter for control:
-integer ``/`` and ``%`` truncate toward zero, a value stored in a variable wraps to the variable's declared
-width and signedness (``uint32_t`` hashes, ``int`` counters), ``float`` rounds to single precision. Writes to
-arrays are skipped: a caller only hands over arrays the kernel never writes, so no read can see one. Both
-sides of ``&&``, ``||`` and ``?:`` are evaluated (an increment inside one of their later operands is refused:
-it would run where C skips it); an array index is clipped into the array.
+``if (--k < 0)``), ``if``/``else``, ``break``, ``return`` where the caller counts it (``returned``);
+``for``/``while``/``do`` loops where the caller grants a trip budget (``loop_budget``:
+``llmulator.scalar_control`` runs a whole kernel's control; ``input_trips`` runs one loop itself and grants
+none); integer, bitwise, comparison, logical, ternary and float arithmetic; casts; reads of the arrays it is
+given; ``fabsf``-like math functions. C semantics where they matter for control: integer ``/`` and ``%``
+truncate toward zero, a value stored in a variable wraps to the variable's declared width and signedness
+(``uint32_t`` hashes, ``int`` counters), ``float`` rounds to single precision. Writes to arrays are skipped: a
+caller only hands over arrays the kernel never writes, so no read can see one. Both sides of ``&&``, ``||``
+and ``?:`` are evaluated (an increment inside one of their later operands is refused: it would run where C
+skips it); an array index is clipped into the array.
 """
 
 from __future__ import annotations
@@ -124,6 +125,7 @@ class Lanes:
         self.unknown: set[str] = set()  # locals whose value here no lane knows (set by code not run)
         self.watch: dict[int, list[int]] = {}  # id of an ``if`` -> [lanes that reached it, lanes that took it]
         self.loop_budget: int | None = None  # trips the loops it runs may take in all (None: it runs no loop)
+        self.returned: int | None = None  # lanes a ``return`` ended (None: a ``return`` is outside what it runs)
         self._active: np.ndarray | None = None  # the lanes the statement being run runs on (an increment's)
 
     def size(self) -> int:
@@ -158,6 +160,9 @@ class Lanes:
                 other = self.block([st.iffalse], mask & ~c, skip) if st.iffalse is not None else mask & ~c
                 mask = then | other
             elif isinstance(st, c_ast.Break):
+                return np.zeros_like(mask)
+            elif isinstance(st, c_ast.Return) and self.returned is not None:  # the caller's loop ends the kernel
+                self.returned += int(mask.sum())
                 return np.zeros_like(mask)
             elif isinstance(st, (c_ast.For, c_ast.While, c_ast.DoWhile)):
                 self.loop(st, mask, skip)

@@ -95,6 +95,16 @@ class Design:
                     cache[label] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
         return cache[label]
 
+    def return_share(self, label: str) -> float:
+        """The share of the kernel's runs that a ``return`` inside the top-level loop ``label`` ends (0 for a
+        loop without one, or where the declared inputs cannot say: ``input_trips.input_return_share``); what
+        follows the loop runs on the rest."""
+        loop = self.tree.loops[label]
+        if not any(getattr(n, "kind", "") == "jump" and n.text == "return" for n in loop.descendants()):
+            return 0.0
+        from .input_trips import input_return_share
+        return input_return_share(self, label) or 0.0
+
     @cached_property
     def _profiles(self) -> dict[str, list[int] | None]:
         return {}

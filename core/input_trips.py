@@ -22,7 +22,8 @@ the variant or the base) or come from a declared structure. The default fill of 
 (``llmulator.inputs.default_description``) is a profiler's fallback, not a statement about the data, and a
 hint the user wrote says more. A loop under branches runs on the lanes that take their sides (each side's
 statements before it run too). A loop is also left to its hint when its control reads an array the kernel
-writes, needs an inner loop, ``continue`` or ``return``, sits in a block that is neither a loop body nor a
+writes, needs an inner loop, ``continue`` or a ``return`` (except in a loop at the kernel's top level),
+sits in a block that is neither a loop body nor a
 branch's side, or lies beyond the caps below; and always when the inputs come from a generator (user
 code, which this never runs).
 """
@@ -62,6 +63,17 @@ def input_trip_profile(design, label: str) -> list[int] | None:
     if not (loop.is_while or loop.data_dependent):
         return None
     return _cached(design, ("loop", label), lambda run: run.profile(label))
+
+
+def input_return_share(design, label: str) -> float | None:
+    """The share of a top-level loop's runs (draws of the declared inputs) that a ``return`` inside it ends,
+    and with it the kernel: what follows the loop runs on the other share. None where the loop's control is
+    outside what this module runs (or the loop is not at the top level: a ``return`` there would also end the
+    enclosing loops' later entries, which the lanes treat as independent)."""
+    loop = design.tree.loops[label]
+    if loop.parent is not None or not (loop.is_while or loop.data_dependent):
+        return None
+    return _cached(design, ("return", label), lambda run: run.return_share(label))
 
 
 def input_branch_share(design, branch, any_branch: bool = False) -> float | None:
@@ -108,6 +120,15 @@ class _Run:
         got = self._loop_lanes(label)
         return [] if got is None else _trips(*got)
 
+    def return_share(self, label: str) -> float:
+        got = self._loop_lanes(label)
+        if got is None:
+            return 0.0
+        lanes = got[0]
+        n = lanes.size()
+        _trips(*got)
+        return (lanes.returned or 0) / n if n else 0.0
+
     def _loop_lanes(self, label: str, watch=None) -> tuple | None:
         """Lanes at the entry of loop ``label`` (None: no entry runs), its AST node and the statements of its
         body the run skips; ``watch``: a branch in its body whose condition must be evaluated each trip
@@ -130,6 +151,8 @@ class _Run:
         prefix, steps = _narrow(prefix, steps, needed | set().union(*(read_names(c) for c in control)))
         lanes = self._lanes(prefix, [*prefix, *_step_nodes(steps), *control, *watched,
                                      *_kept_statements(node.stmt, skip)], ancestors, steps)
+        if lanes is not None and not ancestors:
+            lanes.returned = 0  # one lane is one run of the kernel: a ``return`` ends its loop (and it)
         return None if lanes is None else (lanes, node, skip)
 
     def share(self, branch_node) -> float | None:
@@ -317,7 +340,9 @@ def _slice(body, control: set[str]) -> tuple[set[int], set[str]]:
     """The statements of ``body`` the control does not depend on (by ``id``: they are not run) and the scalars
     it does depend on: those the condition reads, and those read by whatever assigns them or decides
     (a branch around an assignment of one, or around a ``break``, ``continue`` or ``return``) whether it
-    runs, to a fixed point. Only ``break`` is run (``c_lanes``); the other two leave the loop to its hint."""
+    runs, to a fixed point. ``break`` is run (``c_lanes``), ``return`` in a loop at the kernel's top level (it
+    ends the run like a ``break``, counted); ``continue``, and a ``return`` elsewhere, leave the loop to its
+    hint."""
     leaves = list(_leaves(body))
     needed = set(control)
     live: set[int] = set()

@@ -444,3 +444,53 @@ def test_a_branch_over_declared_inputs_follows_its_condition_on_draws_and_equals
                "taken_probability hint (0.5) is not read" in e.notes
         assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
         assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9), variant
+
+
+def test_what_follows_a_loop_that_returns_runs_on_the_runs_it_does_not_end(write):
+    """A search loop that stores the index and ``return``s on a match: with every element 5 it matches on
+    the first trip and the kernel ends (the statements after the loop never run); with 7 (the variant) it
+    runs all 16 trips and then stores -1. The analytical model runs the loop on draws of the declared inputs,
+    counts the runs a ``return`` ends (``input_trips.input_return_share``: 1 and 0) and prices what follows
+    on the rest; it equals hlsim in cycles and energy on both, where the hint says 8 trips."""
+    a = write("arch.yaml", ARCH.replace("DB", "true"))
+    w = write("w.yaml", ONE_INT_IN_OUT + """  kernel: |
+    int i = 0;
+    L_s: while (i < N) {
+      L_hit: if (a[i] == 5) {
+        o[0] = i;
+        return;
+      }
+      i++;
+    }
+    o[0] = -1;
+    o[1] = o[0] * 3 + 2;
+  hints: {L_s: {expected_trips: 8}}
+  inputs:
+    arrays:
+      a: {distribution: constant, value: 5}
+    variants:
+      miss:
+        arrays:
+          a: {distribution: constant, value: 7}
+  reference: |
+    hit = [i for i in range(N) if a[i] == 5]
+    if hit:
+        o[0] = hit[0]
+    else:
+        o[0] = -1
+        o[1] = o[0] * 3 + 2
+""")
+    m = write("m.yaml", "mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {a: BUF, o: BUF}\n")
+    got = {}
+    for variant, trips, share in ((None, 1, 1.0), ("miss", 16, 0.0)):
+        d = load_design(a, w, m, variant=variant)
+        assert d.trips("L_s") == trips and d.return_share("L_s") == share
+        e, p = both(d)
+        assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9), variant
+        # energy: the hit's last trip skips its ``i++`` after the return (one float add, 0.9 of 11,379 pJ),
+        # which the static count charges to every trip of the loop
+        assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-4), variant
+        got[variant] = e
+    # the tail is real work that the hit skips: pricing it on every run would make the hit dearer
+    assert got[None].metrics["cycles"] < got["miss"].metrics["cycles"]
+    assert got[None].breakdown["return_share.L_s"] == 1.0 and "return_share.L_s" not in got["miss"].breakdown

@@ -42,7 +42,8 @@ from . import model
 # 0.16: ... also a branch in the body of such a loop, counted on the trips that reach it
 # 0.17: ... and loops and branches under branches, on the entries that take the branches' sides
 # 0.18: a branch on a scalar the kernel carries across trips takes its share from one run of the kernel's scalar
-#       control (llmulator.scalar_control); an index condition under a data branch, its share of draws
+#       control (llmulator.scalar_control); an index condition under a data branch, its share of draws; what follows
+#       a top-level loop with a ``return`` runs on the share of runs it does not end (input_trips.input_return_share)
 VERSION = "0.18"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
@@ -93,15 +94,21 @@ class AnalyticalEstimator:
         traffic_total: dict[str, float] = {}
         nest_cycles: list[float] = []
         loads = stores = 0.0
+        runs = 1.0  # the share of runs that get this far: a ``return`` in an earlier loop ended the others
         for k, top_label in enumerate(inst.nest_loops):
             compute = expected.cycles[k]
             if top_label is None:  # a top-level statement: run once, its accesses at their arrays' levels
-                nest_cycles.append(compute)
-                terms["compute_cycles"] += compute
-                terms["ideal_cycles"] += compute
-                ld, st = _top_statements(d, inst.trees[k], ops_total, traffic_total)
-                loads += ld
-                stores += st
+                nest_cycles.append(compute * runs)
+                terms["compute_cycles"] += compute * runs
+                terms["ideal_cycles"] += compute * runs
+                own_ops: dict[str, float] = {}
+                own_traffic: dict[str, float] = {}
+                ld, st = _top_statements(d, inst.trees[k], own_ops, own_traffic)
+                for acc, own in ((ops_total, own_ops), (traffic_total, own_traffic)):
+                    for key, v in own.items():
+                        acc[key] = acc.get(key, 0.0) + v * runs
+                loads += ld * runs
+                stores += st * runs
                 continue
             node = d.tree.loops[top_label]
             nest = traffic.nest_of(d, node)
@@ -111,28 +118,28 @@ class AnalyticalEstimator:
             if spatial:
                 model.require_spatial_band(d, nest)
                 comp = model.spatial_compute(d, nest, maps)
-                terms["ideal_cycles"] += float(comp["ideal_cycles"][0])
-                terms["fill_drain_cycles"] += float(comp["fill_drain_cycles"][0])
+                terms["ideal_cycles"] += float(comp["ideal_cycles"][0]) * runs
+                terms["fill_drain_cycles"] += float(comp["fill_drain_cycles"][0]) * runs
                 # PEs idle (partial folds) and the pipeline latency paid once per nest
-                terms["under_utilisation_cycles"] += compute - float(comp["ideal_cycles"][0]) - \
-                    float(comp["fill_drain_cycles"][0])
+                terms["under_utilisation_cycles"] += (compute - float(comp["ideal_cycles"][0]) -
+                                                      float(comp["fill_drain_cycles"][0])) * runs
                 breakdown[f"utilisation.{node.label}"] = float(comp["ideal_cycles"][0]) / max(compute, 1e-9)
                 breakdown[f"folds.{node.label}"] = float(comp["folds"][0])
                 # the array waiting for its banked buffers: the memory system's schedule, as hlsim replays it
                 waits = banks.stall_cycles(d, BANK_BUDGET) if len(inst.nest_loops) == 1 else None
                 if waits:
                     breakdown[f"bank_wait_cycles.{node.label}"] = waits
-                    terms["bank_wait_cycles"] = terms.get("bank_wait_cycles", 0.0) + waits
+                    terms["bank_wait_cycles"] = terms.get("bank_wait_cycles", 0.0) + waits * runs
                     compute += waits
             else:
-                terms["ideal_cycles"] += compute
+                terms["ideal_cycles"] += compute * runs
             level = model.memory_traffic(d, nest, maps, spatial)
             thr = model.throttle(d, level, np.array([compute]))  # the batch path's rule, with B = 1
             transfer = float(thr["transfer_cycles"][0])
             bw = {lv.name: float(thr[f"cycles.{lv.name}"][0]) for lv in arch.memory}
             cyc = float(thr["cycles"][0])
-            terms["compute_cycles"] += compute
-            terms["stall_cycles"] += cyc - compute
+            terms["compute_cycles"] += compute * runs
+            terms["stall_cycles"] += (cyc - compute) * runs
             for cause, v in model.explain_stall(d, compute, transfer, bw).items():
                 breakdown[f"stall_cycles.{node.label}.{cause}"] = v
             breakdown[f"cycles.{node.label}"] = cyc
@@ -142,14 +149,18 @@ class AnalyticalEstimator:
                 breakdown[f"cycles.{node.label}.{lv.name}"] = bw[lv.name]
                 if f"occupancy.{lv.name}" in thr:
                     breakdown[f"occupancy.{node.label}.{lv.name}"] = float(thr[f"occupancy.{lv.name}"][0])
-            nest_cycles.append(cyc)
+            nest_cycles.append(cyc * runs)
             for key, v in nest.ops.items():
-                ops_total[key] = ops_total.get(key, 0.0) + v
+                ops_total[key] = ops_total.get(key, 0.0) + v * runs
             for key, v in level.items():
                 if key != "transfer_cycles":
-                    traffic_total[key] = traffic_total.get(key, 0.0) + float(v[0])
-            loads += nest.loads
-            stores += nest.stores
+                    traffic_total[key] = traffic_total.get(key, 0.0) + float(v[0]) * runs
+            loads += nest.loads * runs
+            stores += nest.stores * runs
+            returned = d.return_share(top_label)
+            if returned:
+                breakdown[f"return_share.{node.label}"] = returned
+                runs *= 1.0 - returned
         if d.mapping.dataflow and len(nest_cycles) > 1:
             cycles = max(nest_cycles)
             terms["dataflow_overlap_cycles"] = sum(nest_cycles) - cycles
