@@ -532,20 +532,29 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-Eleven rows, all on the cycle table's RTL and synthesised by FLOW 6: GEMM ws/os from 2x2 to 16x16 (three
-runs), GEMM is 4x4 and conv2d ws/os/is 4x4 (two runs, 2026-12-04; the commands above). The PE array's
-**area** is 0.99-1.01x of the RTL's in all eleven (the PE entry is the synthesised PE, the skew bits
-counted as `pe_array` builds them; ABC maps the same PE Verilog a little differently inside the whole
+Thirteen rows, all on the cycle table's RTL: eleven synthesised by FLOW 6, GEMM ws/os from 2x2 to 16x16
+(three runs), GEMM is 4x4 and conv2d ws/os/is 4x4 (two runs, 2026-12-04), and GEMM os and is 16x16 by FLOW 7
+(one run, 2026-12-04; FLOW 7 only adds the sampled PEs' reports to the power run); the commands above. The
+PE array's **area** is 0.99-1.01x of the RTL's in all thirteen (the PE entry is the synthesised PE, the skew
+bits counted as `pe_array` builds them; ABC maps the same PE Verilog a little differently inside the whole
 design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by the operands' width
-where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the
-MAC's 8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay
-of the PEs' recorded inputs: GEMM ws 1.11-1.13x, os 1.04-1.15x, is 1.13x; conv2d ws 1.20x, os 1.03x,
-is 0.93x. conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 % zeros) in 16-bit
-PEs, and switching energy follows the bits that toggle: where every input's declared range needs fewer
-bits than the PE holds, the model takes the energy of the narrower PE entry (int8 here; with the int16
-entry conv2d read 1.54-2.31x). The one row outside 15 % is conv2d ws (1.20x): its weights are 30 %
-zeros, and the entries are measured on dense random operands; energy per MAC is a constant of the
-table, not a function of the data (docs/timing-model.md, "What it ignores").
+where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the MAC's
+8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay of the PEs'
+recorded inputs: GEMM ws 1.11-1.13x, os 1.04-1.15x up to 8x8 and 1.19x at 16x16, is 1.13x (4x4) and 1.00x
+(16x16); conv2d ws 1.20x, os 1.03x, is 0.93x. The 16x16 rows are one fold of 16 stream steps: 22.5 % (os)
+and 21.3 % (is) of the PE-cycles do a MAC, the rest are skew, drain and preload cycles, which the model
+charges at the idle entry (11.1 / 10.8 pJ, measured on a stalled PE). The replay averages 13.2 (os) and 16.2
+(is) pJ per PE-cycle where the model's mix of active and idle entries says 15.2 and 18.5: the cycles without
+a MAC cost about 8.6 / 7.9 pJ here, less than a stalled PE, so the model's PEs read 14-15 % high on both
+(per MAC: os 67.3 against 58.7 pJ, is 86.7 against 75.8). The skew registers then decide the row: on is the
+model's 4,831 skew bits come to 23.9 pJ per MAC against the rtl flow's 34.6, and the total is 1.00x by that
+compensation, not by agreement; on os the model's 1,920 bits are 9.1 against 5.6, and the row is 1.19x.
+conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 % zeros) in 16-bit PEs, and
+switching energy follows the bits that toggle: where every input's declared range needs fewer bits than the
+PE holds, the model takes the energy of the narrower PE entry (int8 here; with the int16 entry conv2d read
+1.54-2.31x). conv2d ws (1.20x) is the other row outside 15 %: its weights are 30 % zeros, and the entries
+are measured on dense random operands; energy per MAC is a constant of the table, not a function of the data
+(docs/timing-model.md, "What it ignores").
 (Before FLOW 6, without ABC's buffering, the 2x2 and
 4x4 areas were 1.01-1.02x; the replayed PE energies do not depend on the flow.) On the previous RTL
 revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now
@@ -605,14 +614,16 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
   no macros in this library.
 - **Critical path**: ABC now buffers inside modules (FLOW 6: 4x4 ws 269.5 -> 28-47 ns), but a net
   that crosses the hierarchy stays one gate: the stall signal `adv` that enables every register of
-  the array (16x16: one INVX2, 21,987 loads). These fmax figures are lower bounds for this library,
+  the array (16x16 ws and is: one INVX2, 21,987 loads; 16x16 os: one OAI21X1, 3,668 of its 4,041 ns, so
+  0.2 MHz). These fmax figures are lower bounds for this library,
   not what a placed and buffered design reaches; replicating or pipelining `adv` in the RTL is what
   would lift them. The architecture's 1 GHz is out of reach of 0.18 um cells in any case.
 
 ## What is not here yet
 
-Synthesis of 16x16 os and is, and of conv2d beyond 4x4 (not run: a 16x16 row takes about 16 minutes, a
-4x4 row 3-6 minutes on this shared machine). OpenSTA 2.0.17's crash in `report_power` above 4x4
+Synthesis of conv2d beyond 4x4 and of GEMM is at 8x8 (not run: a 16x16 row takes 8-16 minutes, a 4x4 row
+3-6 minutes on this shared machine); the eleven FLOW 6 rows were not rerun at FLOW 7 (its only change is the
+power run's per-PE reports, which the table's replay does not use). OpenSTA 2.0.17's crash in `report_power` above 4x4
 is worked around (constants tied to named wires, docs/rtl.md). The rtl profiler's own energy figure
 is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the table); the replay
 (2-3 s per PE) is in this benchmark, not in the profiler. The rows files behind this page are in
@@ -621,7 +632,8 @@ The model has no term, and so the table no entry, for the buffer-side logic (cro
 operand engines). The word bound over-counts the fused window of some conv2d mappings (item 5; 1.04x on
 one narrow-buffer row); the bank schedule's exact words could replace it for the PE-array nest.
 The analytical model's vectorised batch path (`evaluate_batch`, dse's mapping sweeps) has no bank
-waits: only the one-design path replays the schedule.
+waits: only the one-design path replays the schedule; the batch marks its PE-array rows as lower bounds
+and dse re-prices the points it reports one by one (docs/dse.md).
 """
 
 if __name__ == "__main__":
