@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--stdout", action="store_true")
     args = ap.parse_args(argv)
     load0 = os.getloadavg()[0]
+    # cold caches: the bank replays and hlsim profiles of an earlier run would make every figure below a warm one
+    os.environ["LLMULATOR_CACHE"] = tempfile.mkdtemp(prefix="bench-dse-cache-")
     with tempfile.TemporaryDirectory(prefix="bench-dse-") as tmp:
         wall, s = whole_command(Path(tmp))
     est = plugins.get("estimators", "analytical")
