@@ -21,11 +21,11 @@ Only declared inputs count: an array the control reads must have a distribution 
 the variant or the base) or come from a declared structure. The default fill of an undeclared input
 (``llmulator.inputs.default_description``) is a profiler's fallback, not a statement about the data, and a
 hint the user wrote says more. A loop under branches runs on the lanes that take their sides (each side's
-statements before it run too). A loop is also left to its hint when its control reads an array the kernel
-writes, needs an inner loop, ``continue`` or a ``return`` (except in a loop at the kernel's top level),
-sits in a block that is neither a loop body nor a
-branch's side, or lies beyond the caps below; and always when the inputs come from a generator (user
-code, which this never runs).
+statements before it run too); a loop before it that sets one of its scalars, or one inside its slice, runs as
+well (within the caps). A loop is also left to its hint when its control reads an array the kernel writes,
+needs ``continue`` or a ``return`` (except in a loop at the kernel's top level), sits in a block that is
+neither a loop body nor a branch's side, or lies beyond the caps below; and always when the inputs come from a
+generator (user code, which this never runs).
 """
 
 from __future__ import annotations
@@ -246,6 +246,9 @@ class _Run:
         for var in {v for e in entries for v in e} - set(names):
             lanes.env[var] = np.tile(np.array([e[var] for e in entries], dtype=np.int64), draws)
             lanes.types[var] = ("i", 64)
+        # a loop before it that sets one of its scalars (``n`` counted over the inputs, then ``while (j < n)``),
+        # or one inside the slice, runs too: at most MAX_TRIPS NumPy passes (each over every lane) in all
+        lanes.loop_budget = min(MAX_WORK, MAX_TRIPS * lanes.size())
         _run_prefix(lanes, prefix)
         for before, node, then in steps:
             taken = lanes.truth(node.cond)

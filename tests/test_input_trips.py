@@ -110,15 +110,6 @@ def test_a_search_loop_takes_the_expected_position_of_the_first_match(write):
     }""", "it reads an array the kernel writes"),
     ("""    L_i: for (int i = 0; i < N; i++) {
       int x = a[i];
-      L_w: while (x > 1) {
-        L_k: for (int k = 0; k < 2; k++) {
-          x = x - 1;
-        }
-      }
-      o[i] = x;
-    }""", "an inner loop"),
-    ("""    L_i: for (int i = 0; i < N; i++) {
-      int x = a[i];
       L_w: while (x > 0) {
         x = x + 1;
       }
@@ -292,3 +283,45 @@ def test_a_branch_under_a_branch_is_counted_on_the_entries_that_reach_it(write):
     assert got == pytest.approx(float((a[a > 50] % 2 == 0).mean()), abs=1e-12)
     assert got == pytest.approx(0.5, abs=0.08)  # the hand count, within these 1,024 draws' spread
     assert d.control_from_inputs()
+
+
+def test_a_loop_bounded_by_a_count_an_earlier_loop_makes_runs_that_loop_too(write):
+    """``n`` counts the elements of a (randint [1, 8]) that are at least 4, then ``while (j < n)``: the earlier
+    loop runs on the lanes (within the caps), so the trips are N x 5/8 = 40 on average (hand count), where
+    the hint says 8; before, the earlier loop left ``n`` unknown and the hint stood."""
+    kernel = """    int n = 0;
+    L_f: for (int i = 0; i < N; i++) {
+      L_t: if (a[i] >= 4) {
+        n++;
+      }
+    }
+    int j = 0;
+    L_w: while (j < n) {
+      o[j] = j;
+      j++;
+    }"""
+    d = design(write, kernel=kernel, inputs="arrays: {a: {distribution: randint, range: [1, 8]}}",
+               hints="{L_w: {expected_trips: 8}}")
+    p = while_profile(d, "L_w")
+    assert p is not None and len(p) == 16  # one lane per draw: the loop has no enclosing loop
+    assert np.mean(p) == pytest.approx(64 * 5 / 8, abs=3)
+    assert d.trips("L_w") == pytest.approx(np.mean(p))
+
+
+def test_an_inner_loop_the_condition_needs_runs_on_the_lanes(write):
+    """``while (x > 1) { for (k < 2) x--; }`` over randint [1, 100]: floor(x / 2) trips, 25 on average (hand
+    count: the sum of floor(x / 2) over 1..100 is 2,500), where the hint says 3."""
+    kernel = """    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      L_w: while (x > 1) {
+        L_k: for (int k = 0; k < 2; k++) {
+          x = x - 1;
+        }
+      }
+      o[i] = x;
+    }"""
+    d = design(write, kernel=kernel, hints="{L_w: {expected_trips: 3}}",
+               inputs="arrays: {a: {distribution: randint, range: [1, 100]}}")
+    p = while_profile(d, "L_w")
+    assert p is not None and set(p) <= set(range(51))
+    assert np.mean(p) == pytest.approx(sum(x // 2 for x in range(1, 101)) / 100, abs=1.5)

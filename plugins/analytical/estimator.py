@@ -44,7 +44,8 @@ from . import model
 # 0.18: a branch on a scalar the kernel carries across trips takes its share from one run of the kernel's scalar
 #       control (llmulator.scalar_control); an index condition under a data branch, its share of draws; what follows
 #       a top-level loop with a ``return`` runs on the share of runs it does not end (input_trips.input_return_share)
-VERSION = "0.18"
+# 0.19: ... and a loop before it that sets one of its scalars, or one inside its slice, runs on the lanes too
+VERSION = "0.19"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
