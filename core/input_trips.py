@@ -38,6 +38,7 @@ from pycparser import c_ast
 
 from . import kernel_values as kv
 from .c_lanes import Lanes, Unsupported, array_reads, assigned, read_names
+from .c_slice import chain_to, kept_statements, narrow, slice_body, step_nodes
 from .errors import UserError
 from .inputs import _structure_outputs
 
@@ -50,7 +51,6 @@ MAX_TRIPS = 20_000  # trips of one lane (each is a NumPy pass: a runaway lone la
 MAX_WORK = 20_000_000  # lane-trips in all
 SEED0 = 1_000_003  # the draws' seeds: SEED0, SEED0 + 1, ... (not a workload's own seed)
 _LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
-_JUMPS = (c_ast.Break, c_ast.Continue, c_ast.Return)  # they decide what runs: always in the slice
 _CACHE: dict[tuple, list[int] | None] = {}
 _CACHE_SIZE = 256
 
@@ -133,7 +133,7 @@ class _Run:
         """Lanes at the entry of loop ``label`` (None: no entry runs), its AST node and the statements of its
         body the run skips; ``watch``: a branch in its body whose condition must be evaluated each trip
         (its scalars join the slice, its arrays the draws)."""
-        chain = _chain_to(self.tree.body, lambda n: isinstance(n, c_ast.Label) and n.name == label)
+        chain = chain_to(self.tree.body, lambda n: isinstance(n, c_ast.Label) and n.name == label)
         if chain is None or not isinstance(chain[-1].stmt, _LOOPS):
             raise Unsupported("loop not found")
         node = chain[-1].stmt
@@ -143,20 +143,20 @@ class _Run:
             raise Unsupported("a loop without a condition")
         control = [node.cond] + ([node.next] if isinstance(node, c_ast.For) and node.next is not None else [])
         watched = [watch.cond] if watch is not None else []
-        skip, needed = _slice(node.stmt, set().union(*(read_names(c) for c in control + watched)))
+        skip, needed = slice_body(node.stmt, set().union(*(read_names(c) for c in control + watched)))
         if steps:  # the loop's own init runs right before it, in the innermost branch's side
             steps[-1] = (steps[-1][0] + head, *steps[-1][1:])
         else:
             prefix = prefix + head
-        prefix, steps = _narrow(prefix, steps, needed | set().union(*(read_names(c) for c in control)))
-        lanes = self._lanes(prefix, [*prefix, *_step_nodes(steps), *control, *watched,
-                                     *_kept_statements(node.stmt, skip)], ancestors, steps)
+        prefix, steps = narrow(prefix, steps, needed | set().union(*(read_names(c) for c in control)))
+        lanes = self._lanes(prefix, [*prefix, *step_nodes(steps), *control, *watched,
+                                     *kept_statements(node.stmt, skip)], ancestors, steps)
         if lanes is not None and not ancestors:
             lanes.returned = 0  # one lane is one run of the kernel: a ``return`` ends its loop (and it)
         return None if lanes is None else (lanes, node, skip)
 
     def share(self, branch_node) -> float | None:
-        chain = _chain_to(self.tree.body, lambda n: n is branch_node)
+        chain = chain_to(self.tree.body, lambda n: n is branch_node)
         if chain is None:
             raise Unsupported("branch not found")
         inner = [chain[k - 1].name for k, n in enumerate(chain[:-1])
@@ -165,8 +165,8 @@ class _Run:
         if loop is not None and (loop.is_while or loop.data_dependent):
             return self._share_in_loop(branch_node, loop.label)
         prefix, ancestors, steps = self._place(chain)
-        prefix, steps = _narrow(prefix, steps, read_names(branch_node.cond))
-        lanes = self._lanes(prefix, [*prefix, *_step_nodes(steps), branch_node.cond], ancestors, steps)
+        prefix, steps = narrow(prefix, steps, read_names(branch_node.cond))
+        lanes = self._lanes(prefix, [*prefix, *step_nodes(steps), branch_node.cond], ancestors, steps)
         return None if lanes is None else float(lanes.truth(branch_node.cond).mean())
 
     def _share_in_loop(self, branch_node, label: str) -> float | None:
@@ -309,82 +309,6 @@ def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:
     raise Unsupported("a lane runs past MAX_TRIPS")
 
 
-def _chain_to(body, found) -> list | None:
-    """The nodes from ``body`` down to the first node for which ``found`` holds, both included."""
-    stack = [(body, [body])]
-    while stack:
-        node, chain = stack.pop()
-        if found(node):
-            return chain
-        for _, child in node.children():
-            if child is not None:
-                stack.append((child, chain + [child]))
-    return None
-
-
-def _leaves(node):
-    """The statements of a body that run as a whole: through blocks and branches, not into inner loops."""
-    if node is None:
-        return
-    if isinstance(node, c_ast.Compound):
-        for it in node.block_items or []:
-            yield from _leaves(it)
-    elif isinstance(node, c_ast.If):
-        yield node
-        yield from _leaves(node.iftrue)
-        yield from _leaves(node.iffalse)
-    elif isinstance(node, c_ast.Label):
-        yield from _leaves(node.stmt)
-    else:
-        yield node
-
-
-def _slice(body, control: set[str]) -> tuple[set[int], set[str]]:
-    """The statements of ``body`` the control does not depend on (by ``id``: they are not run) and the scalars
-    it does depend on: those the condition reads, and those read by whatever assigns them or decides
-    (a branch around an assignment of one, or around a ``break``, ``continue`` or ``return``) whether it
-    runs, to a fixed point. ``break`` is run (``c_lanes``), ``return`` in a loop at the kernel's top level (it
-    ends the run like a ``break``, counted); ``continue``, and a ``return`` elsewhere, leave the loop to its
-    hint."""
-    leaves = list(_leaves(body))
-    needed = set(control)
-    live: set[int] = set()
-    changed = True
-    while changed:
-        changed = False
-        for s in leaves:
-            if id(s) in live:
-                continue
-            if isinstance(s, c_ast.If):
-                inner = [x for x in _leaves(s.iftrue)] + [x for x in _leaves(s.iffalse)]
-                hit = any(isinstance(x, _JUMPS) or id(x) in live for x in inner)
-                reads = read_names(s.cond)
-            else:
-                hit = isinstance(s, _JUMPS) or bool(assigned(s) & needed)
-                reads = read_names(s)
-            if hit:
-                live.add(id(s))
-                needed |= reads
-                changed = True
-    return {id(s) for s in leaves if id(s) not in live}, needed
-
-
-def _kept_statements(body, skip: set[int]):
-    return [s for s in _leaves(body) if id(s) not in skip and not isinstance(s, c_ast.If)] + \
-        [s.cond for s in _leaves(body) if id(s) not in skip and isinstance(s, c_ast.If)]
-
-
-def _needed_prefix(prefix: list, needed: set[str]) -> list:
-    """The statements before the loop that assign a scalar it needs (and, backwards, what those need)."""
-    out = []
-    need = set(needed)
-    for st in reversed(prefix):
-        if assigned(st) & need:
-            out.append(st)
-            need |= read_names(st)
-    return out[::-1]
-
-
 def _run_prefix(lanes: Lanes, prefix: list) -> None:
     full = np.ones(lanes.size(), dtype=bool)
     for st in prefix:
@@ -394,17 +318,3 @@ def _run_prefix(lanes: Lanes, prefix: list) -> None:
             lanes.unknown |= assigned(st)  # only an error if what follows reads one of them
 
 
-def _narrow(prefix: list, steps: list, needed: set[str]) -> tuple[list, list]:
-    """The statements of the prefix and of each branch side before the target that what follows needs
-    (innermost first: a side's condition and kept statements need more of what precedes them)."""
-    need, out = set(needed), []
-    for before, node, then in reversed(steps):
-        before = _needed_prefix(before, need)
-        need |= set().union(*(read_names(s) for s in before)) | read_names(node.cond)
-        out.append((before, node, then))
-    return _needed_prefix(prefix, need), out[::-1]
-
-
-def _step_nodes(steps: list) -> list:
-    """The statements and conditions the branch sides on the way run (what they read must be drawn)."""
-    return [x for before, node, _ in steps for x in (*before, node.cond)]
