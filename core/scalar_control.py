@@ -43,7 +43,8 @@ def scalar_branch_shares(design, known: set[int]) -> dict[int, float]:
     if key not in _CACHE:
         try:
             _CACHE[key] = _run(tree.body, [b.ast for b in targets], design)
-        except (Unsupported, ArithmeticError, LookupError, ValueError, TypeError, RecursionError, MemoryError):
+        except (Unsupported, ArithmeticError, LookupError, ValueError, TypeError, AttributeError, RecursionError,
+                MemoryError):
             _CACHE[key] = {}  # outside what c_lanes runs: the hints', as before
         if len(_CACHE) > 256:
             _CACHE.pop(next(iter(_CACHE)))
