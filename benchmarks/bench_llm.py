@@ -16,7 +16,8 @@ by run so that all see the same machine load:
   tokenisation, decoding, guards); best of ``--repeats`` after one warm-up; also the model-only time (prompts
   rendered beforehand, sorted by length as the estimator sorts them) to show what the prior and the rendering
   cost;
-* single query: one design per call, median and P90 over the designs.
+* single query: one design per call (its analytical prior included), one backend at a time, ``--repeats``
+  times over the designs; median, P90 and max over all those calls.
 
 The analytical estimator keeps its estimate of a design object (the llm reads it as its prior right after
 ``estimate`` printed it); that memo is cleared before every timed call, so every figure pays for the prior.
@@ -121,9 +122,12 @@ def measure(args, threads: int, designs, backends: list[str]) -> tuple[str, dict
     single: dict[str, list[float]] = {b: [] for b in backends}
     for est in ests.values():
         est.batch_size = 1
-    for d in designs:
-        for b in backends:
-            single[b].append(timed(lambda d=d, est=ests[b]: est.estimate([d])))
+    # one backend at a time (interleaving them, the idle pool of one, BLAS's or torch's, spins on the cores the
+    # other needs: lean measured 42 ms at 2 threads so, 17-19 ms alone), each query with its analytical prior
+    for b in backends:
+        for _ in range(args.repeats):
+            for d in designs:
+                single[b].append(timed(lambda d=d, est=ests[b]: est.estimate([d])))  # timed() forgets the priors
     loads.append(os.getloadavg()[0])
     srows = []
     for b in backends:
