@@ -127,6 +127,7 @@ class Lanes:
         self.loop_budget: int | None = None  # trips the loops it runs may take in all (None: it runs no loop)
         self.returned: int | None = None  # lanes a ``return`` ended (None: a ``return`` is outside what it runs)
         self._active: np.ndarray | None = None  # the lanes the statement being run runs on (an increment's)
+        self._depth = 0  # loops this is running inside (``loop``)
 
     def size(self) -> int:
         return self.draw.size
@@ -162,6 +163,8 @@ class Lanes:
             elif isinstance(st, c_ast.Break):
                 return np.zeros_like(mask)
             elif isinstance(st, c_ast.Return) and self.returned is not None:  # the caller's loop ends the kernel
+                if self._depth:
+                    raise Unsupported("a return inside a loop this runs: it would end the loops around it too")
                 self.returned += int(mask.sum())
                 return np.zeros_like(mask)
             elif isinstance(st, (c_ast.For, c_ast.While, c_ast.DoWhile)):
@@ -181,14 +184,18 @@ class Lanes:
             raise Unsupported("a loop without a condition")
         step = node.next if isinstance(node, c_ast.For) else None
         live = mask.copy() if isinstance(node, c_ast.DoWhile) else mask & self.truth(node.cond, mask)
-        while live.any():
-            self.loop_budget -= int(live.sum())
-            if self.loop_budget < 0:
-                raise Unsupported("the loops run past their trip budget")
-            live = self.block([node.stmt], live, skip)
-            if step is not None and live.any():
-                self.simple(step, live)
-            live = live & self.truth(node.cond, live)
+        self._depth += 1
+        try:
+            while live.any():
+                self.loop_budget -= int(live.sum())
+                if self.loop_budget < 0:
+                    raise Unsupported("the loops run past their trip budget")
+                live = self.block([node.stmt], live, skip)
+                if step is not None and live.any():
+                    self.simple(step, live)
+                live = live & self.truth(node.cond, live)
+        finally:
+            self._depth -= 1
 
     def simple(self, st, mask: np.ndarray) -> None:
         """A declaration, an assignment, an increment or a list of them."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
-from .c_lanes import assigned, read_names
+from .c_lanes import assigned, nodes, read_names
 
 JUMPS = (c_ast.Break, c_ast.Continue, c_ast.Return)  # they decide what runs: always in the slice
+LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
 
 
 def chain_to(body, found) -> list | None:
@@ -66,7 +67,9 @@ def slice_body(body, control: set[str]) -> tuple[set[int], set[str]]:
                 hit = any(isinstance(x, JUMPS) or id(x) in live for x in inner)
                 reads = read_names(s.cond)
             else:
-                hit = isinstance(s, JUMPS) or bool(assigned(s) & needed)
+                # a return inside an inner loop ends the run too: that loop runs (and c_lanes refuses it there)
+                hit = isinstance(s, JUMPS) or bool(assigned(s) & needed) or \
+                    (isinstance(s, LOOPS) and any(isinstance(x, c_ast.Return) for x in nodes(s)))
                 reads = read_names(s)
             if hit:
                 live.add(id(s))

@@ -325,3 +325,22 @@ def test_an_inner_loop_the_condition_needs_runs_on_the_lanes(write):
     p = while_profile(d, "L_w")
     assert p is not None and set(p) <= set(range(51))
     assert np.mean(p) == pytest.approx(sum(x // 2 for x in range(1, 101)) / 100, abs=1.5)
+
+
+def test_a_return_inside_an_inner_loop_it_runs_leaves_the_loop_to_its_hint(write):
+    """The return ends the run on the first trip; the lanes' inner loop would only end itself and let the outer
+    loop run all N trips: refused, the hint (8) stands."""
+    kernel = """    int j = 0;
+    L_w: while (j < N) {
+      L_k: for (int k = 0; k < 2; k++) {
+        L_hit: if (a[j] == 5) {
+          return;
+        }
+      }
+      j = j + 1;
+    }
+    o[0] = j;"""
+    d = design(write, kernel=kernel, inputs="arrays: {a: {distribution: constant, value: 5}}",
+               hints="{L_w: {expected_trips: 8}}")
+    assert while_profile(d, "L_w") is None
+    assert d.trips("L_w") == 8 and d.return_share("L_w") == 0.0
