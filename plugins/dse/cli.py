@@ -131,6 +131,11 @@ def print_summary(s: dict, top: int = 15, out: str | None = None) -> None:
               f"{s['architecture']}, {s['space_size']:,} points, {s['strategy']} search with {s['estimator']}: "
               f"{s['evaluated']:,} evaluated ({s['valid']:,} valid) in {s['search_seconds']:.2f} s "
               f"({s['points_per_second']:,.0f} points/s)")
+    if s.get("repriced_points"):
+        con.print(f"{s['repriced_points']:,} of the best points re-priced one by one with `estimate` (the vectorised "
+                  "path leaves out the PE array's waits for banked buffers)"
+                  + ("" if s.get("report_exact", True) else "; the limit was reached: points.csv's exact column "
+                     "marks the figures that are still lower bounds"))
     if s["invalid_reasons"]:
         con.print("invalid points skipped: " + ", ".join(f"{k}: {v:,}" for k, v in
                                                         sorted(s["invalid_reasons"].items(), key=lambda t: -t[1])))
