@@ -209,17 +209,15 @@ def _search(space, layers, est, objective, dataflow, layer_budget, budget, strat
 def _ranking(space, ev, res, objective: str):
     """(valid points best first, invalid reasons with counts, the ranked records, the Pareto front records)."""
     from llmulator_plugins.dse import pareto
+    from llmulator_plugins.dse.ranking import front_of
     from llmulator_plugins.dse.run import describe, rank_points
-    valid = res["valid"]
     reasons, order = rank_points(res, objective)
     ranked = [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
                **{m: float(res[m][i]) for m in ("cycles", "energy_pj", "area_um2", "power_mw")},
                "edp": float(res["cycles"][i] * res["energy_pj"][i]),
                "latency_us": float(res["cycles"][i] / _clock(ev, int(res["point"][i])))}
               for i in order]
-    vals = np.stack([np.where(valid, res[m], np.nan) for m in pareto.OBJECTIVES], axis=1)
-    front = pareto.front(vals)
-    front = front[np.argsort(res["cycles"][front], kind="stable")]
+    front = front_of(res)
     return order, reasons, ranked, [{"point": int(res["point"][i]), "params": describe(space, int(res["point"][i])),
                                      **{m: float(res[m][i]) for m in pareto.OBJECTIVES}} for i in front]
 
