@@ -38,18 +38,13 @@ def model_rows(data: str) -> dict[str, list[tuple]]:
                 if not c[4]] for s in SPLITS}
 
 
-def predictions(path: Path, items: list[tuple], batch: int = 16) -> list[dict]:
+def predictions(path: Path, items: list[tuple]) -> list[dict]:
     """The checkpoint's predictions with its digits' interval (any stored calibration left out)."""
     from llmulator_plugins.llm.estimator import LLMEstimator
-    from llmulator_plugins.llm.train import predict
+    from llmulator_plugins.llm.interval import predict_items
     est = LLMEstimator(path)
     model, tok = est.load()
-    meta = {k: v for k, v in est.meta.items() if k != "interval"}
-    out = []
-    for k in range(0, len(items), batch):
-        chunk = items[k:k + batch]
-        out += predict(model, tok, [c[0] for c in chunk], meta, priors=[c[3] for c in chunk])
-    return out
+    return predict_items(model, tok, items, {k: v for k, v in est.meta.items() if k != "interval"})
 
 
 def coverage(preds: list[dict], items: list[tuple], metric: str) -> tuple[float, float]:

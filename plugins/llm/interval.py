@@ -55,17 +55,23 @@ def apply(pred: dict[str, Any], calibration: dict[str, Any] | None) -> dict[str,
     return {**pred, "interval": interval}
 
 
+def predict_items(model, tokenizer, items: list[tuple], meta: dict[str, Any], head_module=None,
+                  batch: int = 16) -> list[dict[str, Any]]:
+    """The model's predictions of ``train.examples`` tuples (prompt, target, labels, prior, answer), in batches."""
+    from .train import predict
+    preds = []
+    for k in range(0, len(items), batch):
+        chunk = items[k:k + batch]
+        preds += predict(model, tokenizer, [c[0] for c in chunk], meta, head_module, priors=[c[3] for c in chunk])
+    return preds
+
+
 def calibrate_items(model, tokenizer, items: list[tuple] | None, meta: dict[str, Any], head_module=None,
                     batch: int = 16) -> dict[str, Any] | None:
     """The calibration on training's held-out examples (``train.examples`` tuples): the rows the model
     answers only; None where there are too few."""
-    from .train import predict
     rows = [c for c in (items or []) if not c[4]]
     if len(rows) < MIN_ROWS:
         return None
     model.eval()
-    preds = []
-    for k in range(0, len(rows), batch):
-        chunk = rows[k:k + batch]
-        preds += predict(model, tokenizer, [c[0] for c in chunk], meta, head_module, priors=[c[3] for c in chunk])
-    return calibrate(preds, [c[2] for c in rows])
+    return calibrate(predict_items(model, tokenizer, rows, meta, head_module, batch), [c[2] for c in rows])
