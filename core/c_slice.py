@@ -64,7 +64,8 @@ def slice_body(body, control: set[str]) -> tuple[set[int], set[str]]:
                 continue
             if isinstance(s, c_ast.If):
                 inner = [x for x in leaves(s.iftrue)] + [x for x in leaves(s.iffalse)]
-                hit = any(isinstance(x, JUMPS) or id(x) in live for x in inner)
+                # or its condition steps a scalar that is needed (``if (++c == 3)``): it must be evaluated
+                hit = any(isinstance(x, JUMPS) or id(x) in live for x in inner) or bool(assigned(s.cond) & needed)
                 reads = read_names(s.cond)
             else:
                 # a return inside an inner loop ends the run too: that loop runs (and c_lanes refuses it there)

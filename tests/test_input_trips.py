@@ -344,3 +344,21 @@ def test_a_return_inside_an_inner_loop_it_runs_leaves_the_loop_to_its_hint(write
                hints="{L_w: {expected_trips: 8}}")
     assert while_profile(d, "L_w") is None
     assert d.trips("L_w") == 8 and d.return_share("L_w") == 0.0
+
+
+def test_a_condition_that_steps_a_scalar_the_loop_needs_stays_in_the_slice(write):
+    """``if (++c == 3)`` steps the counter the loop's condition reads, though its side assigns nothing the
+    loop needs: the slice keeps it, and ``while (c < x)`` with two steps a trip runs ceil(x / 2) trips
+    (x = 8 for every element: 4), not 8 as if the condition's step never ran."""
+    kernel = """    L_i: for (int i = 0; i < N; i++) {
+      int x = a[i];
+      int c = 0;
+      L_w: while (c < x) {
+        c++;
+        L_t: if (++c == 3) {
+          o[i] = 1;
+        }
+      }
+    }"""
+    d = design(write, kernel=kernel, inputs="arrays: {a: {distribution: constant, value: 8}}")
+    assert set(while_profile(d, "L_w")) == {4}
