@@ -51,7 +51,7 @@ MAX_TRIPS = 20_000  # trips of one lane (each is a NumPy pass: a runaway lone la
 MAX_WORK = 20_000_000  # lane-trips in all
 SEED0 = 1_000_003  # the draws' seeds: SEED0, SEED0 + 1, ... (not a workload's own seed)
 _LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
-_CACHE: dict[tuple, list[int] | None] = {}
+_CACHE: dict[tuple, object] = {}  # per design content and question: trips and return share, a share, or None
 _CACHE_SIZE = 256
 
 
@@ -62,7 +62,8 @@ def input_trip_profile(design, label: str) -> list[int] | None:
     loop = design.tree.loops[label]
     if not (loop.is_while or loop.data_dependent):
         return None
-    return _cached(design, ("loop", label), lambda run: run.profile(label))
+    got = _cached(design, ("loop", label), lambda run: run.profile(label))
+    return None if got is None else got[0]
 
 
 def input_return_share(design, label: str) -> float | None:
@@ -73,7 +74,8 @@ def input_return_share(design, label: str) -> float | None:
     loop = design.tree.loops[label]
     if loop.parent is not None or not (loop.is_while or loop.data_dependent):
         return None
-    return _cached(design, ("return", label), lambda run: run.return_share(label))
+    got = _cached(design, ("loop", label), lambda run: run.profile(label))  # the same run as the trips
+    return None if got is None else got[1]
 
 
 def input_branch_share(design, branch, any_branch: bool = False) -> float | None:
@@ -116,18 +118,14 @@ class _Run:
     def __init__(self, design, desc):
         self.d, self.tree, self.desc = design, design.tree, desc
 
-    def profile(self, label: str) -> list[int]:
-        got = self._loop_lanes(label)
-        return [] if got is None else _trips(*got)
-
-    def return_share(self, label: str) -> float:
+    def profile(self, label: str) -> tuple[list[int], float]:
+        """(each lane's trips, the share of lanes a ``return`` ended) of one run of the loop."""
         got = self._loop_lanes(label)
         if got is None:
-            return 0.0
-        lanes = got[0]
-        n = lanes.size()
-        _trips(*got)
-        return (lanes.returned or 0) / n if n else 0.0
+            return [], 0.0
+        n = got[0].size()
+        trips = _trips(*got)
+        return trips, (got[0].returned or 0) / n if n else 0.0
 
     def _loop_lanes(self, label: str, watch=None) -> tuple | None:
         """Lanes at the entry of loop ``label`` (None: no entry runs), its AST node and the statements of its
