@@ -186,7 +186,7 @@ def header_lines(command: str, tools: Tools, clock_mhz: float, vectors: int, see
            "Includes the registers (their share is in each note)."),
         "                    Ignored: wire and routing capacitance, glitches, the clock tree beyond the",
         "                    register clock pins, process/voltage/temperature corners other than typical.",
-        "  structures:       the rtl profiler's systolic PE (plugins/rtl/datapath.pe_module) per shape and the",
+        "  structures:       the rtl profiler's systolic PE (plugins/rtl/array.pe_module) per shape and the",
         "                    array's skew-register bit, measured the same way in two states: advancing every",
         "                    cycle on random operands (energy_pj per cycle: a MAC) and stalled with the clock running",
         "                    (idle_energy_pj per cycle); flip-flop outputs annotated with their simulated activity.",

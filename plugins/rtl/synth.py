@@ -35,7 +35,8 @@ from llmulator_plugins.characterize.vcd import NetActivity
 
 from .top import Rtl
 
-FLOW = "7"   # bump when the scripts below change what a cached synthesis result holds
+FLOW = "8"   # bump when the scripts below change what a cached synthesis result holds
+# 8: the liberty's cells are read first (the array's control trees instantiate its buffer cell, array.py)
 # 6: power runs read net_power.v, the hierarchical netlist with its constant pins tied to named wires;
 #    ABC buffers and sizes against the clock period
 # 4: flip-flop outputs and the linked instance's input ports annotated from the VCD (were: the default 0.1)
@@ -56,6 +57,7 @@ def yosys_script(liberty: Path, period_ps: float | None = None) -> str:
     sizing = ";buffer,-c;topo;stime,-c;upsize,-c,{D};dnsize,-c,{D}" if period_ps else ""
     target = f"-D {period_ps:.0f} " if period_ps else ""
     return "\n".join([
+        f"read_liberty -lib {lib}",   # its cells as black boxes: the array's buffer trees instantiate one
         "read_verilog design_syn.v",
         "hierarchy -check -top accel",
         "synth -top accel",          # no -flatten: every unique module is mapped once

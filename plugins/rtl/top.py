@@ -13,7 +13,7 @@ from llmulator.banks import FIFO_DEPTH  # noqa: E402  (the output queue between 
 from llmulator.buflayout import Layout
 from llmulator.pearray import Plan
 
-from . import control, datapath
+from . import array, control, datapath
 
 
 @attrs.frozen
@@ -133,11 +133,13 @@ def top_module(plan: Plan, lay: Layout, engines: list[str], reqs: dict[str, list
 def generate(plan: Plan, lay: Layout) -> Rtl:
     engines = ["wr", "old"] + [e for e, r in (("rd_S", "S"), ("rd_X", "X"), ("rd_Y", "Y")) if r in plan.operands]
     reqs = datapath.level_requests(plan, lay)
-    mods: dict[str, str] = {"pe": datapath.pe_module(plan), "pe_array": datapath.array_module(plan)}
+    mods: dict[str, str] = {"adv_buf": array.buf_module(), "pe": array.pe_module(plan),
+                            "pe_array": array.array_module(plan)}
     for e in engines:
         mods[e] = control.engine_module(plan, lay, e)
     mods["out_fifo"] = datapath.fifo_module("out_fifo", plan.B * plan.operands["O"].bits, FIFO_DEPTH)
     synth = dict(mods)
+    synth["adv_buf"] = array.buf_module(synth=True)  # the liberty's buffer cell (array.py)
     for name, lv in lay.levels.items():
         nreq = sum(n for _, n in reqs[name])
         nwr = sum(n for e, n in reqs[name] if e == "wr")
