@@ -21,12 +21,20 @@ the rest.
 :func:`stall_cycles` returns the waits: the schedule's cycles on the spec's banks minus the same
 schedule with unlimited ports (so the constant start-up and drain cycles, which hlsim's nest model
 already counts, cancel). ``None`` where the design is not a PE-array design the plan supports.
+:func:`schedule` returns them with the words the schedule moves through each level (reads and
+write-backs, as the generated RTL's arbiter counts them): what that level's bandwidth carries. The
+closed-form word bound (``llmulator.words``) charges one lane's line to the innermost loop that steps
+the contiguous dimension only; lanes that stride through a word together and windows that run on across
+loops (a 3x3 filter's taps, a stride-2 convolution's input) fetch fewer words, and the bound read up to
+2.2x the RTL's words (docs/rtl-crosscheck.md).
 """
 
 from __future__ import annotations
 
 import math
 import weakref
+
+import attrs
 
 from .bankstreams import Reader, Writer, lane_words, reader_items, stream_extent
 from .design import Design
@@ -50,8 +58,6 @@ FIFO_DEPTH = 16
 def _plan(d: Design):
     """The plan and the layout; a level whose stated ``bandwidth_bytes_per_cycle`` is above what its banks
     and ports move gets the ports per bank that carry it (the spec's intent: it does not stall there)."""
-    import attrs
-
     from .buflayout import layout
     from .pearray import make_plan
     plan = make_plan(d)
@@ -166,8 +172,9 @@ def simulate(plan, lay, folds: list[dict[str, int]], unlimited: bool = False, st
              stats: dict | None = None) -> int:
     """Cycles from start to the last write-back of the run of ``folds`` (tile bases, walk order);
     ``streams``: what ``_streams`` returns for them, where the caller has it already; ``stats`` gets
-    ``refused``, the requests a bank turned away."""
+    ``refused``, the requests a bank turned away, and ``words``, level -> the words granted there."""
     refused = 0
+    moved: dict[str, int] = {}  # words granted per level: reads and write-backs
     rd, w = streams or _streams(plan, lay, folds)
     readers, wr = [Reader(*r) for r in rd], Writer(*w)
     by = {r.name: r for r in readers}
@@ -187,6 +194,8 @@ def simulate(plan, lay, folds: list[dict[str, int]], unlimited: bool = False, st
         reqs += [(r.level, r.left) for r, ok in zip(readers, can, strict=True) if ok]
         got, n = _arbitrate(lay, reqs, unlimited)
         refused += n
+        for (lv, _banks), flags in zip(reqs, got, strict=True):
+            moved[lv] = moved.get(lv, 0) + sum(flags)
         adv = arr.can_advance(c, FIFO_DEPTH)
         merged = wr.step(lanes, wreqs, got[0]) if (lanes or wr.cur) else False
         load = arr.fifo > 0 and old.head(c) and (not wr.cur or merged)
@@ -204,28 +213,45 @@ def simulate(plan, lay, folds: list[dict[str, int]], unlimited: bool = False, st
         if arr.phase == "FLUSH" and wr.walk_done and not wr.fph:
             if stats is not None:
                 stats["refused"] = refused
+                stats["words"] = moved
             return c
     raise RuntimeError("the bank schedule did not finish")   # a bug in this model, not a property of the design
 
 
+@attrs.frozen
+class Schedule:
+    """What the replay of a PE-array nest's memory system found: the array's waits for its banks (cycles)
+    and the words moved through each buffer level (level name -> words, reads and write-backs)."""
+
+    waits: float
+    words: dict[str, float]
+
+
 def stall_cycles(d: Design, budget: int = MAX_ADVANCES) -> float | None:
     """The cycles the PE array of ``d`` waits for its banked buffers (see the module docstring), or None
-    where the design is not a PE-array design the plan supports. A nest of more than ``budget`` advances
-    is sampled (its first folds, or the first steps of one long fold) and the sample's waits scaled.
-    Once per design object and budget."""
+    where the design is not a PE-array design the plan supports."""
+    s = schedule(d, budget)
+    return None if s is None else s.waits
+
+
+def schedule(d: Design, budget: int = MAX_ADVANCES) -> Schedule | None:
+    """The waits and the words of the PE array's schedule (module docstring), or None where the design is
+    not a PE-array design the plan supports. A nest of more than ``budget`` advances is sampled (its first
+    folds, or the first steps of one long fold) and the sample's figures scaled. Once per design object and
+    budget."""
     memo = _MEMO.setdefault(d, {})
     if budget not in memo:
-        memo[budget] = _stall_cycles(d, budget)
+        memo[budget] = _schedule(d, budget)
     return memo[budget]
 
 
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 # the schedule depends on the plan and the layout only: designs that differ elsewhere (timing constants,
 # energies, inputs) share it within a process
-_BY_CONTENT: dict[tuple, float] = {}
+_BY_CONTENT: dict[tuple, Schedule] = {}
 
 
-def _stall_cycles(d: Design, budget: int) -> float | None:
+def _schedule(d: Design, budget: int) -> Schedule | None:
     try:
         plan, lay = _plan(d)
     except UserError:
@@ -234,7 +260,7 @@ def _stall_cycles(d: Design, budget: int) -> float | None:
     if key not in _BY_CONTENT:
         if len(_BY_CONTENT) > 512:
             _BY_CONTENT.clear()
-        _BY_CONTENT[key] = _remembered(key, lambda: _sampled_waits(plan, lay, budget))
+        _BY_CONTENT[key] = _remembered(key, lambda: _sampled(plan, lay, budget))
     return _BY_CONTENT[key]
 
 
@@ -251,8 +277,8 @@ def _code_stamp() -> bytes:
 _STAMP: bytes | None = None
 
 
-def _remembered(key: tuple, compute) -> float:
-    """The waits of a schedule from ``$LLMULATOR_CACHE/banks`` (a pure function of the plan, the layout,
+def _remembered(key: tuple, compute) -> Schedule:
+    """The schedule's figures from ``$LLMULATOR_CACHE/banks`` (a pure function of the plan, the layout,
     the budget and the replay's code, whose source is part of the key), computed and stored when
     missing; a cache that cannot be read or written only costs the replay."""
     import hashlib
@@ -262,35 +288,40 @@ def _remembered(key: tuple, compute) -> float:
     h = hashlib.sha256(_code_stamp() + repr(key).encode()).hexdigest()
     path = cache_root() / "banks" / f"{h}.json"
     try:
-        return float(json.loads(path.read_text())["waits"])
-    except (OSError, ValueError, KeyError, TypeError):
+        got = json.loads(path.read_text())
+        return Schedule(float(got["waits"]), {str(k): float(v) for k, v in got["words"].items()})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass
-    waits = compute()
+    found = compute()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(path, json.dumps({"waits": waits}))
+        atomic_write_text(path, json.dumps({"waits": found.waits, "words": found.words}))
     except OSError:
         pass
-    return waits
+    return found
 
 
-def _sampled_waits(plan, lay, budget: int) -> float:
-    """The waits of the whole fold walk from a replay of at most about ``budget`` advances. The walk's
-    length is counted in closed form and the sampled folds are built by index: a large GEMM has hundreds
-    of thousands of folds, and listing them cost seconds per design."""
+def _sampled(plan, lay, budget: int) -> Schedule:
+    """The waits and words of the whole fold walk from a replay of at most about ``budget`` advances. The
+    walk's length is counted in closed form and the sampled folds are built by index: a large GEMM has
+    hundreds of thousands of folds, and listing them cost seconds per design."""
     n_folds = plan.fold_count()
     first = plan.fold_at(0)
     fixed = _per(plan, first) - _steps(plan, first)        # the phases other than streaming: equal per fold
     total = plan.total_stream_steps() + n_folds * fixed
     if _per(plan, first) > budget:    # one long fold: its first steps (its outermost stream loop cut short)
         cut = _cut(plan, first, budget)
-        return _waits(plan, lay, [cut]) * total / _per(plan, cut)
+        return _scaled(_run(plan, lay, [cut]), total / _per(plan, cut))
     if total <= budget:
-        return float(_waits(plan, lay, plan.folds()))
+        return _run(plan, lay, plan.folds())
     # folds spread evenly over the walk (conflicts differ from fold to fold: edge tiles, the window's words)
     k = max(2, min(n_folds, round(n_folds * budget / total)))
     picked = [plan.fold_at(i) for i in sorted({round(i * (n_folds - 1) / (k - 1)) for i in range(k)})]
-    return _waits(plan, lay, picked) * total / sum(_per(plan, f) for f in picked)
+    return _scaled(_run(plan, lay, picked), total / sum(_per(plan, f) for f in picked))
+
+
+def _scaled(s: Schedule, factor: float) -> Schedule:
+    return Schedule(s.waits * factor, {k: v * factor for k, v in s.words.items()})
 
 
 def _per(plan, bases: dict) -> int:
@@ -310,12 +341,15 @@ def _cut(plan, bases: dict, budget: int) -> dict:
     return {**bases, ("cut", outer): max(1, min(plan.extent(outer, bases), budget // max(inner, 1)))}
 
 
-def _waits(plan, lay, folds: list[dict[str, int]]) -> int:
-    """The schedule's cycles minus the same with unlimited ports: 0 when no request was refused (the same
-    run), else minus :func:`ideal_cycles` (what the unlimited schedule takes, checked by the tests)."""
+def _run(plan, lay, folds: list[dict[str, int]]) -> Schedule:
+    """The schedule's cycles minus the same with unlimited ports (waits: 0 when no request was refused, the
+    same run, else minus :func:`ideal_cycles`, what the unlimited schedule takes, checked by the tests),
+    and the words it moved (the same with any number of ports: a vector's words and a lane's write-backs
+    do not depend on when they are granted)."""
     stats: dict = {}
     real = simulate(plan, lay, folds, stats=stats)
-    return max(0, real - ideal_cycles(plan, lay, folds)) if stats["refused"] else 0
+    waits = max(0, real - ideal_cycles(plan, lay, folds)) if stats["refused"] else 0
+    return Schedule(float(waits), {k: float(v) for k, v in stats["words"].items()})
 
 
 def ideal_cycles(plan, lay, folds: list[dict[str, int]]) -> int:

@@ -45,7 +45,9 @@ from . import model
 #       control (llmulator.scalar_control); an index condition under a data branch, its share of draws; what follows
 #       a top-level loop with a ``return`` runs on the share of runs it does not end (input_trips.input_return_share)
 # 0.19: ... and a loop before it that sets one of its scalars, or one inside its slice, runs on the lanes too
-VERSION = "0.19"
+# 0.20: a PE-array nest's buffers carry the words its bank schedule moves (llmulator.banks.schedule), as hlsim
+#       0.10 charges them, not the closed-form word bound (the batch path keeps the bound)
+VERSION = "0.20"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -127,14 +129,16 @@ class AnalyticalEstimator:
                 breakdown[f"utilisation.{node.label}"] = float(comp["ideal_cycles"][0]) / max(compute, 1e-9)
                 breakdown[f"folds.{node.label}"] = float(comp["folds"][0])
                 # the array waiting for its banked buffers: the memory system's schedule, as hlsim replays it
-                waits = banks.stall_cycles(d, BANK_BUDGET) if len(inst.nest_loops) == 1 else None
-                if waits:
-                    breakdown[f"bank_wait_cycles.{node.label}"] = waits
-                    terms["bank_wait_cycles"] = terms.get("bank_wait_cycles", 0.0) + waits * runs
-                    compute += waits
+                sched = banks.schedule(d, BANK_BUDGET) if len(inst.nest_loops) == 1 else None
+                if sched is not None and sched.waits:
+                    breakdown[f"bank_wait_cycles.{node.label}"] = sched.waits
+                    terms["bank_wait_cycles"] = terms.get("bank_wait_cycles", 0.0) + sched.waits * runs
+                    compute += sched.waits
             else:
+                sched = None
                 terms["ideal_cycles"] += compute * runs
-            level = model.memory_traffic(d, nest, maps, spatial)
+            # the words the schedule moves, where it ran: the bandwidth the buffers carry (as hlsim charges it)
+            level = model.memory_traffic(d, nest, maps, spatial, sched.words if sched is not None else None)
             thr = model.throttle(d, level, np.array([compute]))  # the batch path's rule, with B = 1
             transfer = float(thr["transfer_cycles"][0])
             bw = {lv.name: float(thr[f"cycles.{lv.name}"][0]) for lv in arch.memory}

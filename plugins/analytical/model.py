@@ -115,14 +115,18 @@ def shadow_fits(design: Design, nest: Nest) -> bool:
                                          sum(a.bits for a in nest.arrays if not a.writes))
 
 
-def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: bool) -> dict[str, np.ndarray]:
+def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: bool,
+                   words_moved: dict[str, float] | None = None) -> dict[str, np.ndarray]:
     """Reads and writes per memory level (words and bits), tile occupancy and tile-transfer cycles, for B
     mappings: the datapath's accesses at each array's level (after multicast and register reuse on a PE
-    array) plus the tile transfers between levels (``llmulator.traffic.transfers``)."""
+    array) plus the tile transfers between levels (``llmulator.traffic.transfers``). ``words_moved``
+    (one mapping: level -> words its PE-array schedule moves, ``llmulator.banks.schedule``) replaces the
+    closed-form word bound at those levels: the bandwidth carries the words the schedule fetches."""
     v = view(design, nest, maps)
     out = transfers(design, nest, v)
     out["transfer_cycles"] = out.pop("cycles")
     B = maps.size
+    element_bits: dict[str, np.ndarray] = {}
     for arr in nest.arrays:
         mcast = reuse = words = np.ones(B)
         level = design.arch.memory[arr.level]
@@ -139,6 +143,10 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
         out[f"write_bits.{lv}"] = out[f"write_bits.{lv}"] + w * arr.bits
         # the rest of the words the buffer moves for them: bandwidth, not energy (llmulator.words)
         out[f"pad_bits.{lv}"] = out.get(f"pad_bits.{lv}", 0.0) + (r + w) * arr.bits * (words - 1.0)
+        element_bits[lv] = element_bits.get(lv, 0.0) + (r + w) * arr.bits
+    for lv, n in (words_moved or {}).items():
+        if lv in element_bits:
+            out[f"pad_bits.{lv}"] = n * design.arch.level(lv).width_bits - element_bits[lv]
     return out
 
 

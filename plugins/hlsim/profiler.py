@@ -39,7 +39,9 @@ from . import bounds, runner
 # 0.7: ... and the lanes' lines also serve a packed window sliding along the word (conv inputs)
 # 0.8: ... but a lane's line is its own: packing and a line do not multiply (0.7 under-counted windows)
 # 0.9: a PE array waits for its banked buffers: bank conflicts from the memory system's schedule (banks.py)
-VERSION = "0.9"
+# 0.10: ... and its buffers carry the words that schedule fetches and writes back (the closed-form bound
+#       over-counted windows and strided lanes: a stride-2 conv 1.47x the RTL's words)
+VERSION = "0.10"
 
 
 class HlsimProfiler:
@@ -196,16 +198,19 @@ class HlsimProfiler:
         dm = attrs.evolve(d, workload=measured, variant=None)
         nest_cycles = []
         breakdown: dict[str, float] = {}
-        # a PE-array nest waits for its banks where a step's words collide (banks.py; None: not such a design)
-        waits = banks.stall_cycles(d) if len(inst.nest_loops) == 1 else None
+        # a PE-array nest waits for its banks where a step's words collide, and moves the words its
+        # schedule fetches and writes back (banks.py; None: not such a design)
+        sched = banks.schedule(d) if len(inst.nest_loops) == 1 else None
         for k, top in enumerate(inst.nest_loops):
             comp = scalars.get(f"nest.{k}", 0.0)
-            if waits is not None:
-                breakdown[f"bank_wait_cycles.{top or f'stmt{k}'}"] = waits
-                comp += waits
             transfer = 0.0
             level_bits = runs[k].bits
             label = top or f"stmt{k}"
+            if sched is not None:
+                breakdown[f"bank_wait_cycles.{label}"] = sched.waits
+                comp += sched.waits
+                for lv, words in sched.words.items():
+                    level_bits[lv] = words * arch.level(lv).width_bits
             for lv, b in level_bits.items():  # the datapath's own, before the tile transfers join them
                 breakdown[f"datapath_bits.{label}.{lv}"] = b
             if top is not None:
