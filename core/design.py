@@ -33,6 +33,9 @@ class Design:
     mapping: Mapping  # the mapping
     preset: str | None = None  # the workload's size preset (None: its default ``parameters``)
     variant: str | None = None  # the workload's input variant this design is estimated for (None: base inputs)
+    # loop label -> trips per entry a profiler measured on real inputs: what ``trips`` answers for them before
+    # any estimate (hlsim prices transfers, energy and its bounds on the run it measured, not on draws)
+    measured_trips: dict[str, float] = attrs.field(factory=dict, repr=False)
 
     @property
     def name(self) -> str:
@@ -51,7 +54,11 @@ class Design:
         return analyze(self.workload)
 
     def trips(self, label: str, hints: dict[str, Any] | None = None) -> float:
-        """Expected trips of one loop per entry (hints for data-dependent loops; a variant's hints win)."""
+        """Expected trips of one loop per entry: what a profiler measured (``measured_trips``), else a loop's
+        trip profile (triangular, csr rows, control run on draws of the declared inputs), else its static
+        count or its hint (a variant's hints win)."""
+        if label in self.measured_trips:
+            return float(self.measured_trips[label])
         if hints is None:
             hints = self.hints
 

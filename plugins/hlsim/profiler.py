@@ -41,7 +41,10 @@ from . import bounds, runner
 # 0.9: a PE array waits for its banked buffers: bank conflicts from the memory system's schedule (banks.py)
 # 0.10: ... and its buffers carry the words that schedule fetches and writes back (the closed-form bound
 #       over-counted windows and strided lanes: a stride-2 conv 1.47x the RTL's words)
-VERSION = "0.10"
+# 0.11: transfers, energy and bounds follow the trips the run measured (Design.measured_trips): since analytical
+#       0.13 (same day) a loop whose control reads the inputs took the analytical model's estimate from draws
+#       of the declared inputs there (Design.trip_profile), unversioned; the 0.9 labels made before are right
+VERSION = "0.11"
 
 
 class HlsimProfiler:
@@ -192,10 +195,11 @@ class HlsimProfiler:
                         stores += c
         # static tile transfers between levels (DRAM <-> buffers), per nest
         # (the variant's hints are replaced by what was measured: the design below has no variant)
-        measured = attrs.evolve(d.workload, hints={**d.hints, **{
-            lb: {"expected_trips": counters.get(f"trips.{lb}", 0.0)} for lb in d.tree.loops
-            if (d.tree.loops[lb].data_dependent or d.tree.loops[lb].is_while)}})
-        dm = attrs.evolve(d, workload=measured, variant=None)
+        # (and ``measured_trips`` wins over the design's own estimate from draws of the declared inputs)
+        seen = {lb: counters.get(f"trips.{lb}", 0.0) for lb, lp in d.tree.loops.items()
+                if lp.data_dependent or lp.is_while}
+        measured = attrs.evolve(d.workload, hints={**d.hints, **{lb: {"expected_trips": v} for lb, v in seen.items()}})
+        dm = attrs.evolve(d, workload=measured, variant=None, measured_trips=seen)
         nest_cycles = []
         breakdown: dict[str, float] = {}
         # a PE-array nest waits for its banks where a step's words collide, and moves the words its
@@ -237,7 +241,7 @@ class HlsimProfiler:
             cycles = max(max(nest_cycles), bounds.shared_cycles(d, runs))
         else:
             cycles = sum(nest_cycles)
-        breakdown["bound_cycles"] = bounds.check(d, runs, cycles)
+        breakdown["bound_cycles"] = bounds.check(dm, runs, cycles)
         level_traffic = {}
         for lv in arch.memory:
             r, rb, wr, wb = acc_bits[lv.name]
