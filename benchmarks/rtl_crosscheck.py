@@ -507,12 +507,10 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
 {synth_table}
 
 - **rtl**: the generated design synthesised by Yosys 0.23 against the OSU 0.18 um liberty (each unique
-  module once; synth FLOW 6: ABC buffers and sizes inside each module against the clock period),
-  critical path by OpenSTA on the flattened netlist at the architecture's 1 GHz (from 8x8 up it is
-  the stall signal `adv`, one gate of the top driving every PE and skew register across the
-  hierarchy, which ABC cannot buffer: 302 of the 389 ns at 16x16; read the column as a lower
-  bound on fmax; before FLOW 6 the 4x4 rows were 228-270 ns, one unbuffered INVX1 on the output
-  queue's read select, docs/rtl.md); the GLB's banks excluded
+  module once; since synth FLOW 6 ABC buffers and sizes inside each module against the clock period;
+  since FLOW 8 the array's controls `adv`, `drain` and `load` reach their registers through buffer
+  trees the RTL instantiates, plugins/rtl/array.py), critical path by OpenSTA on the flattened
+  netlist at the architecture's 1 GHz (below, **Critical path**); the GLB's banks excluded
   (no SRAM macros: their stand-ins are subtracted, the architecture's memory
   figures count instead). Energy two ways:
   - **rtl flow (OpenSTA propagated)**: what the profiler reports (`energy_pj.rtl.pe_array`):
@@ -612,25 +610,32 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
   macro area), so the table has no entry to measure for it (docs/technology.md); its share falls as
   the array grows (lanes grow with the side, PEs with its square). The GLB's banks themselves have
   no macros in this library.
-- **Critical path**: ABC now buffers inside modules (FLOW 6: 4x4 ws 269.5 -> 28-47 ns), but a net
-  that crosses the hierarchy stays one gate: the stall signal `adv` that enables every register of
-  the array (16x16 ws and is: one INVX2, 21,987 loads; 16x16 os: one OAI21X1, 3,668 of its 4,041 ns, so
-  0.2 MHz). These fmax figures are lower bounds for this library,
-  not what a placed and buffered design reaches; replicating or pipelining `adv` in the RTL is what
-  would lift them. The architecture's 1 GHz is out of reach of 0.18 um cells in any case.
+- **Critical path**: the 8x8 and 16x16 GEMM rows are synth FLOW 8, on the RTL whose array controls are
+  buffer trees (plugins/rtl/array.py: at most 16 loads per `BUFX4`, a leaf per PE or per 64 skew-register
+  bits); the 2x2, 4x4 and conv2d rows are FLOW 6 on the RTL before the trees (17-57 ns; not rerun,
+  so part of those paths may still be a control's fan-out). Before the trees `adv` was one gate of the top driving every register
+  of the array across the hierarchy, which ABC, buffering inside a module only, could not buffer:
+  8x8 ws 187.9 ns, os 164.8 ns; 16x16 ws and is 389 ns (one INVX2, 21,987 loads), os 4,041 ns (one
+  OAI21X1 driving `drain`'s and `adv`'s loads). With the trees every row's path is logic between
+  registers: at 8x8 and 16x16 the writer's lane-combining compare into the buffer's arbiter
+  (29-54 ns, 34-19 MHz), for +0.1-0.2 % logic area (the trees' cells). fmax is still that of an
+  unplaced netlist with this library's wire-load defaults; the architecture's 1 GHz is out of reach
+  of 0.18 um cells in any case.
 
 ## What is not here yet
 
-Synthesis of conv2d beyond 4x4 and of GEMM is at 8x8 (not run: a 16x16 row takes 8-16 minutes, a 4x4 row
-3-6 minutes on this shared machine); the eleven FLOW 6 rows were not rerun at FLOW 7 (its only change is the
-power run's per-PE reports, which the table's replay does not use). OpenSTA 2.0.17's crash in `report_power` above 4x4
+Synthesis of conv2d beyond 4x4 (not run: a 16x16 row takes 8-16 minutes, a 4x4 row 3-6 minutes on this
+shared machine); the 2x2, 4x4 and conv2d rows were not rerun at FLOW 8 (FLOW 7 changed only the power run's
+per-PE reports, which the table's replay does not use; FLOW 8's trees add their cells to those rows' areas
+and may shorten their paths). OpenSTA 2.0.17's crash in `report_power` above 4x4
 is worked around (constants tied to named wires, docs/rtl.md). The rtl profiler's own energy figure
 is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the table); the replay
 (2-3 s per PE) is in this benchmark, not in the profiler. The rows files behind this page are in
 benchmarks/rows/ (`--from-rows` rewrites the page from them). The top's own glue is not in the energy figure.
 The model has no term, and so the table no entry, for the buffer-side logic (crossbar, arbiter,
-operand engines). The word bound over-counts the fused window of some conv2d mappings (item 5; 1.04x on
-one narrow-buffer row); the bank schedule's exact words could replace it for the PE-array nest.
+operand engines). Since hlsim 0.10 / analytical 0.20 the PE-array nest's buffer carries the bank
+schedule's words (item 5's word bound over-counted fused windows: 1.04x on one narrow-buffer row, 1.47x on
+a stride-2 convolution, tests/test_rtl_words.py); the batch path keeps the bound.
 The analytical model's vectorised batch path (`evaluate_batch`, dse's mapping sweeps) has no bank
 waits: only the one-design path replays the schedule; the batch marks its PE-array rows as lower bounds
 and dse re-prices the points it reports one by one (docs/dse.md).

@@ -33,8 +33,8 @@ class Design:
     mapping: Mapping  # the mapping
     preset: str | None = None  # the workload's size preset (None: its default ``parameters``)
     variant: str | None = None  # the workload's input variant this design is estimated for (None: base inputs)
-    # loop label -> trips per entry a profiler measured on real inputs: what ``trips`` answers for them before
-    # any estimate (hlsim prices transfers, energy and its bounds on the run it measured, not on draws)
+    #: loop label -> trips per entry a profiler measured on real inputs: what ``trips`` answers for them before
+    #: any estimate (hlsim prices transfers, energy and its bounds on the run it measured, not on draws)
     measured_trips: dict[str, float] = attrs.field(factory=dict, repr=False)
 
     @property

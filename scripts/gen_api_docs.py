@@ -61,6 +61,7 @@ RECORDS = [
             "mapping": "the mapping file (`mapping:`)",
             "preset": "`--preset`, else `mapping.preset`",
             "variant": "`--variant` (a key of `workload.inputs.variants`)",
+            "measured_trips": "a profiler, from the run it measured (hlsim); empty otherwise",
         }),
         Record("llmulator.specs", "Architecture", yaml="architecture", where={
             "operators": "architecture.compute.operators",
