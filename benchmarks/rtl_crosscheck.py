@@ -487,7 +487,7 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
    (tests/test_rtl_profiler.py asserts 2x2 and 4x4 ws/os/is; gemm@small ws 4x4 here: hlsim on-chip
    25,088 = 50,176 / 2), and are 0.89-1.17x the rtl's on the conv2d rows checked (conv2d@small os
    8x8 1.51x: the fused output window's lanes, approximated from its innermost loop).
-6. **Bank conflicts (modelled since hlsim 0.9): 23 of these 24 rows within 2 %, 20 exact.** With
+6. **Bank conflicts (modelled since hlsim 0.9): 24 of these 24 rows within 2 % since hlsim 0.10.** With
    two banks and one port each, the words a step needs collide in a bank often, and prefetching
    absorbs only part of it: an engine fetches its vectors in order, so a word waiting for a busy
    bank holds up the next vector's words for the idle one. hlsim 0.8 charged only the average
@@ -495,10 +495,11 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
    words need 34,416 cycles at two a cycle, it takes 53,520, 0.8 said 35,664), 0.76-0.93 on os,
    0.79-1.0 on GEMM: 6 of 24 within 2 %. The replayed schedule gives each row's waits (the column
    in brackets: conv2d@small ws 4x4 24,023 sampled, 23,705 replaying every fold against the rtl's
-   23,705) and the larger of compute + waits and the word bound is now within 1 % in 23 rows. The
-   one outside: conv2d@small is 8x8 (1.04), where compute + waits is the rtl's 24,334 exactly but
-   the word bound of item 5 (25,284) is larger: the fused window's words are over-counted there
-   (item 5). The same rule checked on the library's `edge-tiny` (64-bit SRAM, 2 banks x 1 port, 8x8)
+   23,705) and the larger of compute + waits and the word bound was within 1 % in 23 rows. The
+   one outside was conv2d@small is 8x8 (1.04), where compute + waits is the rtl's 24,334 exactly but
+   the word bound of item 5 (25,284) was larger: the fused window's words were over-counted there.
+   Since hlsim 0.10 the buffer carries the words the replayed schedule moves (the RTL's own count), and
+   that row is 24,334 = rtl. The same rule checked on the library's `edge-tiny` (64-bit SRAM, 2 banks x 1 port, 8x8)
    and on shapes outside this table (odd GEMM and conv sizes with partial folds, 8x4 and 4x8
    arrays, other loop orders, R = S = 1 and 5): docs/rtl-shapes.md.
 
@@ -538,8 +539,15 @@ bits counted as `pe_array` builds them; ABC maps the same PE Verilog a little di
 design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by the operands' width
 where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the MAC's
 8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay of the PEs'
-recorded inputs: GEMM ws 1.11-1.13x, os 1.04-1.15x up to 8x8 and 1.19x at 16x16, is 1.13x (4x4) and 1.00x
-(16x16); conv2d ws 1.20x, os 1.03x, is 0.93x. The 16x16 rows are one fold of 16 stream steps: 22.5 % (os)
+recorded inputs: GEMM ws 1.11-1.13x up to 4x4, 0.85x at 8x8 and 1.00x at 16x16, os 1.04-1.12x up to 4x4,
+1.08x at 8x8 and 1.19x at 16x16, is 1.13x (4x4) and 1.00x (16x16); conv2d ws 1.20x, os 1.03x, is 0.93x.
+Since the control trees (synth FLOW 8, the 8x8 and 16x16 rows) the switching of the array's enables counts
+in `pe_array`: before, the one gate that drove `adv` sat in the top, whose glue the figure leaves out, and
+the energy of its 22k-load net was dropped. The rtl flow's `pe_array` figure grew by 22.9 pJ/MAC at 8x8 ws
+(47.8 -> 70.7), 2.8 at 8x8 os and 12.1 at 16x16 ws, not at 16x16 os and is (the rows' gate-level column
+moved with it: 8x8 ws 68.7 -> 91.6, 16x16 ws 93.6 -> 105.8). The model has no term for distributing the
+enable (its PE entry is a PE driven by an ideal `adv`), so 8x8 ws now reads 0.85x, at the edge of 15 %.
+The 16x16 rows are one fold of 16 stream steps: 22.5 % (os)
 and 21.3 % (is) of the PE-cycles do a MAC, the rest are skew, drain and preload cycles, which the model
 charges at the idle entry (11.1 / 10.8 pJ, measured on a stalled PE). The replay averages 13.2 (os) and 16.2
 (is) pJ per PE-cycle where the model's mix of active and idle entries says 15.2 and 18.5: the cycles without
@@ -613,8 +621,8 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
 - **Critical path**: the 8x8 and 16x16 GEMM rows are synth FLOW 8, on the RTL whose array controls are
   buffer trees (plugins/rtl/array.py: at most 16 loads per `BUFX4`, a leaf per PE or per 64 skew-register
   bits); the 2x2, 4x4 and conv2d rows are FLOW 6 on the RTL before the trees (17-57 ns; not rerun,
-  so part of those paths may still be a control's fan-out). Before the trees `adv` was one gate of the top driving every register
-  of the array across the hierarchy, which ABC, buffering inside a module only, could not buffer:
+  so part of those paths may still be a control's fan-out). Before the trees `adv` was one gate of the
+  top driving every register of the array across the hierarchy, which ABC, buffering inside a module only, could not buffer:
   8x8 ws 187.9 ns, os 164.8 ns; 16x16 ws and is 389 ns (one INVX2, 21,987 loads), os 4,041 ns (one
   OAI21X1 driving `drain`'s and `adv`'s loads). With the trees every row's path is logic between
   registers: at 8x8 and 16x16 the writer's lane-combining compare into the buffer's arbiter
