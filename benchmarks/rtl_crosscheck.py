@@ -620,15 +620,14 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
   no macros in this library.
 - **Critical path**: the 8x8 and 16x16 GEMM rows are synth FLOW 8, on the RTL whose array controls are
   buffer trees (plugins/rtl/array.py: at most 16 loads per `BUFX4`, a leaf per PE or per 64 skew-register
-  bits); the 2x2, 4x4 and conv2d rows are FLOW 6 on the RTL before the trees (17-57 ns; not rerun,
-  so part of those paths may still be a control's fan-out). Before the trees `adv` was one gate of the
-  top driving every register of the array across the hierarchy, which ABC, buffering inside a module only, could not buffer:
-  8x8 ws 187.9 ns, os 164.8 ns; 16x16 ws and is 389 ns (one INVX2, 21,987 loads), os 4,041 ns (one
-  OAI21X1 driving `drain`'s and `adv`'s loads). With the trees every row's path is logic between
-  registers: at 8x8 and 16x16 the writer's lane-combining compare into the buffer's arbiter
-  (29-54 ns, 34-19 MHz), for +0.1-0.2 % logic area (the trees' cells). fmax is still that of an
-  unplaced netlist with this library's wire-load defaults; the architecture's 1 GHz is out of reach
-  of 0.18 um cells in any case.
+  bits); the 2x2, 4x4 and conv2d rows are FLOW 6 on the RTL before the trees (17-57 ns; not rerun, so part
+  of those paths may still be a control's fan-out). Before the trees `adv` was one gate of the top driving
+  every register of the array across the hierarchy, which ABC, buffering inside a module only, could not
+  buffer: 8x8 ws 187.9 ns, os 164.8 ns; 16x16 ws and is 389 ns (one INVX2, 21,987 loads), os 4,041 ns (one
+  OAI21X1 driving `drain`'s and `adv`'s loads). With the trees every row's path is logic between registers:
+  at 8x8 and 16x16 the writer's lane-combining compare into the buffer's arbiter (29-54 ns, 34-19 MHz), for
+  +0.1-0.2 % logic area (the trees' cells). fmax is still that of an unplaced netlist with this library's
+  wire-load defaults; the architecture's 1 GHz is out of reach of 0.18 um cells in any case.
 
 ## What is not here yet
 
