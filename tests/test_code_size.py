@@ -133,7 +133,6 @@ FUNCTIONS: dict[str, str] = {
     "plugins/rtl/control.py::reader_module": "one Verilog module's text in port/wire/always order (its return "
                                              "ring and lane addresses are split out already)",
     "plugins/rtl/writer.py::writer_module": "one Verilog module's text in port/wire/always order",
-    "plugins/rtl/array.py::array_module": "the PE array's Verilog (the RTL work owns it)",
     "plugins/rtl/datapath.py::buffer_module": "a buffer's Verilog (the RTL work owns it)",
     "core/pearray.py::make_plan": "a design -> the RTL plan (the RTL work owns it)",
     "plugins/rtl/profiler.py::RtlProfiler.profile": "the RTL profiler's run (the RTL work owns it)",
