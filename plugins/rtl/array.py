@@ -175,6 +175,18 @@ def _grid(plan: Plan, body: list[str], leaves: list[str]) -> list[str]:
     return trees + fanout_tree("drain", drains)
 
 
+def _edge_skew(body: list[str], leaves: list[str], vec: str, reg: str, out: str, lanes: int, bits: int) -> None:
+    """Lane i of ``vec`` delayed by i registers (``reg_i_*``, enabled by leaves appended to ``leaves``) into
+    the wire ``out_i`` (lines appended to ``body``)."""
+    for i in range(lanes):
+        if i == 0:
+            body.append(f"  wire [{bits - 1}:0] {out}_0 = {_lane(vec, 0, bits)};")
+            continue
+        decl, lv = _chain(f"{reg}_{i}", bits, i, _lane(vec, i, bits), f"en_{reg}_{i}")
+        body += decl + [f"  wire [{bits - 1}:0] {out}_{i} = {reg}_{i}_{i - 1};"]
+        leaves += lv
+
+
 def array_module(plan: Plan) -> str:
     """The A x B grid with its edge skew (west lanes delayed by their row, north by their column), for
     partial sums the de-skew that lines a step's outputs up into one vector, and the enable tree."""
@@ -194,22 +206,9 @@ def array_module(plan: Plan) -> str:
              f"  output [{B * ob - 1}:0] out_vec);"]
     body, leaves = [], []
     # west skew: lane a through a registers; (os) north skew: lane b through b registers
-    for a in range(A):
-        if a == 0:
-            body.append(f"  wire [{xb - 1}:0] xw_0 = {_lane('x_vec', 0, xb)};")
-            continue
-        decl, lv = _chain(f"xs_{a}", xb, a, _lane("x_vec", a, xb), f"en_xs_{a}")
-        body += decl + [f"  wire [{xb - 1}:0] xw_{a} = xs_{a}_{a - 1};"]
-        leaves += lv
+    _edge_skew(body, leaves, "x_vec", "xs", "xw", A, xb)
     if not psum:
-        yb = o["Y"].bits
-        for b in range(B):
-            if b == 0:
-                body.append(f"  wire [{yb - 1}:0] yn_0 = {_lane('y_vec', 0, yb)};")
-                continue
-            decl, lv = _chain(f"ys_{b}", yb, b, _lane("y_vec", b, yb), f"en_ys_{b}")
-            body += decl + [f"  wire [{yb - 1}:0] yn_{b} = ys_{b}_{b - 1};"]
-            leaves += lv
+        _edge_skew(body, leaves, "y_vec", "ys", "yn", B, o["Y"].bits)
     trees = _grid(plan, body, leaves)
     if psum:
         # de-skew: column b's bottom output waits B-1-b steps; a valid bit follows the A+B-2 step latency
