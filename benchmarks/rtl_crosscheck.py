@@ -531,22 +531,24 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-Thirteen rows, all on the cycle table's RTL: eleven synthesised by FLOW 6, GEMM ws/os from 2x2 to 16x16
-(three runs), GEMM is 4x4 and conv2d ws/os/is 4x4 (two runs, 2026-12-04), and GEMM os and is 16x16 by FLOW 7
-(one run, 2026-12-04; FLOW 7 only adds the sampled PEs' reports to the power run); the commands above. The
+Thirteen rows, all on the cycle table's RTL with its control trees, all synthesised by FLOW 8 (five runs,
+2026-12-04, the commands above): GEMM ws/os from 2x2 to 16x16, GEMM is 4x4 and 16x16, conv2d ws/os/is 4x4. The
 PE array's **area** is 0.99-1.01x of the RTL's in all thirteen (the PE entry is the synthesised PE, the skew
 bits counted as `pe_array` builds them; ABC maps the same PE Verilog a little differently inside the whole
 design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by the operands' width
 where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the MAC's
 8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay of the PEs'
-recorded inputs: GEMM ws 1.11-1.13x up to 4x4, 0.85x at 8x8 and 1.00x at 16x16, os 1.04-1.12x up to 4x4,
-1.08x at 8x8 and 1.19x at 16x16, is 1.13x (4x4) and 1.00x (16x16); conv2d ws 1.20x, os 1.03x, is 0.93x.
-Since the control trees (synth FLOW 8, the 8x8 and 16x16 rows) the switching of the array's enables counts
-in `pe_array`: before, the one gate that drove `adv` sat in the top, whose glue the figure leaves out, and
-the energy of its 22k-load net was dropped. The rtl flow's `pe_array` figure grew by 22.9 pJ/MAC at 8x8 ws
-(47.8 -> 70.7), 2.8 at 8x8 os and 12.1 at 16x16 ws, not at 16x16 os and is (the rows' gate-level column
-moved with it: 8x8 ws 68.7 -> 91.6, 16x16 ws 93.6 -> 105.8). The model has no term for distributing the
-enable (its PE entry is a PE driven by an ideal `adv`), so 8x8 ws now reads 0.85x, at the edge of 15 %.
+recorded inputs plus the rest of `pe_array` by the rtl flow: GEMM ws 0.76x (2x2), 0.78x (4x4), 0.85x
+(8x8), 1.00x (16x16); os 0.86x, 0.99x, 1.08x, 1.19x; is 0.80x (4x4), 1.00x (16x16); conv2d ws 0.94x, os
+1.17x, is 0.86x: 8 of 13 within 15 %. Since synth FLOW 8 (every row here) the array's controls are buffer
+trees inside `pe_array` (plugins/rtl/array.py), so the switching of the enable nets (every PE's register
+enables on `adv`, and `drain` and `load`) counts there: before, the gate that drove them sat in the top,
+whose glue the figure leaves out, and that energy was dropped. The gate-level column grew with it: GEMM ws
+49.7 -> 73.2 (2x2), 57.5 -> 81.8 (4x4), 68.7 -> 91.6 (8x8), 93.6 -> 105.8 (16x16) pJ/MAC; is 4x4 56.3 ->
+79.5; os 32.9 -> 39.6 and 35.7 -> 40.5; conv2d ws 48.6 -> 62.2, is 106.0 -> 114.1 (os 38.7 -> 34.1, ABC
+sizing the rest of the array differently). `adv` toggles with every bank wait, most on ws and is. The
+model has no term for distributing the enable (its PE entry is a PE measured alone, its `adv` an ideal
+input), so the ws and is rows of the small arrays now read 0.76-0.86x.
 The 16x16 rows are one fold of 16 stream steps: 22.5 % (os)
 and 21.3 % (is) of the PE-cycles do a MAC, the rest are skew, drain and preload cycles, which the model
 charges at the idle entry (11.1 / 10.8 pJ, measured on a stalled PE). The replay averages 13.2 (os) and 16.2
@@ -558,9 +560,9 @@ compensation, not by agreement; on os the model's 1,920 bits are 9.1 against 5.6
 conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 % zeros) in 16-bit PEs, and
 switching energy follows the bits that toggle: where every input's declared range needs fewer bits than the
 PE holds, the model takes the energy of the narrower PE entry (int8 here; with the int16 entry conv2d read
-1.54-2.31x). conv2d ws (1.20x) is the other row outside 15 %: its weights are 30 % zeros, and the entries
-are measured on dense random operands; energy per MAC is a constant of the table, not a function of the data
-(docs/timing-model.md, "What it ignores").
+1.54-2.31x). Before the trees conv2d ws read 1.20x: its weights are 30 % zeros, and the entries are
+measured on dense random operands (energy per MAC is a constant of the table, not a function of the data,
+docs/timing-model.md, "What it ignores"); its 0.94x now is that excess less the enables' missing term.
 (Before FLOW 6, without ABC's buffering, the 2x2 and
 4x4 areas were 1.01-1.02x; the replayed PE energies do not depend on the flow.) On the previous RTL
 revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now
@@ -618,23 +620,22 @@ revision (their numbers are its). Before this change (commit 66840bd's table) th
   macro area), so the table has no entry to measure for it (docs/technology.md); its share falls as
   the array grows (lanes grow with the side, PEs with its square). The GLB's banks themselves have
   no macros in this library.
-- **Critical path**: the 8x8 and 16x16 GEMM rows are synth FLOW 8, on the RTL whose array controls are
-  buffer trees (plugins/rtl/array.py: at most 16 loads per `BUFX4`, a leaf per PE or per 64 skew-register
-  bits); the 2x2, 4x4 and conv2d rows are FLOW 6 on the RTL before the trees (17-57 ns; not rerun, so part
-  of those paths may still be a control's fan-out). Before the trees `adv` was one gate of the top driving
-  every register of the array across the hierarchy, which ABC, buffering inside a module only, could not
-  buffer: 8x8 ws 187.9 ns, os 164.8 ns; 16x16 ws and is 389 ns (one INVX2, 21,987 loads), os 4,041 ns (one
-  OAI21X1 driving `drain`'s and `adv`'s loads). With the trees every row's path is logic between registers:
-  at 8x8 and 16x16 the writer's lane-combining compare into the buffer's arbiter (29-54 ns, 34-19 MHz), for
-  +0.1-0.2 % logic area (the trees' cells). fmax is still that of an unplaced netlist with this library's
-  wire-load defaults; the architecture's 1 GHz is out of reach of 0.18 um cells in any case.
+- **Critical path**: every row is synth FLOW 8, on the RTL whose array controls are buffer trees
+  (plugins/rtl/array.py: at most 16 loads per `BUFX4`, a leaf per PE or per 64 skew-register bits). Before
+  the trees `adv` was one gate of the top driving every register of the array across the hierarchy, which
+  ABC, buffering inside a module only, could not buffer: GEMM ws 2x2 16.8, 4x4 47.2, 8x8 187.9, 16x16 389.2
+  ns (one INVX2, 21,987 loads); os 17.0, 28.6, 164.8, 4,041.1 ns (one OAI21X1 on `drain` and `adv`); is 4x4
+  47.0, 16x16 388.9; conv2d 4x4 ws 57.3, os 35.9, is 31.0 ns. With the trees: 11.7-11.8 ns at 2x2, 17.1-17.7
+  at 4x4 (conv2d too), 29.1-29.6 at 8x8, 52.2-54.0 at 16x16 (85-19 MHz), every path logic between
+  registers (at 8x8 and 16x16 the writer's lane-combining compare into the buffer's arbiter), for -0.3 to
+  +0.3 % logic area. fmax is that of an unplaced netlist with the liberty's wire-load defaults; the
+  architecture's 1 GHz is out of reach of 0.18 um cells in any case.
 
 ## What is not here yet
 
 Synthesis of conv2d beyond 4x4 (not run: a 16x16 row takes 8-16 minutes, a 4x4 row 3-6 minutes on this
-shared machine); the 2x2, 4x4 and conv2d rows were not rerun at FLOW 8 (FLOW 7 changed only the power run's
-per-PE reports, which the table's replay does not use; FLOW 8's trees add their cells to those rows' areas
-and may shorten their paths). OpenSTA 2.0.17's crash in `report_power` above 4x4
+shared machine). No model term for distributing the array's enables (above: 0.76-0.86x on small ws/is rows).
+OpenSTA 2.0.17's crash in `report_power` above 4x4
 is worked around (constants tied to named wires, docs/rtl.md). The rtl profiler's own energy figure
 is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the table); the replay
 (2-3 s per PE) is in this benchmark, not in the profiler. The rows files behind this page are in
