@@ -268,6 +268,32 @@ def outer_positions(design, labels: list[str]) -> list[int]:
 # one design's PE-array fold, as the profilers need it (the analytical model batches the same rules)
 
 
+
+def _fold_strides(design, arr: str, per_dim: list[dict[str, int]], heads: list[str],
+                  t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(G,) the elements each mapped loop's step moves ``arr``'s flattened address by (a fused loop: its
+    innermost member that indexes the array) and (1, G) that kernel loop's iterations within a tile, for
+    :func:`llmulator.words.word_factor`."""
+    loops = design.tree.loops
+    shape = design.workload.shape(arr, design.sizes)
+    flat: dict[str, int] = {}
+    row = 1
+    for d in range(len(shape) - 1, -1, -1):
+        for v, c in (per_dim[d].items() if d < len(per_dim) else ()):
+            flat[v] = flat.get(v, 0) + c * row
+        row *= max(int(shape[d]), 1)
+    stride = np.zeros(len(heads), dtype=np.int64)
+    extent = t.copy()
+    for g, lb in enumerate(heads):
+        for mb in reversed(members(design, lb)):
+            v = loops[mb].var
+            if flat.get(v):
+                stride[g] = flat[v]
+                extent[0, g] = min(point_extent(design, mb), t[0, g])
+                break
+    return stride, extent
+
+
 def fold(design, band: list[str]) -> dict:
     """The static facts of a band bound to the PE array, for this design's mapping:
 
@@ -284,34 +310,36 @@ def fold(design, band: list[str]) -> dict:
     is_sp = np.array([[bool(m.loop(lb).spatial) for lb in heads]])
     pos = np.array([list(range(len(heads)))])  # point loops run in mapped order
     var_index = {loops[mb].var: i for i, lb in enumerate(heads) for mb in members(design, lb)}
-    label_of = {loops[mb].var: mb for lb in heads for mb in members(design, lb)}
     deps: dict[str, np.ndarray] = {}
-    units: dict[str, np.ndarray] = {}
-    extent = t.copy()
+    coefs: dict[str, list[dict[str, int]]] = {}   # array -> per dimension: loop variable -> largest |coef|
+    indirect: set[str] = set()
     written: set[str] = set()
     for st in loops[band[-1]].statements():
         for a in st.accesses:
             if a.is_write:
                 written.add(a.array)
             dep = deps.setdefault(a.array, np.zeros(len(heads), dtype=bool))
-            unit = units.setdefault(a.array, np.zeros(len(heads), dtype=bool))
             if a.indirect:
                 dep[:] = True
+                indirect.add(a.array)
             for v in a.loop_vars():
                 if v in var_index:
                     dep[var_index[v]] = True
-            last = a.affine[-1] if a.affine else None
-            for v, c in (last.coefs.items() if last is not None else ()):
-                if abs(c) == 1 and v in var_index:  # steps the contiguous dimension: words.py
-                    unit[var_index[v]] = True
-                    extent[0, var_index[v]] = min(point_extent(design, label_of[v]), t[0, var_index[v]])
+            per_dim = coefs.setdefault(a.array, [{} for _ in a.affine])
+            for d, aff in enumerate(a.affine):
+                for v, c in (aff.coefs.items() if aff is not None and d < len(per_dim) else ()):
+                    if c and v in var_index:
+                        per_dim[d][v] = max(per_dim[d].get(v, 0), abs(int(c)))
     reuse, words = {}, {}
     still = False
     for arr, dep in deps.items():
         mc, ru = operand_reuse(dep, is_sp, t, pos)
         reuse[arr] = (float(mc[0]), float(ru[0]))
         lv = design.arch.level(design.placement(arr))
-        words[arr] = float(word_factor(dep, units[arr], extent, is_sp, t, pos,
+        stride, extent = _fold_strides(design, arr, coefs.get(arr, []), heads, t)
+        if arr in indirect:
+            stride[:] = 0
+        words[arr] = float(word_factor(dep, stride, extent, is_sp, t, pos,
                                        per_word(lv.width_bits, design.workload.arrays[arr].bits))[0])
         still |= design.workload.arrays[arr].role == "in" and bool(stationary(dep, is_sp, t)[0])
     lanes = float(np.where(is_sp[0], t[0], 1.0).prod())

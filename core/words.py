@@ -16,11 +16,21 @@ per element, both in that RTL and in any word-organised memory system:
   words together and then each fetches every word it crosses into (hlsim 0.7 multiplied packing and
   line, crediting such a window up to ``width / bits`` times too little traffic).
 
+Both hold for any stride smaller than a word, not only a unit one: lanes or steps ``s`` elements apart
+fit at most ``ceil(width / bits / s)`` to a word (a stride-2 convolution's lanes share words too), and a
+line runs on across loops where each outer loop continues where the inner one ended (flattened
+strides: ``W[k][c][r][s]`` walked over (c, r, s) is one run of C*R*S elements). Until analytical 0.21
+the line ended at the innermost loop and only unit strides shared, which charged a stride-2
+convolution 1.47x the words its schedule moves (tests/test_rtl_words.py) and left the dse batch's rows
+above their exact values.
+
 :func:`word_factor` is the bits a stream moves per element bit it accesses (1 when the words are full,
 more for partial words);
 hlsim (per fold, ``llmulator.nest.fold``) and the analytical model (per batch of mappings) multiply
 the datapath bits they charge to a level's bandwidth by it. Alignment is ignored (a vector is taken
-to start at a word boundary), so the factor is a lower bound on the words a step moves.
+to start at a word boundary), so the factor is a lower bound on the words a step moves. Where lanes
+and steps share words at two different strides the factor is 1 (the element bits, always a lower
+bound): their crossings can coincide in ways the closed form does not follow.
 """
 
 from __future__ import annotations
@@ -28,38 +38,78 @@ from __future__ import annotations
 import numpy as np
 
 
-def word_factor(dep: np.ndarray, unit: np.ndarray, extent: np.ndarray, is_sp: np.ndarray, t: np.ndarray,
+def flat_strides(coefs: list[list[tuple[int, int]]], shape: tuple[int, ...], n_loops: int) -> np.ndarray:
+    """(n_loops,) elements a loop's step moves an array's row-major address by (0: the loop does not index
+    it). ``coefs`` per dimension: (loop index, |coefficient|), as ``llmulator.traffic.ArrayUse`` holds them."""
+    out = np.zeros(n_loops, dtype=np.int64)
+    row = 1
+    for d in range(len(shape) - 1, -1, -1):
+        for li, c in coefs[d] if d < len(coefs) else ():
+            out[li] += int(c) * row
+        row *= max(int(shape[d]), 1)
+    return out
+
+
+def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: np.ndarray, t: np.ndarray,
                 pos: np.ndarray, per_word: float) -> np.ndarray:
     """(B,) bits moved per element bit accessed, for B mappings of one array in a PE-array fold.
 
-    ``dep`` (G,) whether the array's index uses each mapped loop; ``unit`` (G,) whether the loop steps
-    the array's last dimension by one element; ``extent`` (B, G) the iterations of that loop within
-    one tile; ``is_sp``, ``t``, ``pos`` (B, G) spatial flags, point sizes and order positions (as in
-    :func:`llmulator.nest.operand_reuse`); ``per_word`` elements in one word of the array's level.
+    ``dep`` (G,) whether the array's index uses each mapped loop; ``stride`` (G,) the elements one step of
+    the loop moves the array's flattened address by (:func:`flat_strides`; 0 where unknown, an indirect
+    index); ``extent`` (B, G) the iterations of that loop within one tile; ``is_sp``, ``t``, ``pos`` (B, G)
+    spatial flags, point sizes and order positions (as in :func:`llmulator.nest.operand_reuse`);
+    ``per_word`` elements in one word of the array's level.
     """
-    B = t.shape[0]
+    B, G = t.shape
     if per_word <= 1:
         return np.ones(B)
-    packing = is_sp & dep[None, :] & unit[None, :]
-    pack = np.where(packing, np.minimum(extent, per_word), 1.0).max(axis=1)
-    # the innermost temporal loop of more than one trip that moves the index: a lane's next element
-    line = np.ones(B)
-    found = np.zeros(B, dtype=bool)
-    inner_first = np.argsort(-pos, axis=1, kind="stable")
-    for r in range(t.shape[1]):
-        li = inner_first[:, r]
-        take = ~found & ~np.take_along_axis(is_sp, li[:, None], axis=1)[:, 0] & dep[li] \
-            & (np.take_along_axis(t, li[:, None], axis=1)[:, 0] > 1)
-        ext = np.take_along_axis(extent, li[:, None], axis=1)[:, 0]
-        line = np.where(take & unit[li], np.minimum(ext, per_word), line)
-        found |= take
+    s = np.abs(np.asarray(stride, dtype=float))
+    small = dep & (s > 0) & (s < per_word)
+    slots = np.where(small, np.ceil(per_word / np.maximum(s, 1.0)), 1.0)   # (G,) of a loop's elements in a word
+    rows = np.arange(B)
+    # packing: the spatial loop whose lanes share the most words
+    packv = np.where(is_sp & small[None, :], np.minimum(extent, slots[None, :]), 1.0)
+    gp = packv.argmax(axis=1)
+    pack = packv[rows, gp]
+    line, gl = _line(dep, s, small, slots, extent, is_sp, t, pos)
+    both = (pack > 1) & (line > 1)
+    mixed = both & (s[gp] != s[np.maximum(gl, 0)])
+    per = np.where(pack > 1, slots[gp], np.where(line > 1, slots[np.maximum(gl, 0)], per_word))
     # over one walk of ``line`` steps (vectors taken to start at a word boundary): the packed lanes fetch
     # their first words together, then each lane fetches the next word it crosses into on its own (its
     # line is its own, so lanes sliding along a word do not share what a neighbour fetched a step before)
     j = np.arange(int(per_word))[None, :]
-    crossings = np.where(j < pack[:, None], np.floor((j + line[:, None] - 1) / per_word), 0.0).sum(axis=1)
-    words = np.ceil(pack / per_word) + crossings
-    return per_word * words / (pack * line)
+    crossings = np.where(j < pack[:, None], np.floor((j + line[:, None] - 1) / per[:, None]), 0.0).sum(axis=1)
+    words = np.ceil(pack / per) + crossings
+    return np.where(mixed, 1.0, np.maximum(per_word * words / (pack * line), 1.0))
+
+
+def _line(dep, s, small, slots, extent, is_sp, t, pos) -> tuple[np.ndarray, np.ndarray]:
+    """(B,) steps of a lane's walk that stay in one word, and (B,) the loop that starts it (-1: none): the
+    innermost temporal loop of more than one trip that moves the index, run on outward through the next
+    such loops while each continues where the inner ones ended (its stride = the run's elements x the
+    first stride, every loop of the run whole within the tile, no loop in between that repeats it)."""
+    B, G = t.shape
+    rows = np.arange(B)
+    line, gl = np.ones(B), np.full(B, -1)
+    run = np.ones(B)        # steps of the run so far
+    open_ = np.zeros(B, dtype=bool)
+    inner_first = np.argsort(-pos, axis=1, kind="stable")
+    for r in range(G):
+        li = inner_first[:, r]
+        active = ~is_sp[rows, li] & (t[rows, li] > 1)
+        ext = extent[rows, li]
+        whole = ext >= t[rows, li]
+        start = (gl < 0) & active & dep[li]
+        first_s = s[np.maximum(gl, 0)]
+        cont = open_ & active & dep[li] & (s[li] == run * first_s)
+        gl = np.where(start, li, gl)
+        run = np.where(start, ext, np.where(cont, run * ext, run))
+        open_ = np.where(start, small[li] & whole, np.where(cont, whole, open_ & ~active))
+    ok = gl >= 0
+    g = np.maximum(gl, 0)
+    line = np.where(ok & small[g], np.minimum(run, slots[g]), 1.0)
+    return line, gl
 
 
 def per_word(width_bits: int, bits: int) -> float:

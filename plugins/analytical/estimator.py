@@ -47,7 +47,10 @@ from . import model
 # 0.19: ... and a loop before it that sets one of its scalars, or one inside its slice, runs on the lanes too
 # 0.20: a PE-array nest's buffers carry the words its bank schedule moves (llmulator.banks.schedule), as hlsim
 #       0.10 charges them, not the closed-form word bound (the batch path keeps the bound)
-VERSION = "0.20"
+# 0.21: the closed-form word bound (batch path, and nests the schedule cannot replay) lets strided lanes share
+#       words and runs a line on across loops that continue it (llmulator.words): no longer above the schedule's
+#       words on a stride-2 convolution's weights (dse's batch rows were up to 1.08x their exact cycles there)
+VERSION = "0.21"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -31,7 +31,7 @@ from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError
 from llmulator.timing import fold_body_schedule
 from llmulator.traffic import BatchMappings, Nest, nest_time, overlapped, transfers, view
-from llmulator.words import per_word, word_factor
+from llmulator.words import flat_strides, per_word, word_factor
 
 
 def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str, np.ndarray]:
@@ -132,7 +132,7 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
         level = design.arch.memory[arr.level]
         if spatial:
             mcast, reuse = lnest.operand_reuse(v.dep(arr), v.is_sp, v.t, v.pos)
-            words = word_factor(v.dep(arr), *_unit_steps(v, arr), v.is_sp, v.t, v.pos,
+            words = word_factor(v.dep(arr), *_strides(v, arr), v.is_sp, v.t, v.pos,
                                 per_word(level.width_bits, arr.bits))
         r = arr.reads / mcast / reuse
         w = arr.writes / mcast / reuse
@@ -150,18 +150,22 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
     return out
 
 
-def _unit_steps(v, arr) -> tuple[np.ndarray, np.ndarray]:
-    """(G,) whether each mapped loop steps the array's last dimension by one element, and (B, G) the
-    iterations within a tile of the kernel loop that does (``llmulator.words``)."""
-    unit = np.zeros(len(v.groups), dtype=bool)
+def _strides(v, arr) -> tuple[np.ndarray, np.ndarray]:
+    """(G,) the elements each mapped loop's step moves the array's flattened address by (a fused loop: its
+    innermost member that indexes the array), and (B, G) the iterations of that kernel loop within a tile
+    (``llmulator.words``)."""
+    flat = flat_strides(arr.coefs, arr.shape, v.t_loops.shape[1])
+    stride = np.zeros(len(v.groups), dtype=np.int64)
     extent = v.t.copy()
-    last = dict(arr.coefs[-1]) if arr.coefs else {}
     for g, members in enumerate(v.groups):
-        for li in members:
-            if last.get(li) == 1:
-                unit[g] = True
+        for li in reversed(members):
+            if flat[li]:
+                stride[g] = flat[li]
                 extent[:, g] = np.minimum(v.t_loops[:, li], v.t[:, g])
-    return unit, extent
+                break
+    if any(arr.indirect_dims):
+        stride[:] = 0
+    return stride, extent
 
 
 def throttle(design: Design, traffic: dict[str, np.ndarray], compute: np.ndarray) -> dict[str, np.ndarray]:

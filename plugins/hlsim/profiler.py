@@ -44,7 +44,9 @@ from . import bounds, runner
 # 0.11: transfers, energy and bounds follow the trips the run measured (Design.measured_trips): since analytical
 #       0.13 (same day) a loop whose control reads the inputs took the analytical model's estimate from draws
 #       of the declared inputs there (Design.trip_profile), unversioned; the 0.9 labels made before are right
-VERSION = "0.11"
+# 0.12: a PE-array nest the bank schedule cannot replay: the closed-form word bound lets strided lanes share
+#       words and runs a lane's line on across loops that continue its run (llmulator.words, flattened strides)
+VERSION = "0.12"
 
 
 class HlsimProfiler:

@@ -1,0 +1,63 @@
+"""The closed-form word bound (llmulator.words) against hand counts of whole 64-bit words of int8 elements.
+
+The bound must never charge more words than a stream moves: the dse batch ranks mappings by it and
+refine re-prices only the points a bound cannot rule out (docs/dse.md)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from llmulator.words import flat_strides, word_factor
+
+PW = 8.0   # int8 elements in a 64-bit word
+
+
+def factor(dep, stride, t, is_sp, extent=None):
+    t = np.array([t], dtype=float)
+    return float(word_factor(np.array(dep), np.array(stride), t.copy() if extent is None else np.array([extent]),
+                             np.array([is_sp]), t, np.array([list(range(t.shape[1]))]), PW)[0])
+
+
+def test_flat_strides_of_a_row_major_array():
+    # W[k][c][r][s] of shape (8, 4, 3, 3), loops k, c, r, s: strides 36, 9, 3, 1
+    coefs = [[(0, 1)], [(1, 1)], [(2, 1)], [(3, 1)]]
+    assert flat_strides(coefs, (8, 4, 3, 3), 4).tolist() == [36, 9, 3, 1]
+    # I[c][2p + r][2q + s] of shape (4, 13, 13), loops c, p, q, r, s
+    coefs = [[(0, 1)], [(1, 2), (3, 1)], [(2, 2), (4, 1)]]
+    assert flat_strides(coefs, (4, 13, 13), 5).tolist() == [169, 26, 2, 13, 1]
+
+
+def test_unit_lanes_and_line_as_before():
+    # 8 lanes along the contiguous dimension, one temporal loop elsewhere: one word per step for 8 elements
+    assert factor([True, True], [1, 64], [8, 4], [True, False]) == pytest.approx(1.0)
+    # one lane walking 4 contiguous elements: a word per walk of 4 -> 8 / 4
+    assert factor([True], [1], [4], [False]) == pytest.approx(2.0)
+
+
+def test_a_run_continues_across_loops():
+    """W[k][c][r][s] streamed over (c, r, s) in that order is one run of 36 elements: 5 aligned words,
+    36 accesses, 40 / 36 bits per element bit. Before analytical 0.21 the line stopped at s (3 steps):
+    8 / 3."""
+    f = factor([True, True, True], [9, 3, 1], [4, 3, 3], [False, False, False])
+    assert 1.0 <= f <= 8 * math.ceil(36 / 8) / 36
+    # a loop in between that does not move the index repeats the walk: the run stops at s
+    f = factor([True, False, True], [3, 0, 1], [3, 2, 3], [False, False, False])
+    assert f == pytest.approx(8 / 3)
+    # an outer loop that does not continue where the inner one ended (a row of 13, a window of 3)
+    f = factor([True, True], [13, 1], [3, 3], [False, False])
+    assert f == pytest.approx(8 / 3)
+
+
+def test_strided_lanes_share_words():
+    """Four lanes two elements apart (a stride-2 convolution's output columns) sit in one word: 2 bits
+    per element bit, not a word each (8)."""
+    assert factor([True, True], [2, 100], [4, 3], [True, False]) == pytest.approx(2.0)
+    # lanes a word or more apart share nothing
+    assert factor([True, True], [8, 100], [4, 3], [True, False]) == pytest.approx(8.0)
+
+
+def test_lanes_and_steps_at_different_strides_fall_back_to_the_element_bits():
+    # lanes 2 apart, each walking its 3 taps one apart (I[2q + s]): the closed form does not follow it
+    assert factor([True, True], [2, 1], [4, 3], [True, False]) == pytest.approx(1.0)
