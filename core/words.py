@@ -28,9 +28,12 @@ above their exact values.
 more for partial words);
 hlsim (per fold, ``llmulator.nest.fold``) and the analytical model (per batch of mappings) multiply
 the datapath bits they charge to a level's bandwidth by it. Alignment is ignored (a vector is taken
-to start at a word boundary), so the factor is a lower bound on the words a step moves. Where lanes
-and steps share words at two different strides the factor is 1 (the element bits, always a lower
-bound): their crossings can coincide in ways the closed form does not follow.
+to start at a word boundary). Where lanes and steps share words at two different strides, or the loop
+around a lane's walk may bring it back to the word it holds (it repeats a walk of at most a word, or
+moves it by less than a word past its end), the factor is 1 (the element bits, always a lower
+bound): the closed form does not follow those. Not covered: a fold's lane keeps its word into the next
+fold, which can save a word per lane and fold (on a stride-2 convolution with a 128-bit single-port
+buffer, 12 of 216 batch points stayed above their exact cycles, up to 1.06x; docs/dse.md).
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: 
     packv = np.where(is_sp & small[None, :], np.minimum(extent, slots[None, :]), 1.0)
     gp = packv.argmax(axis=1)
     pack = packv[rows, gp]
-    line, gl = _line(dep, s, small, slots, extent, is_sp, t, pos)
+    line, gl, revisit = _line(dep, s, small, slots, extent, is_sp, t, pos)
     both = (pack > 1) & (line > 1)
     mixed = both & (s[gp] != s[np.maximum(gl, 0)])
     per = np.where(pack > 1, slots[gp], np.where(line > 1, slots[np.maximum(gl, 0)], per_word))
@@ -81,19 +84,23 @@ def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: 
     j = np.arange(int(per_word))[None, :]
     crossings = np.where(j < pack[:, None], np.floor((j + line[:, None] - 1) / per[:, None]), 0.0).sum(axis=1)
     words = np.ceil(pack / per) + crossings
-    return np.where(mixed, 1.0, np.maximum(per_word * words / (pack * line), 1.0))
+    return np.where(mixed | revisit, 1.0, np.maximum(per_word * words / (pack * line), 1.0))
 
 
-def _line(dep, s, small, slots, extent, is_sp, t, pos) -> tuple[np.ndarray, np.ndarray]:
-    """(B,) steps of a lane's walk that stay in one word, and (B,) the loop that starts it (-1: none): the
-    innermost temporal loop of more than one trip that moves the index, run on outward through the next
-    such loops while each continues where the inner ones ended (its stride = the run's elements x the
-    first stride, every loop of the run whole within the tile, no loop in between that repeats it)."""
+def _line(dep, s, small, slots, extent, is_sp, t, pos) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(B,) steps of a lane's walk that stay in one word, (B,) the loop that starts it (-1: none), and (B,)
+    whether the next walk may start in the word the last one ended in. The walk: the innermost temporal
+    loop of more than one trip that moves the index, run on outward through the next such loops while
+    each continues where the inner ones ended (its stride = the run's elements x the first stride, every
+    loop of the run whole within the tile, no loop in between that repeats it). The loop that ends the
+    run may bring the lane back to its word: one that repeats the walk (it does not move the index) when
+    the walk spans at most a word, one that moves it by less than a word past the walk's end."""
     B, G = t.shape
     rows = np.arange(B)
-    line, gl = np.ones(B), np.full(B, -1)
+    gl = np.full(B, -1)
     run = np.ones(B)        # steps of the run so far
     open_ = np.zeros(B, dtype=bool)
+    revisit = np.zeros(B, dtype=bool)
     inner_first = np.argsort(-pos, axis=1, kind="stable")
     for r in range(G):
         li = inner_first[:, r]
@@ -103,13 +110,18 @@ def _line(dep, s, small, slots, extent, is_sp, t, pos) -> tuple[np.ndarray, np.n
         start = (gl < 0) & active & dep[li]
         first_s = s[np.maximum(gl, 0)]
         cont = open_ & active & dep[li] & (s[li] == run * first_s)
+        ends = open_ & active & ~cont
+        span = (run - 1.0) * first_s + 1.0           # elements the walk reaches
+        back = np.where(dep[li], np.abs(s[li] - (span - 1.0)), span - 1.0)
+        per = slots[np.maximum(gl, 0)] * first_s     # the word, in elements
+        revisit |= ends & (back < per)
         gl = np.where(start, li, gl)
         run = np.where(start, ext, np.where(cont, run * ext, run))
         open_ = np.where(start, small[li] & whole, np.where(cont, whole, open_ & ~active))
     ok = gl >= 0
     g = np.maximum(gl, 0)
     line = np.where(ok & small[g], np.minimum(run, slots[g]), 1.0)
-    return line, gl
+    return line, gl, revisit & ok & small[g]
 
 
 def per_word(width_bits: int, bits: int) -> float:

@@ -42,9 +42,10 @@ def test_a_run_continues_across_loops():
     8 / 3."""
     f = factor([True, True, True], [9, 3, 1], [4, 3, 3], [False, False, False])
     assert 1.0 <= f <= 8 * math.ceil(36 / 8) / 36
-    # a loop in between that does not move the index repeats the walk: the run stops at s
+    # a loop in between that does not move the index repeats the walk: the run stops at s, and the walk
+    # (3 elements) may come back to its word (below)
     f = factor([True, False, True], [3, 0, 1], [3, 2, 3], [False, False, False])
-    assert f == pytest.approx(8 / 3)
+    assert f == pytest.approx(1.0)
     # an outer loop that does not continue where the inner one ended (a row of 13, a window of 3)
     f = factor([True, True], [13, 1], [3, 3], [False, False])
     assert f == pytest.approx(8 / 3)
@@ -61,3 +62,16 @@ def test_strided_lanes_share_words():
 def test_lanes_and_steps_at_different_strides_fall_back_to_the_element_bits():
     # lanes 2 apart, each walking its 3 taps one apart (I[2q + s]): the closed form does not follow it
     assert factor([True, True], [2, 1], [4, 3], [True, False]) == pytest.approx(1.0)
+
+
+def test_a_walk_that_may_come_back_to_its_word_is_charged_the_element_bits():
+    """A lane keeps its last word: a loop around a walk of 3 elements that repeats it (does not move the
+    index), or moves it by less than a word, can find the next walk in that word and fetch nothing.
+    W[k][c][r][s] over (r, c, s), c stride 9, r stride 3, s walking 3: 18 elements, 2 words of 16 for
+    a lane's whole stream, where one word per walk would say 12."""
+    assert factor([False, True], [0, 1], [4, 3], [False, False]) == pytest.approx(1.0)     # repeated
+    assert factor([True, True], [4, 1], [2, 3], [False, False]) == pytest.approx(1.0)      # 4 < a word
+    # one that moves a word or more past the walk's end cannot
+    assert factor([True, True], [13, 1], [2, 3], [False, False]) == pytest.approx(8 / 3)
+    # nor repeats a walk of more than a word
+    assert factor([False, True], [0, 2], [4, 12], [False, False]) == pytest.approx(2.0)

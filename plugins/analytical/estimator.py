@@ -50,7 +50,8 @@ from . import model
 # 0.21: the closed-form word bound (batch path, and nests the schedule cannot replay) lets strided lanes share
 #       words and runs a line on across loops that continue it (llmulator.words): no longer above the schedule's
 #       words on a stride-2 convolution's weights (dse's batch rows were up to 1.08x their exact cycles there)
-VERSION = "0.21"
+# 0.22: ... and a walk the loop around it may bring back to the lane's word is charged the element bits
+VERSION = "0.22"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -46,7 +46,9 @@ from . import bounds, runner
 #       of the declared inputs there (Design.trip_profile), unversioned; the 0.9 labels made before are right
 # 0.12: a PE-array nest the bank schedule cannot replay: the closed-form word bound lets strided lanes share
 #       words and runs a lane's line on across loops that continue its run (llmulator.words, flattened strides)
-VERSION = "0.12"
+# 0.13: ... and a walk the loop around it may bring back to the lane's word is charged the element bits
+#       (0.12, 2026-12-05, lived for 2,336 relabelled rows of one interrupted run)
+VERSION = "0.13"
 
 
 class HlsimProfiler:
