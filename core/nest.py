@@ -340,7 +340,8 @@ def fold(design, band: list[str]) -> dict:
         if arr in indirect:
             stride[:] = 0
         words[arr] = float(word_factor(dep, stride, extent, is_sp, t, pos,
-                                       per_word(lv.width_bits, design.workload.arrays[arr].bits))[0])
+                                       per_word(lv.width_bits, design.workload.arrays[arr].bits),
+                                       tiles=np.ceil(trips[None, :] / t))[0])
         still |= design.workload.arrays[arr].role == "in" and bool(stationary(dep, is_sp, t)[0])
     lanes = float(np.where(is_sp[0], t[0], 1.0).prod())
     outs = [a for a in written if bool(stationary(deps[a], is_sp, t)[0])]

@@ -28,12 +28,14 @@ above their exact values.
 more for partial words);
 hlsim (per fold, ``llmulator.nest.fold``) and the analytical model (per batch of mappings) multiply
 the datapath bits they charge to a level's bandwidth by it. Alignment is ignored (a vector is taken
-to start at a word boundary). Where lanes and steps share words at two different strides, or the loop
-around a lane's walk may bring it back to the word it holds (it repeats a walk of at most a word, or
-moves it by less than a word past its end), the factor is 1 (the element bits, always a lower
-bound): the closed form does not follow those. Not covered: a fold's lane keeps its word into the next
-fold, which can save a word per lane and fold (on a stride-2 convolution with a 128-bit single-port
-buffer, 12 of 216 batch points stayed above their exact cycles, up to 1.06x; docs/dse.md).
+to start at a word boundary), and a lane keeps its word from one walk to the next: where the loop
+that starts the next walk (a loop around it, or the next fold's tile loop) may leave the lane in the
+word the last walk ended in (it repeats a walk of at most a word, or moves the lane less than a word
+from where the walk ended), that walk's first fetch is not charged. So the factor can be below 1: a
+walk repeated in one word costs one fetch. Where lanes and steps share words at two different strides,
+or a fused loop's members walk the array, the factor is the element bits less the walks that may be
+free: the closed form does not follow those. Signs of strides are not kept (every stride is taken as
+forward).
 """
 
 from __future__ import annotations
@@ -54,14 +56,15 @@ def flat_strides(coefs: list[list[tuple[int, int]]], shape: tuple[int, ...], n_l
 
 
 def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: np.ndarray, t: np.ndarray,
-                pos: np.ndarray, per_word: float) -> np.ndarray:
+                pos: np.ndarray, per_word: float, tiles: np.ndarray | None = None) -> np.ndarray:
     """(B,) bits moved per element bit accessed, for B mappings of one array in a PE-array fold.
 
     ``dep`` (G,) whether the array's index uses each mapped loop; ``stride`` (G,) the elements one step of
     the loop moves the array's flattened address by (:func:`flat_strides`; 0 where unknown, an indirect
     index); ``extent`` (B, G) the iterations of that loop within one tile; ``is_sp``, ``t``, ``pos`` (B, G)
     spatial flags, point sizes and order positions (as in :func:`llmulator.nest.operand_reuse`);
-    ``per_word`` elements in one word of the array's level.
+    ``per_word`` elements in one word of the array's level; ``tiles`` (B, G) the tile loops' trips (the
+    folds; None: one fold), whose first walks may find the word the fold before left in a lane.
     """
     B, G = t.shape
     if per_word <= 1:
@@ -74,54 +77,68 @@ def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: 
     packv = np.where(is_sp & small[None, :], np.minimum(extent, slots[None, :]), 1.0)
     gp = packv.argmax(axis=1)
     pack = packv[rows, gp]
-    line, gl, revisit = _line(dep, s, small, slots, extent, is_sp, t, pos)
-    both = (pack > 1) & (line > 1)
-    mixed = both & (s[gp] != s[np.maximum(gl, 0)])
-    per = np.where(pack > 1, slots[gp], np.where(line > 1, slots[np.maximum(gl, 0)], per_word))
+    w = _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, np.ones_like(t) if tiles is None else tiles)
+    line, gl = w["line"], np.maximum(w["start"], 0)
+    mixed = (pack > 1) & (line > 1) & (s[gp] != s[gl])
+    per = np.where(pack > 1, slots[gp], np.where(line > 1, slots[gl], per_word))
     # over one walk of ``line`` steps (vectors taken to start at a word boundary): the packed lanes fetch
     # their first words together, then each lane fetches the next word it crosses into on its own (its
     # line is its own, so lanes sliding along a word do not share what a neighbour fetched a step before)
     j = np.arange(int(per_word))[None, :]
     crossings = np.where(j < pack[:, None], np.floor((j + line[:, None] - 1) / per[:, None]), 0.0).sum(axis=1)
-    words = np.ceil(pack / per) + crossings
-    return np.where(mixed | revisit, 1.0, np.maximum(per_word * words / (pack * line), 1.0))
+    first = np.ceil(pack / per)
+    # a run's first fetch is saved where the loop that starts the next run may leave the lane in its word
+    words = first * (1.0 - w["near"] * line / np.maximum(w["run"], 1.0)) + crossings
+    # where the closed form does not follow the walk, the element bits, less the runs that may be free
+    return np.where(mixed | w["unknown"], 1.0 - w["near"], per_word * words / (pack * line))
 
 
-def _line(dep, s, small, slots, extent, is_sp, t, pos) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(B,) steps of a lane's walk that stay in one word, (B,) the loop that starts it (-1: none), and (B,)
-    whether the next walk may start in the word the last one ended in. The walk: the innermost temporal
-    loop of more than one trip that moves the index, run on outward through the next such loops while
-    each continues where the inner ones ended (its stride = the run's elements x the first stride, every
-    loop of the run whole within the tile, no loop in between that repeats it). The loop that ends the
-    run may bring the lane back to its word: one that repeats the walk (it does not move the index) when
-    the walk spans at most a word, one that moves it by less than a word past the walk's end."""
+def _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, tiles) -> dict[str, np.ndarray]:
+    """A lane's walks, for B mappings. ``start`` (-1: none) the innermost temporal point loop of more
+    than one trip that moves the index; ``run`` its steps, run on outward through the next such loops
+    while each continues where the inner ones ended (its stride = the run's elements x the first stride,
+    every loop of the run whole within the tile, no loop in between that repeats it), and on through the
+    tile loops (the folds) the same way; ``line`` the run's steps that stay in one word; ``near`` the
+    share of runs whose start may find the lane's word: a run starts when an outer loop steps and the
+    loops inside it wrap, moving the lane by that loop's stride less what the inner loops had walked, and
+    it may land in the word the last run ended in when that is under a word (a loop that repeats a walk
+    of at most a word, one that steps back over a window); ``unknown`` where a fused loop's members walk
+    what this does not follow."""
     B, G = t.shape
     rows = np.arange(B)
     gl = np.full(B, -1)
-    run = np.ones(B)        # steps of the run so far
-    open_ = np.zeros(B, dtype=bool)
-    revisit = np.zeros(B, dtype=bool)
+    run, first_s = np.ones(B), np.zeros(B)
+    open_, closed, unknown = (np.zeros(B, dtype=bool) for _ in range(3))
+    span, prod, near = np.zeros(B), np.ones(B), np.zeros(B)   # elements walked inside; trips after the run
     inner_first = np.argsort(-pos, axis=1, kind="stable")
-    for r in range(G):
-        li = inner_first[:, r]
-        active = ~is_sp[rows, li] & (t[rows, li] > 1)
-        ext = extent[rows, li]
-        whole = ext >= t[rows, li]
-        start = (gl < 0) & active & dep[li]
-        first_s = s[np.maximum(gl, 0)]
-        cont = open_ & active & dep[li] & (s[li] == run * first_s)
+    levels = [(inner_first[:, r], False) for r in range(G)] + [(inner_first[:, r], True) for r in range(G)]
+    for li, tile in levels:
+        if tile:
+            active, e = tiles[rows, li] > 1, tiles[rows, li]
+            st, whole = s[li] * t[rows, li], np.ones(B, dtype=bool)
+        else:
+            active = ~is_sp[rows, li] & (t[rows, li] > 1)
+            e, st = t[rows, li], s[li]
+            whole = extent[rows, li] >= e
+            unknown |= active & dep[li] & ~whole
+        moves = active & dep[li]
+        start = (gl < 0) & moves & (not tile)
+        cont = open_ & moves & (st == run * first_s)
         ends = open_ & active & ~cont
-        span = (run - 1.0) * first_s + 1.0           # elements the walk reaches
-        back = np.where(dep[li], np.abs(s[li] - (span - 1.0)), span - 1.0)
-        per = slots[np.maximum(gl, 0)] * first_s     # the word, in elements
-        revisit |= ends & (back < per)
+        closed |= ends
+        after = closed & active
+        d = st - span                      # where the step takes the lane, from where the walk ended
+        hit = after & (np.abs(d) < per_word)
+        prod = np.where(after, prod * e, prod)
+        near = near + np.where(hit, (e - 1.0) / prod, 0.0)
         gl = np.where(start, li, gl)
-        run = np.where(start, ext, np.where(cont, run * ext, run))
+        first_s = np.where(start, s[li], first_s)
+        run = np.where(start | cont, run * e, run)
         open_ = np.where(start, small[li] & whole, np.where(cont, whole, open_ & ~active))
-    ok = gl >= 0
+        span = span + np.where(active & (gl >= 0), (e - 1.0) * st, 0.0)
     g = np.maximum(gl, 0)
-    line = np.where(ok & small[g], np.minimum(run, slots[g]), 1.0)
-    return line, gl, revisit & ok & small[g]
+    line = np.where((gl >= 0) & small[g], np.minimum(run, slots[g]), 1.0)
+    return {"line": line, "start": gl, "run": run, "near": np.minimum(near, 1.0), "unknown": unknown}
 
 
 def per_word(width_bits: int, bits: int) -> float:

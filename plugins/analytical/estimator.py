@@ -51,7 +51,10 @@ from . import model
 #       words and runs a line on across loops that continue it (llmulator.words): no longer above the schedule's
 #       words on a stride-2 convolution's weights (dse's batch rows were up to 1.08x their exact cycles there)
 # 0.22: ... and a walk the loop around it may bring back to the lane's word is charged the element bits
-VERSION = "0.22"
+# 0.23: ... a walk's first fetch is free where the loop that starts it, or the next fold, may leave the lane in
+#       its word (the dse batch rows of a stride-2 convolution on 32- to 256-bit buffers: none above the
+#       one-design path's words)
+VERSION = "0.23"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -133,7 +133,7 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
         if spatial:
             mcast, reuse = lnest.operand_reuse(v.dep(arr), v.is_sp, v.t, v.pos)
             words = word_factor(v.dep(arr), *_strides(v, arr), v.is_sp, v.t, v.pos,
-                                per_word(level.width_bits, arr.bits))
+                                per_word(level.width_bits, arr.bits), tiles=v.outer)
         r = arr.reads / mcast / reuse
         w = arr.writes / mcast / reuse
         lv = level.name

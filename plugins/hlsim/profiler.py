@@ -48,7 +48,9 @@ from . import bounds, runner
 #       words and runs a lane's line on across loops that continue its run (llmulator.words, flattened strides)
 # 0.13: ... and a walk the loop around it may bring back to the lane's word is charged the element bits
 #       (0.12, 2026-12-05, lived for 2,336 relabelled rows of one interrupted run)
-VERSION = "0.13"
+# 0.14: ... a walk's first fetch is free where the loop that starts it (or the next fold) may leave the lane
+#       in its word, instead of the element bits for the whole stream (0.13 lived for 32 relabelled rows)
+VERSION = "0.14"
 
 
 class HlsimProfiler:
