@@ -124,8 +124,7 @@ def _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, tiles) -> dict
         moves = active & dep[li]
         start = (gl < 0) & moves & (not tile)
         cont = open_ & moves & (st == run * first_s)
-        ends = open_ & active & ~cont
-        closed |= ends
+        closed |= (gl >= 0) & active & ~cont   # a loop after the run's start that does not continue it
         after = closed & active
         d = st - span                      # where the step takes the lane, from where the walk ended
         hit = after & (np.abs(d) < per_word)

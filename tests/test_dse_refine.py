@@ -129,10 +129,14 @@ space:
 """
 
 
-def test_the_batch_bound_holds_on_strided_and_running_streams(write):
+@pytest.mark.parametrize("glb", ["width_bits: 64, banks: 2, ports: 1", "width_bits: 128, banks: 1, ports: 1"])
+def test_the_batch_bound_holds_on_strided_and_running_streams(write, glb):
+    """On the 128-bit single-port buffer analytical 0.20 put 82 of the 216 points above their exact
+    cycles (up to 1.17x): lanes keep their words from one walk, and one fold, to the next."""
     from test_rtl_words import ARCH, CONV
     arch = write("arch.yaml", ARCH.replace("bandwidth_bytes_per_cycle: 16, latency_cycles: 100",
-                                           "bandwidth_bytes_per_cycle: 256, latency_cycles: 10"))
+                                           "bandwidth_bytes_per_cycle: 256, latency_cycles: 10")
+                 .replace("width_bits: 64, banks: 2, ports: 1", glb))
     wl = write("conv.yaml", CONV)
     write("map.yaml", CONV_MAP)
     space = load_space(write("space.yaml", CONV_SPACE), arch, wl)

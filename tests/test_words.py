@@ -85,3 +85,15 @@ def test_the_next_fold_may_start_in_the_word_the_last_one_left():
     f = word_factor(np.array([True, False]), np.array([1, 0]), t.copy(), np.zeros((1, 2), dtype=bool), t,
                     np.array([[1, 0]]), PW, tiles=np.array([[1.0, 6.0]]))
     assert float(f[0]) == pytest.approx(8 / 18)
+
+
+def test_a_run_on_a_stride_of_a_word_still_ends_and_the_next_may_start_in_its_word():
+    """W[k][c][r][s] streamed over (r, s, c), c innermost (stride 9, a word of 4 apart: every access a
+    new word), two folds stepping c by 2: the first ends at element 17 and the second starts at 18, in the
+    same word (16-19). Replayed (llmulator.banks) on such a design (tests/test_dse_refine.py's stride-2
+    convolution, 32-bit buffer): 5,040 words where one per access says 5,184, 1 of 36 saved; the closed
+    form says the same (0.14 saved none)."""
+    t = np.array([[3.0, 3.0, 2.0]])
+    f = word_factor(np.array([True, True, True]), np.array([3, 1, 9]), t.copy(), np.zeros((1, 3), dtype=bool), t,
+                    np.array([[0, 1, 2]]), 4.0, tiles=np.array([[1.0, 1.0, 2.0]]))
+    assert float(f[0]) == pytest.approx(4.0 * (1 - 1 / 36))

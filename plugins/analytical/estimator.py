@@ -54,7 +54,8 @@ from . import model
 # 0.23: ... a walk's first fetch is free where the loop that starts it, or the next fold, may leave the lane in
 #       its word (the dse batch rows of a stride-2 convolution on 32- to 256-bit buffers: none above the
 #       one-design path's words)
-VERSION = "0.23"
+# 0.24: ... also after a run that starts on a stride of a word or more
+VERSION = "0.24"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

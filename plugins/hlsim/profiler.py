@@ -50,7 +50,9 @@ from . import bounds, runner
 #       (0.12, 2026-12-05, lived for 2,336 relabelled rows of one interrupted run)
 # 0.14: ... a walk's first fetch is free where the loop that starts it (or the next fold) may leave the lane
 #       in its word, instead of the element bits for the whole stream (0.13 lived for 32 relabelled rows)
-VERSION = "0.14"
+# 0.15: ... also after a run that starts on a stride of a word or more (0.14 never closed such a run, so its
+#       walks' first fetches were all charged; 0.14 lived for the rows of one interrupted relabel)
+VERSION = "0.15"
 
 
 class HlsimProfiler:
