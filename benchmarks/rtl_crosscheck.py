@@ -667,7 +667,8 @@ benchmarks/rows/ (`--from-rows` rewrites the page from them). The top's own glue
 The model has no term, and so the table no entry, for the buffer-side logic (crossbar, arbiter,
 operand engines). Since hlsim 0.10 / analytical 0.20 the PE-array nest's buffer carries the bank
 schedule's words (item 5's word bound over-counted fused windows: 1.04x on one narrow-buffer row, 1.47x on
-a stride-2 convolution, tests/test_rtl_words.py); the batch path keeps the bound.
+a stride-2 convolution, tests/test_rtl_words.py); the batch path keeps the bound, which since analytical 0.24
+follows flattened strides and the words lanes keep (no longer above the schedule's words there).
 The analytical model's vectorised batch path (`evaluate_batch`, dse's mapping sweeps) has no bank
 waits: only the one-design path replays the schedule; the batch marks its PE-array rows as lower bounds
 and dse re-prices the points it reports one by one (docs/dse.md).
