@@ -552,49 +552,46 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-Thirteen rows, all on the cycle table's RTL with its control trees, all synthesised by FLOW 8 (five runs,
-2026-12-04, the commands above): GEMM ws/os from 2x2 to 16x16, GEMM is 4x4 and 16x16, conv2d ws/os/is 4x4. The
-PE array's **area** is 0.99-1.01x of the RTL's in all thirteen (the PE entry is the synthesised PE, the skew
-bits counted as `pe_array` builds them; ABC maps the same PE Verilog a little differently inside the whole
-design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by the operands' width
-where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the MAC's
-8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay of the PEs'
-recorded inputs plus the rest of `pe_array` by the rtl flow: GEMM ws 1.12x (2x2), 1.10x (4x4), 1.12x
-(8x8), 1.13x (16x16); os 1.04x, 1.11x, 1.14x, 1.14x; is 1.13x (4x4), 1.13x (16x16); conv2d ws 1.20x, os
-1.02x, is 0.93x: 12 of 13 within 15 %. (The page of 2026-12-04 said 0.76-1.19x and 8 of 13, and put the
-difference on the switching of the new enable trees. That was this benchmark counting the PEs' replay twice:
-since rtl profiler 0.2 the profiler's `energy_pj.rtl.pe_array` already holds the replayed PEs, and the
-"rest of `pe_array`" was taken as that figure minus the propagated PEs, so the replay-minus-propagated
-difference entered a second time. The rest is now OpenSTA's propagated array minus its propagated PEs,
-`energy_pj.rtl.pe_array.opensta`, which also no longer sits in "other logic". The gate-level column now
-equals the profiler's own figure where it replays every PE, up to 4x4.) Taken apart (PEs replayed / the
-model's PEs; rest of the array by the flow / the model's skew bits, pJ per MAC): ws 2x2 45.6 / 50.1 and
-4.1 / 5.6, ws 4x4 50.4 / 54.4 and 7.5 / 9.4, ws 16x16 73.2 / 83.3 and 20.6 / 22.6, os 16x16 58.7 / 67.3 and
-8.4 / 9.1, is 16x16 75.9 / 86.7 and 22.0 / 23.9. The control trees of synth FLOW 8 sit in that rest and do
-not show: ws 2x2's rest was 5.3 pJ per MAC by the flow on the revision before the trees (more bank waits), 4.1
-now. The model's PEs are 1.04-1.15x the replay on every GEMM row and the excess grows as the MAC share of the
-PE-cycles falls (os 2x2: 80 % of PE-cycles do a MAC, 1.04x; the 16x16 rows: 21-23 %, 1.14-1.15x). A line
-through the four ws rows (replayed PE energy per MAC = a + b x the non-MAC PE-cycles per MAC) gives a = 42.7
-pJ per MAC cycle and b = 9.1 pJ per cycle without a MAC, against the entry's 46.7 and 10.8: both entries read
-high on this data, the active one 9 % (its stimulus is a row-3 PE, partial sums of three products, with new
-random operands on every port each cycle), the cycles without a MAC 16 % (the entry is a stalled PE; most of
-the array's cycles without a MAC are skew and drain steps that advance zeros, cheaper here). The entries were
-not refitted to these rows: the rows would then check the fit.
-conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 % zeros) in 16-bit PEs, and
-switching energy follows the bits that toggle: where every input's declared range needs fewer bits than the
-PE holds, the model takes the energy of the narrower PE entry (int8 here; with the int16 entry conv2d read
-1.54-2.31x). conv2d ws reads 1.20x: its weights are 30 % zeros, and the entries are
+Sixteen rows, all on the cycle table's RTL with its control trees, all synthesised by FLOW 8 (six runs,
+2026-12-04 and -05, the commands above): GEMM ws/os from 2x2 to 16x16, GEMM is 4x4 and 16x16, conv2d ws/os/is
+4x4 and 8x8. The PE array's **area** is 0.99-1.01x of the RTL's in all sixteen (the PE entry is the synthesised
+PE, the skew bits counted as `pe_array` builds them; ABC maps the same PE Verilog a little differently inside
+the whole design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by the operands'
+width where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the
+MAC's 8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay of the
+PEs' recorded inputs plus the rest of `pe_array` by the rtl flow: GEMM ws 1.12x (2x2), 1.10x (4x4), 1.12x (8x8),
+1.13x (16x16); os 1.04x, 1.11x, 1.14x, 1.14x; is 1.13x (4x4), 1.13x (16x16); conv2d ws 1.20x, os 1.02x, is 0.93x
+(4x4), ws 1.01x, os 0.93x, is 0.88x (8x8): 15 of 16 within 15 %. (The page of 2026-12-04 said 0.76-1.19x and 8
+of 13, and put the difference on the switching of the new enable trees. That was this benchmark counting the
+PEs' replay twice: since rtl profiler 0.2 the profiler's `energy_pj.rtl.pe_array` already holds the replayed
+PEs, and the "rest of `pe_array`" was taken as that figure minus the propagated PEs, so the
+replay-minus-propagated difference entered a second time. The rest is now OpenSTA's propagated array minus its
+propagated PEs, `energy_pj.rtl.pe_array.opensta`, which also no longer sits in "other logic". The gate-level
+column now equals the profiler's own figure where it replays every PE, up to 4x4.) Taken apart (PEs replayed /
+the model's PEs; rest of the array by the flow / the model's skew bits, pJ per MAC): ws 2x2 45.6 / 50.1 and 4.1
+/ 5.6, ws 4x4 50.4 / 54.4 and 7.5 / 9.4, ws 16x16 73.2 / 83.3 and 20.6 / 22.6, os 16x16 58.7 / 67.3 and 8.4 /
+9.1, is 16x16 75.9 / 86.7 and 22.0 / 23.9. The control trees of synth FLOW 8 sit in that rest and do not show:
+ws 2x2's rest was 5.3 pJ per MAC by the flow on the revision before the trees (more bank waits), 4.1 now. The
+model's PEs are 1.04-1.15x the replay on every GEMM row and the excess grows as the MAC share of the PE-cycles
+falls (os 2x2: 80 % of PE-cycles do a MAC, 1.04x; the 16x16 rows: 21-23 %, 1.14-1.15x). A line through the four
+ws rows (replayed PE energy per MAC = a + b x the non-MAC PE-cycles per MAC) gives a = 42.7 pJ per MAC cycle and
+b = 9.1 pJ per cycle without a MAC, against the entry's 46.7 and 10.8: both entries read high on this data, the
+active one 9 % (its stimulus is a row-3 PE, partial sums of three products, with new random operands on every
+port each cycle), the cycles without a MAC 16 % (the entry is a stalled PE; most of the array's cycles without a
+MAC are skew and drain steps that advance zeros, cheaper here). The entries were not refitted to these rows: the
+rows would then check the fit. conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 %
+zeros) in 16-bit PEs, and switching energy follows the bits that toggle: where every input's declared range
+needs fewer bits than the PE holds, the model takes the energy of the narrower PE entry (int8 here; with the
+int16 entry conv2d read 1.54-2.31x). conv2d ws reads 1.20x: its weights are 30 % zeros, and the entries are
 measured on dense random operands (energy per MAC is a constant of the table, not a function of the data,
-docs/timing-model.md, "What it ignores").
-(Before FLOW 6, without ABC's buffering, the 2x2 and
-4x4 areas were 1.01-1.02x; the replayed PE energies do not depend on the flow.) On the previous RTL
-revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now
-1,351 and 439) the ws rows were 1.04x / 1.06x: with fewer stalled cycles the replayed PE energy per
-MAC fell more (57.7 -> 49.7 pJ) than the model's (60.2 -> 55.7); why the active-cycle entry now
-reads high by 6-11 % is taken apart above. The paragraphs below were measured on that previous
-revision (their numbers are its). Before this change (commit 66840bd's table) the model said 118,380 /
-473,520 um2 (0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow said 41.8 / 51.8 pJ/MAC (then
-0.43-0.53x of the model). What moved, measured, not tuned:
+docs/timing-model.md, "What it ignores"). (Before FLOW 6, without ABC's buffering, the 2x2 and 4x4 areas were
+1.01-1.02x; the replayed PE energies do not depend on the flow.) On the previous RTL revision (more buffer
+waits: ws 2x2 1,715 and 4x4 510 cycles, now 1,351 and 439) the ws rows were 1.04x / 1.06x: with fewer stalled
+cycles the replayed PE energy per MAC fell more (57.7 -> 49.7 pJ) than the model's (60.2 -> 55.7); why the
+active-cycle entry now reads high by 6-11 % is taken apart above. The paragraphs below were measured on that
+previous revision (their numbers are its). Before this change (commit 66840bd's table) the model said 118,380 /
+473,520 um2 (0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the
+model). What moved, measured, not tuned:
 
 - **PE area (was 0.85x): the wrong structure, not a double count.** The old model's PE was the
   int8 MAC entry (24,475 um2) + `PE_REG` (64 bits x 80 um2/bit scaled from 45 nm = 5,120). The

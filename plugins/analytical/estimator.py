@@ -55,7 +55,9 @@ from . import model
 #       its word (the dse batch rows of a stride-2 convolution on 32- to 256-bit buffers: none above the
 #       one-design path's words)
 # 0.24: ... also after a run that starts on a stride of a word or more
-VERSION = "0.24"
+# 0.25: ... and PE-array energy on a measured table: the clock of the PE's own flip-flops in every cycle where the
+#       data is narrower than the PE (llmulator.pecost; conv2d on int16 PEs)
+VERSION = "0.25"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

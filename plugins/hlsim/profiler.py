@@ -52,7 +52,9 @@ from . import bounds, runner
 #       in its word, instead of the element bits for the whole stream (0.13 lived for 32 relabelled rows)
 # 0.15: ... also after a run that starts on a stride of a word or more (0.14 never closed such a run, so its
 #       walks' first fetches were all charged; 0.14 lived for the rows of one interrupted relabel)
-VERSION = "0.15"
+# 0.16: a systolic PE array on a measured technology table: a cycle without a MAC costs the PE's own
+#       flip-flops' clock also where the data is narrower than the PE (llmulator.pecost); only osu018 designs
+VERSION = "0.16"
 
 
 class HlsimProfiler:
