@@ -560,8 +560,8 @@ the whole design). conv2d is int16, so its PEs are the int16 PE: the model picks
 width where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the
 MAC's 8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay of the
 PEs' recorded inputs plus the rest of `pe_array` by the rtl flow: GEMM ws 1.12x (2x2), 1.10x (4x4), 1.12x (8x8),
-1.13x (16x16); os 1.04x, 1.11x, 1.14x, 1.14x; is 1.13x (4x4), 1.13x (16x16); conv2d ws 1.20x, os 1.02x, is 0.93x
-(4x4), ws 1.01x, os 0.93x, is 0.88x (8x8): 15 of 16 within 15 %. (The page of 2026-12-04 said 0.76-1.19x and 8
+1.13x (16x16); os 1.04x, 1.11x, 1.14x, 1.14x; is 1.13x (4x4), 1.13x (16x16); conv2d ws 1.30x, os 1.13x, is 1.07x
+(4x4), ws 1.15x, os 1.08x, is 1.05x (8x8): 15 of 16 within 15 %. (The page of 2026-12-04 said 0.76-1.19x and 8
 of 13, and put the difference on the switching of the new enable trees. That was this benchmark counting the
 PEs' replay twice: since rtl profiler 0.2 the profiler's `energy_pj.rtl.pe_array` already holds the replayed
 PEs, and the "rest of `pe_array`" was taken as that figure minus the propagated PEs, so the
@@ -581,17 +581,21 @@ port each cycle), the cycles without a MAC 16 % (the entry is a stalled PE; most
 MAC are skew and drain steps that advance zeros, cheaper here). The entries were not refitted to these rows: the
 rows would then check the fit. conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 %
 zeros) in 16-bit PEs, and switching energy follows the bits that toggle: where every input's declared range
-needs fewer bits than the PE holds, the model takes the energy of the narrower PE entry (int8 here; with the
-int16 entry conv2d read 1.54-2.31x). conv2d ws reads 1.20x: its weights are 30 % zeros, and the entries are
-measured on dense random operands (energy per MAC is a constant of the table, not a function of the data,
-docs/timing-model.md, "What it ignores"). (Before FLOW 6, without ABC's buffering, the 2x2 and 4x4 areas were
-1.01-1.02x; the replayed PE energies do not depend on the flow.) On the previous RTL revision (more buffer
-waits: ws 2x2 1,715 and 4x4 510 cycles, now 1,351 and 439) the ws rows were 1.04x / 1.06x: with fewer stalled
-cycles the replayed PE energy per MAC fell more (57.7 -> 49.7 pJ) than the model's (60.2 -> 55.7); why the
-active-cycle entry now reads high by 6-11 % is taken apart above. The paragraphs below were measured on that
-previous revision (their numbers are its). Before this change (commit 66840bd's table) the model said 118,380 /
-473,520 um2 (0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the
-model). What moved, measured, not tuned:
+needs fewer bits than the PE holds, the model takes a MAC's switching from the narrower PE entry (int8 here;
+with the int16 entry conv2d read 1.54-2.31x) and every cycle's clock from the PE's own flip-flops (the int16
+entry's idle, 14.8 pJ; analytical 0.25). Before 0.25 it took the int8 entry's idle (10.8) for the int16 PEs too,
+and the conv2d rows read 0.88-1.20x: the replay measures 14.9-17.1 pJ of sequential power per PE-cycle on every
+conv2d row, the clock of the int16 registers, where the GEMM rows' int8 PEs measure 11.4-13.8; the
+low-utilisation rows moved most (is 8x8, 12 % of PE-cycles a MAC: 0.88x -> 1.05x). conv2d ws reads 1.30x (4x4)
+and 1.15x (8x8): its weights are 30 % zeros, and the entries are measured on dense random operands (energy per
+MAC is a constant of the table, not a function of the data, docs/timing-model.md, "What it ignores"). (Before
+FLOW 6, without ABC's buffering, the 2x2 and 4x4 areas were 1.01-1.02x; the replayed PE energies do not depend
+on the flow.) On the previous RTL revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now 1,351 and
+439) the ws rows were 1.04x / 1.06x: with fewer stalled cycles the replayed PE energy per MAC fell more (57.7 ->
+49.7 pJ) than the model's (60.2 -> 55.7); why the active-cycle entry now reads high by 6-11 % is taken apart
+above. The paragraphs below were measured on that previous revision (their numbers are its). Before this change
+(commit 66840bd's table) the model said 118,380 / 473,520 um2 (0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow
+said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the model). What moved, measured, not tuned:
 
 - **PE area (was 0.85x): the wrong structure, not a double count.** The old model's PE was the
   int8 MAC entry (24,475 um2) + `PE_REG` (64 bits x 80 um2/bit scaled from 45 nm = 5,120). The
