@@ -46,6 +46,7 @@ import re
 
 from . import codec
 from .base_model import symbol_id
+from .prefix import prefix_cache
 from .text import MARKERS, METRICS
 
 SCALE_POSITIONS = (0, 1, 2, codec.LEAD)
@@ -173,11 +174,14 @@ def decode_lean(model, tokenizer, prompts: list[str], max_length: int = 1536, dr
         width = max(lengths)
         cache = model.new_cache(B, width, reserve=total)
         logits = []
+        prefixes = prefix_cache(model)
         for b, s in enumerate(seqs):  # each prompt alone: causal attention, nothing padded
-            one = model.new_cache(1, len(s), reserve=0)
-            ids = torch.tensor([s])
-            out = model(input_ids=ids, attention_mask=torch.ones_like(ids), position_ids=torch.arange(len(s))[None],
-                        cache=one, logits_to_keep=1, padded=False, last_only=True)
+            one, n = prefixes.start(model, s)   # from a recent prompt's prefill where they start alike
+            ids = torch.tensor([s[n:]])
+            out = model(input_ids=ids, attention_mask=torch.ones((1, len(s)), dtype=torch.long),
+                        position_ids=torch.arange(n, len(s))[None], cache=one, logits_to_keep=1, padded=False,
+                        last_only=True)
+            prefixes.remember(s, one)
             cache.place(b, one, width - len(s))
             logits.append(out.logits[0, -1])
         nxt = torch.stack(logits)  # predicts stream position `cur`

@@ -25,6 +25,7 @@ import numpy as np
 from . import codec
 from .decode import _record, allowed_ids, prior_draft, symbol_id
 from .lean import LeanCache, unsupported
+from .prefix import prefix_cache
 from .text import MARKERS, METRICS
 
 
@@ -252,10 +253,13 @@ def _prefill(model: NumpyLlama, seqs: list[list[int]]):
     width = max(lengths)
     cache = model.new_cache(len(seqs), width, reserve=_TOTAL)
     logits = []
+    prefixes = prefix_cache(model)
     for b, s in enumerate(seqs):
-        one = model.new_cache(1, len(s), reserve=0)
-        ids = np.asarray([s], np.int64)
-        out = model(ids, np.ones_like(ids), np.arange(len(s))[None], cache=one, logits_to_keep=1, last_only=True)
+        one, n = prefixes.start(model, s)   # from a recent prompt's prefill where they start alike
+        ids = np.asarray([s[n:]], np.int64)
+        out = model(ids, np.ones((1, len(s)), np.int64), np.arange(n, len(s))[None], cache=one, logits_to_keep=1,
+                    last_only=True)
+        prefixes.remember(s, one)
         cache.place(b, one, width - len(s))
         logits.append(out.logits[0, -1])
     mask = np.asarray([[0] * (width - n) + [1] * n for n in lengths], np.int64)
