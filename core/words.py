@@ -72,14 +72,10 @@ def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: 
     s = np.abs(np.asarray(stride, dtype=float))
     small = dep & (s > 0) & (s < per_word)
     slots = np.where(small, np.ceil(per_word / np.maximum(s, 1.0)), 1.0)   # (G,) of a loop's elements in a word
-    rows = np.arange(B)
-    # packing: the spatial loop whose lanes share the most words
-    packv = np.where(is_sp & small[None, :], np.minimum(extent, slots[None, :]), 1.0)
-    gp = packv.argmax(axis=1)
-    pack = packv[rows, gp]
+    pack, gp, crossed = _lanes(s, small, slots, extent, is_sp)
     w = _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, np.ones_like(t) if tiles is None else tiles)
     line, gl = w["line"], np.maximum(w["start"], 0)
-    mixed = (pack > 1) & (line > 1) & (s[gp] != s[gl])
+    mixed = crossed | ((pack > 1) & (line > 1) & (s[gp] != s[gl]))
     per = np.where(pack > 1, slots[gp], np.where(line > 1, slots[gl], per_word))
     # over one walk of ``line`` steps (vectors taken to start at a word boundary): the packed lanes fetch
     # their first words together, then each lane fetches the next word it crosses into on its own (its
@@ -91,6 +87,32 @@ def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: 
     words = first * (1.0 - w["near"] * line / np.maximum(w["run"], 1.0)) + crossings
     # where the closed form does not follow the walk, the element bits, less the runs that may be free
     return np.where(mixed | w["unknown"], 1.0 - w["near"], per_word * words / (pack * line))
+
+
+def _lanes(s, small, slots, extent, is_sp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The lanes that share words, for B mappings: (B,) how many one word can serve, (B,) the spatial loop
+    they run along (the smallest stride under a word), and (B,) whether another spatial loop moves them by
+    less than a word without continuing that loop's run (lanes sharing words in two directions the closed
+    form does not follow). A spatial loop whose stride is the lanes so far x the first stride continues
+    them: C[m][n] over 16 x 16 lanes of 16-element rows is one run of 256 (before analytical 0.26 the
+    bound packed along one spatial loop only and charged each row of such lanes its own word)."""
+    B, G = extent.shape
+    gp = np.zeros(B, dtype=int)
+    run, first_s = np.ones(B), np.zeros(B)
+    started, crossed = np.zeros(B, dtype=bool), np.zeros(B, dtype=bool)
+    for g in np.argsort(s, kind="stable"):
+        if not small[g]:
+            continue
+        cand = is_sp[:, g] & (extent[:, g] > 1)
+        start = cand & ~started
+        cont = cand & started & (s[g] == run * first_s)
+        crossed |= cand & started & ~cont
+        gp = np.where(start, g, gp)
+        first_s = np.where(start, s[g], first_s)
+        run = np.where(start | cont, run * extent[:, g], run)
+        started |= start
+    pack = np.where(started, np.minimum(run, slots[gp]), 1.0)
+    return pack, gp, crossed
 
 
 def _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, tiles) -> dict[str, np.ndarray]:

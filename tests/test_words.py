@@ -97,3 +97,23 @@ def test_a_run_on_a_stride_of_a_word_still_ends_and_the_next_may_start_in_its_wo
     f = word_factor(np.array([True, True, True]), np.array([3, 1, 9]), t.copy(), np.zeros((1, 3), dtype=bool), t,
                     np.array([[0, 1, 2]]), 4.0, tiles=np.array([[1.0, 1.0, 2.0]]))
     assert float(f[0]) == pytest.approx(4.0 * (1 - 1 / 36))
+
+
+def test_lanes_in_two_directions_that_run_on_share_words_together():
+    """C[m][n] (int32, 16 x 16) over 16 x 16 lanes, in 2048-bit words of 64: the lanes' 256 elements are one
+    run, 4 words a step. Before analytical 0.26 the bound packed along n only (a word per row of 16 lanes,
+    4 bits per element bit); a tpu-like gemm@mini whose schedule moves 10 words was charged 34
+    (benchmarks/word_bound.py)."""
+    t = np.array([[16.0, 16.0]])
+    f = word_factor(np.array([True, True]), np.array([16, 1]), t.copy(), np.array([[True, True]]), t,
+                    np.array([[0, 1]]), 64.0)
+    assert float(f[0]) == pytest.approx(1.0)
+    # lanes along a loop that does not continue the run (rows of 20 elements): the element bits
+    t = np.array([[2.0, 16.0]])
+    f = word_factor(np.array([True, True]), np.array([20, 1]), t.copy(), np.array([[True, True]]), t,
+                    np.array([[0, 1]]), 64.0)
+    assert float(f[0]) == pytest.approx(1.0)
+    # a spatial loop a word or more apart shares nothing: the n lanes' words only (16 of 64 per word)
+    f = word_factor(np.array([True, True]), np.array([64, 1]), t.copy(), np.array([[True, True]]), t,
+                    np.array([[0, 1]]), 64.0)
+    assert float(f[0]) == pytest.approx(4.0)

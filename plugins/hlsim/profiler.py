@@ -54,7 +54,10 @@ from . import bounds, runner
 #       walks' first fetches were all charged; 0.14 lived for the rows of one interrupted relabel)
 # 0.16: a systolic PE array on a measured technology table: a cycle without a MAC costs the PE's own
 #       flip-flops' clock also where the data is narrower than the PE (llmulator.pecost); only osu018 designs
-VERSION = "0.16"
+# 0.17: lanes that run on across two spatial loops share words together (llmulator.words._lanes); on the
+#       465 replayable PE-array buffer rows of synth-v3 the bound exceeds the schedule's words on 4 (up to
+#       1.05x; 0.15: 93, up to 3.4x; 0.11: 188, up to 11.2x; benchmarks/word_bound.py)
+VERSION = "0.17"
 
 
 class HlsimProfiler:
