@@ -657,9 +657,10 @@ said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the model). What moved, measured, no
 
 ## What is not here yet
 
-Synthesis of conv2d beyond 4x4 (not run: a 16x16 row takes 8-16 minutes, a 4x4 row 3-6 minutes on this
-shared machine). The PE entries read 4-15 % high on every GEMM row (above: the active entry's
-stimulus and the idle entry's stalled state).
+Synthesis of conv2d at 16x16 (not run: a 16x16 row takes 8-16 minutes; the three 8x8 conv2d rows took
+3.5-5 minutes each on this shared machine, 2026-12-05). The PE entries read 4-15 % high on every GEMM row
+(above: the active entry's stimulus and the idle entry's stalled state), and 5-30 % on conv2d (its zero
+weights on top).
 OpenSTA 2.0.17's crash in `report_power` above 4x4
 is worked around (constants tied to named wires, docs/rtl.md). The rtl profiler's own energy figure
 is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the table); the replay
