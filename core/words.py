@@ -33,9 +33,11 @@ that starts the next walk (a loop around it, or the next fold's tile loop) may l
 word the last walk ended in (it repeats a walk of at most a word, or moves the lane less than a word
 from where the walk ended), that walk's first fetch is not charged. So the factor can be below 1: a
 walk repeated in one word costs one fetch. Where lanes and steps share words at two different strides,
-or a fused loop's members walk the array, the factor is the element bits less the walks that may be
-free: the closed form does not follow those. Signs of strides are not kept (every stride is taken as
-forward).
+a walk of every packed lane costs at least one word (all of it in one word at best). Where lanes share
+words along two spatial loops that do not continue each other, or a fused loop's members walk the array,
+the factor is the element bits less the walks that may be free: the closed form does not follow those.
+Signs of strides are not kept (every stride is taken as forward). On the 465 replayable PE-array buffer
+levels of synth-v3 the factor is never above the replayed schedule's words (benchmarks/word_bound.py).
 """
 
 from __future__ import annotations
@@ -75,7 +77,7 @@ def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: 
     pack, gp, crossed = _lanes(s, small, slots, extent, is_sp)
     w = _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, np.ones_like(t) if tiles is None else tiles)
     line, gl = w["line"], np.maximum(w["start"], 0)
-    mixed = crossed | ((pack > 1) & (line > 1) & (s[gp] != s[gl]))
+    mixed = (pack > 1) & (line > 1) & (s[gp] != s[gl])
     per = np.where(pack > 1, slots[gp], np.where(line > 1, slots[gl], per_word))
     # over one walk of ``line`` steps (vectors taken to start at a word boundary): the packed lanes fetch
     # their first words together, then each lane fetches the next word it crosses into on its own (its
@@ -84,9 +86,14 @@ def word_factor(dep: np.ndarray, stride: np.ndarray, extent: np.ndarray, is_sp: 
     crossings = np.where(j < pack[:, None], np.floor((j + line[:, None] - 1) / per[:, None]), 0.0).sum(axis=1)
     first = np.ceil(pack / per)
     # a run's first fetch is saved where the loop that starts the next run may leave the lane in its word
-    words = first * (1.0 - w["near"] * line / np.maximum(w["run"], 1.0)) + crossings
-    # where the closed form does not follow the walk, the element bits, less the runs that may be free
-    return np.where(mixed | w["unknown"], 1.0 - w["near"], per_word * words / (pack * line))
+    free = w["near"] * line / np.maximum(w["run"], 1.0)
+    words = first * (1.0 - free) + crossings
+    # lanes and steps at two strides: at best the whole walk of every packed lane sits in one word
+    words = np.where(mixed, 1.0 - free, words)
+    out = per_word * words / (pack * line)
+    # where the closed form does not follow the lanes (two directions that do not continue each other, a
+    # fused loop's members): the element bits, less the walks that may be free
+    return np.where(crossed | w["unknown"], 1.0 - w["near"], np.where(mixed, np.maximum(out, 1.0 - w["near"]), out))
 
 
 def _lanes(s, small, slots, extent, is_sp) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -134,7 +141,9 @@ def _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, tiles) -> dict
     span, prod, near = np.zeros(B), np.ones(B), np.zeros(B)   # elements walked inside; trips after the run
     inner_first = np.argsort(-pos, axis=1, kind="stable")
     levels = [(inner_first[:, r], False) for r in range(G)] + [(inner_first[:, r], True) for r in range(G)]
-    for li, tile in levels:
+    for r, (li, tile) in enumerate(levels):
+        if r == G:   # the fold's stream ends: a lane whose index it never moved read its word once per fold
+            closed |= gl < 0
         if tile:
             active, e = tiles[rows, li] > 1, tiles[rows, li]
             st, whole = s[li] * t[rows, li], np.ones(B, dtype=bool)
@@ -156,7 +165,7 @@ def _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, tiles) -> dict
         first_s = np.where(start, s[li], first_s)
         run = np.where(start | cont, run * e, run)
         open_ = np.where(start, small[li] & whole, np.where(cont, whole, open_ & ~active))
-        span = span + np.where(active & (gl >= 0), (e - 1.0) * st, 0.0)
+        span = span + np.where(active & ((gl >= 0) | closed), (e - 1.0) * st, 0.0)
     g = np.maximum(gl, 0)
     line = np.where((gl >= 0) & small[g], np.minimum(run, slots[g]), 1.0)
     return {"line": line, "start": gl, "run": run, "near": np.minimum(near, 1.0), "unknown": unknown}

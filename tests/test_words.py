@@ -117,3 +117,25 @@ def test_lanes_in_two_directions_that_run_on_share_words_together():
     f = word_factor(np.array([True, True]), np.array([64, 1]), t.copy(), np.array([[True, True]]), t,
                     np.array([[0, 1]]), 64.0)
     assert float(f[0]) == pytest.approx(4.0)
+
+
+def test_a_stationary_operand_may_find_its_word_in_the_next_fold():
+    """A[n][k] held in the PEs (no stream loop moves it), 8 lanes along k in 16-element words: the fold that
+    takes k's next tile of 8 finds each row's word in its lane (elements 8-15 of the word 0-7 came from),
+    so 16 words for 256 elements over 4 folds, not 32 (a gemm mutation of synth-v3, s3-0010579: replayed
+    16 words, bound 32 before)."""
+    t = np.array([[16.0, 8.0, 8.0]])   # loops m (stream, not in A), n (rows), k (cols)
+    f = word_factor(np.array([False, True, True]), np.array([0, 16, 1]), t.copy(),
+                    np.array([[False, True, True]]), t, np.array([[0, 1, 2]]), 16.0,
+                    tiles=np.array([[1.0, 2.0, 2.0]]))
+    assert float(f[0]) == pytest.approx(16 * 16 / 256)
+
+
+def test_lanes_and_steps_at_two_strides_cost_a_word_per_walk_at_least():
+    """B[n][k] in 256-element words, 4 lanes along k (stride 1), the stream along n (rows of 64): 4 steps
+    per word, the 4 lanes inside it: a word per 4 steps, 16 bits per element bit (the replay: 16 words a
+    fold over 64 steps). 0.17 charged the element bits (1 per element bit), 16x under."""
+    t = np.array([[64.0, 4.0]])
+    f = word_factor(np.array([True, True]), np.array([64, 1]), t.copy(), np.array([[False, True]]), t,
+                    np.array([[0, 1]]), 256.0)
+    assert float(f[0]) == pytest.approx(16.0)

@@ -58,7 +58,8 @@ from . import model
 # 0.25: ... and PE-array energy on a measured table: the clock of the PE's own flip-flops in every cycle where the
 #       data is narrower than the PE (llmulator.pecost; conv2d on int16 PEs)
 # 0.26: ... lanes that run on across two spatial loops share words together (llmulator.words)
-VERSION = "0.26"
+# 0.27: ... a stationary lane's word across folds; lanes and steps at two strides: at least a word per walk
+VERSION = "0.27"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
