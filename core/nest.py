@@ -37,6 +37,7 @@ import math
 import numpy as np
 
 from .errors import SpecError
+from .foldwords import fold_strides
 from .words import per_word, word_factor
 from .yamlsrc import SourceMap
 
@@ -269,31 +270,6 @@ def outer_positions(design, labels: list[str]) -> list[int]:
 
 
 
-def _fold_strides(design, arr: str, per_dim: list[dict[str, int]], heads: list[str],
-                  t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(G,) the elements each mapped loop's step moves ``arr``'s flattened address by (a fused loop: its
-    innermost member that indexes the array) and (1, G) that kernel loop's iterations within a tile, for
-    :func:`llmulator.words.word_factor`."""
-    loops = design.tree.loops
-    shape = design.workload.shape(arr, design.sizes)
-    flat: dict[str, int] = {}
-    row = 1
-    for d in range(len(shape) - 1, -1, -1):
-        for v, c in (per_dim[d].items() if d < len(per_dim) else ()):
-            flat[v] = flat.get(v, 0) + c * row
-        row *= max(int(shape[d]), 1)
-    stride = np.zeros(len(heads), dtype=np.int64)
-    extent = t.copy()
-    for g, lb in enumerate(heads):
-        for mb in reversed(members(design, lb)):
-            v = loops[mb].var
-            if flat.get(v):
-                stride[g] = flat[v]
-                extent[0, g] = min(point_extent(design, mb), t[0, g])
-                break
-    return stride, extent
-
-
 def fold(design, band: list[str]) -> dict:
     """The static facts of a band bound to the PE array, for this design's mapping:
 
@@ -336,7 +312,7 @@ def fold(design, band: list[str]) -> dict:
         mc, ru = operand_reuse(dep, is_sp, t, pos)
         reuse[arr] = (float(mc[0]), float(ru[0]))
         lv = design.arch.level(design.placement(arr))
-        stride, extent = _fold_strides(design, arr, coefs.get(arr, []), heads, t)
+        stride, extent = fold_strides(design, arr, coefs.get(arr, []), heads, t)
         if arr in indirect:
             stride[:] = 0
         words[arr] = float(word_factor(dep, stride, extent, is_sp, t, pos,
