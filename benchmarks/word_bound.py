@@ -84,6 +84,12 @@ def measure(data: str, limit: int | None) -> tuple[list[dict], dict]:
     return rows, dict(skipped)
 
 
+def _rows_table(rows: list[dict]) -> str:
+    return md_table(["sample", "app", "level", "replay words", "bound words", "ratio"],
+                    [[r["sample_id"], r["app"], r["level"], f"{r['replay']:,.0f}", f"{r['closed']:,.0f}",
+                      f"{r['ratio']:.3f}"] for r in rows])
+
+
 def report(rows: list[dict], skipped: dict, data: str, seconds: float) -> str:
     ratio = np.array([r["ratio"] for r in rows])
     over = ratio > 1 + 1e-9
@@ -107,17 +113,12 @@ def report(rows: list[dict], skipped: dict, data: str, seconds: float) -> str:
                     for a, v in sorted(by.items(), key=lambda kv: -len(kv[1]))]), ""]
     low = sorted(rows, key=lambda r: r["ratio"])[:8]
     L += [f"Below the replay by more than 0.1 %: {int((ratio < 0.999).sum())} (a lower bound may be loose; hlsim "
-          "charges it where the schedule cannot replay a nest). Smallest ratios:", "",
-          md_table(["sample", "app", "level", "replay words", "bound words", "ratio"],
-                   [[r["sample_id"], r["app"], r["level"], f"{r['replay']:,.0f}", f"{r['closed']:,.0f}",
-                     f"{r['ratio']:.3f}"] for r in low]), ""]
+          "charges it where the schedule cannot replay a nest). Smallest ratios:", "", _rows_table(low), ""]
     L += ["History (the same command on older code, a worktree on `PYTHONPATH`): analytical 0.20 / hlsim 0.11 "
           "(commit 8785b31) 188 levels above the replay, up to 11.2x; analytical 0.24 93, up to 3.4x; 0.26 4, "
           "up to 1.05x.", ""]
     worst = sorted(rows, key=lambda r: -r["ratio"])[:10]
-    L += ["Largest ratios:", "", md_table(["sample", "app", "level", "replay words", "bound words", "ratio"],
-                                          [[r["sample_id"], r["app"], r["level"], f"{r['replay']:,.0f}",
-                                            f"{r['closed']:,.0f}", f"{r['ratio']:.3f}"] for r in worst]), ""]
+    L += ["Largest ratios:", "", _rows_table(worst), ""]
     return "\n".join(L)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .words import flat_strides
+
 
 def fold_strides(design, arr: str, per_dim: list[dict[str, int]], heads: list[str],
                  t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -13,20 +15,15 @@ def fold_strides(design, arr: str, per_dim: list[dict[str, int]], heads: list[st
     ``per_dim``: per dimension of ``arr``, loop variable -> the largest |coefficient| of any access."""
     from .nest import members, point_extent
     loops = design.tree.loops
-    shape = design.workload.shape(arr, design.sizes)
-    flat: dict[str, int] = {}
-    row = 1
-    for d in range(len(shape) - 1, -1, -1):
-        for v, c in (per_dim[d].items() if d < len(per_dim) else ()):
-            flat[v] = flat.get(v, 0) + c * row
-        row *= max(int(shape[d]), 1)
+    member_of = [(g, mb) for g, lb in enumerate(heads) for mb in members(design, lb)]
+    index = {loops[mb].var: i for i, (_g, mb) in enumerate(member_of)}
+    flat = flat_strides([[(index[v], c) for v, c in dim.items() if v in index] for dim in per_dim],
+                        design.workload.shape(arr, design.sizes), len(member_of))
     stride = np.zeros(len(heads), dtype=np.int64)
     extent = t.copy()
-    for g, lb in enumerate(heads):
-        for mb in reversed(members(design, lb)):
-            v = loops[mb].var
-            if flat.get(v):
-                stride[g] = flat[v]
-                extent[0, g] = min(point_extent(design, mb), t[0, g])
-                break
+    for i in reversed(range(len(member_of))):   # innermost member first
+        g, mb = member_of[i]
+        if flat[i] and not stride[g]:
+            stride[g] = flat[i]
+            extent[0, g] = min(point_extent(design, mb), t[0, g])
     return stride, extent

@@ -269,7 +269,6 @@ def outer_positions(design, labels: list[str]) -> list[int]:
 # one design's PE-array fold, as the profilers need it (the analytical model batches the same rules)
 
 
-
 def fold(design, band: list[str]) -> dict:
     """The static facts of a band bound to the PE array, for this design's mapping:
 

@@ -69,7 +69,7 @@ class PrefixCache:
 
 
 def prefix_cache(model) -> PrefixCache:
-    """The model's prefix cache (made on first use; ``model.prefix_cache = None`` turns it off)."""
+    """The model's prefix cache (made on first use; ``model._prefixes = PrefixCache(size=0)`` turns it off)."""
     pc = getattr(model, "_prefixes", None)
     if pc is None:
         pc = PrefixCache()
