@@ -14,6 +14,7 @@ from . import tech
 from .design import Design
 from .instrument import Instrumented
 from .pecost import pe_cost
+from .periphery import periphery_cost
 from .timing import Timing
 
 
@@ -57,8 +58,9 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
         parts[f"area_um2.op.{name}"] = a
         total += a
     if pc is not None:
-        parts["area_um2.pe_array"] = pc.area_um2()
-        total += pc.area_um2()
+        measured = _measured_array_parts(d, pc)
+        parts.update(measured)
+        total += sum(measured.values())
     for lv in arch.memory:
         a = 0.0 if pc is not None and pc.regfile == lv.name and pc.regfile_area else lv.area_um2 * lv.instances
         parts[f"area_um2.{lv.name}"] = a
@@ -67,3 +69,13 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
     parts["area_um2.pipeline_registers"] = reg_area
     total += reg_area
     return total, parts, units
+
+
+def _measured_array_parts(d, pc) -> dict[str, float]:
+    """The measured PE array (llmulator.pecost) and, where the table prices it, the memory system's registers
+    around its buffer (llmulator.periphery)."""
+    parts = {"area_um2.pe_array": pc.area_um2()}
+    pp = periphery_cost(d)
+    if pp is not None:
+        parts["area_um2.buffer_periphery"] = pp.area_um2()
+    return parts

@@ -7,6 +7,7 @@ import numpy as np
 
 from .design import Design
 from .pecost import pe_cost
+from .periphery import periphery_cost
 
 
 def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray], cycles: np.ndarray,
@@ -21,6 +22,11 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
         e = pc.energy_pj(float(ops.get("mac", 0.0)), cycles) * np.ones(B)
         out["energy_pj.pe_array"] = e
         total = total + e
+        pp = periphery_cost(design)   # the memory system's registers around the buffer (llmulator.periphery)
+        if pp is not None:
+            e = pp.energy_pj(cycles) * np.ones(B)
+            out["energy_pj.buffer_periphery"] = e
+            total = total + e
     for cls, n in ops.items():
         op = arch.operators.get(cls)
         if pc is not None and cls == "mac":

@@ -59,7 +59,8 @@ from . import model
 #       data is narrower than the PE (llmulator.pecost; conv2d on int16 PEs)
 # 0.26: ... lanes that run on across two spatial loops share words together (llmulator.words)
 # 0.27: ... a stationary lane's word across folds; lanes and steps at two strides: at least a word per walk
-VERSION = "0.27"
+# 0.28: ... and the buffer periphery of a systolic PE array on a measured table (llmulator.periphery; osu018)
+VERSION = "0.28"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

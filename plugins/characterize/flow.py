@@ -108,9 +108,10 @@ def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout,
     from . import structures as st_mod
     results, failures = [], []
     for kind in kinds:
-        for b in ([1] if kind == "skew_reg" else [b for b in bits if b <= 16]):
-            st = st_mod.structure(kind, b if kind != "skew_reg" else 8)
-            label = kind if kind == "skew_reg" else f"{kind} int{b}"
+        per_bit = kind in ("skew_reg", "queue_bit")     # one entry per bit, not per operand width
+        for b in ([1] if per_bit else [b for b in bits if b <= 16]):
+            st = st_mod.structure(kind, b if not per_bit else 8)
+            label = kind if per_bit else f"{kind} int{b}"
             try:
                 r = st_mod.characterize_structure(st, clock_mhz, vectors, tools, work, seed, timeout, None, keep_vcd)
             except FlowError as e:
@@ -119,7 +120,7 @@ def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout,
                 continue
             results.append(r)
             tag = " (cached)" if r.get("cached") else ""
-            unit = "pJ/cycle" if kind == "skew_reg" else "pJ/MAC"     # skew_reg: per bit
+            unit = {"skew_reg": "pJ/cycle", "queue_bit": "pJ/bit moved"}.get(kind, "pJ/MAC")   # per bit
             con.print(f"{label:>13}: {r['energy_pj']:8.3f} {unit}  idle {r['idle_energy_pj']:7.3f} pJ/cycle  "
                       f"{r['area_um2']:9.0f} um2{tag}")
     return results, failures

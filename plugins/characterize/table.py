@@ -140,7 +140,8 @@ def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], b
                   "  # PE-array structures (characterize --structures): the rtl profiler's systolic PE per shape and",
                   "  # operand width (pe_psum: weight/input stationary; pe_os: output stationary) and the array's",
                   "  # skew-register bit; used instead of MAC + PE register file for systolic arrays",
-                  "  # (llmulator.pecost, docs/technology.md)"]
+                  "  # (llmulator.pecost, docs/technology.md); a bit of the memory system's vector queues",
+                  "  # (queue_bit: the buffer periphery, llmulator.periphery)"]
         kinds: dict[str, list[dict[str, Any]]] = {}
         for r in st:
             kinds.setdefault(r["structure"], []).append(r)
@@ -148,8 +149,9 @@ def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], b
             lines.append(f"  {kind}:")
             for r in sorted(rs, key=lambda r: r["bits"]):
                 e = structure_entry(r)
-                fmt = "bit" if r["structure"] == "skew_reg" else f"int{r['bits']}"
-                acc = f", acc_bits: {r['acc_bits']}" if r["structure"] != "skew_reg" else ""
+                per_bit = r["structure"] in ("skew_reg", "queue_bit")
+                fmt = "bit" if per_bit else f"int{r['bits']}"
+                acc = f", acc_bits: {r['acc_bits']}" if not per_bit else ""
                 lines.append(f"    {fmt + ':':6} {{energy_pj: {_g(e['energy_pj'])}, idle_energy_pj: "
                              f"{_g(e['idle_energy_pj'])}, area_um2: {_area(e['area_um2'])}{acc}, latency_cycles: "
                              f"{int(e['latency_cycles'])}, source: measured, note: {_q(e['note'])}}}")
@@ -189,7 +191,9 @@ def header_lines(command: str, tools: Tools, clock_mhz: float, vectors: int, see
         "  structures:       the rtl profiler's systolic PE (plugins/rtl/array.pe_module) per shape and the",
         "                    array's skew-register bit, measured the same way in two states: advancing every",
         "                    cycle on random operands (energy_pj per cycle: a MAC) and stalled with the clock running",
-        "                    (idle_energy_pj per cycle); flip-flop outputs annotated with their simulated activity.",
+        "                    (idle_energy_pj per cycle); flip-flop outputs annotated with their simulated activity;",
+        "                    and a bit of the profiler's vector queue (energy_pj per bit passing through,",
+        "                    idle_energy_pj per stored bit per cycle, area_um2 per stored bit).",
         "  derived:          formats not measured (int64, floating point) of a measured class: the measured",
         "                    integer entry nearest in width x the 45nm table's ratio between the two formats.",
         "  scaled from 45nm: classes not measured at all (sqrt, exp) and the memories: the 45nm table",

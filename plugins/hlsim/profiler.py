@@ -60,7 +60,10 @@ from . import bounds, runner
 # 0.18: ... a lane the fold's stream never moves may find its word in the next fold, and lanes and steps at two
 #       strides cost at least a word per walk (no longer the element bits); on the 465 levels: none above the
 #       replay, 17 below it by more than 0.1 % (0.17 lived for 3,392 rows of an interrupted relabel)
-VERSION = "0.18"
+# 0.19: the buffer periphery of a systolic PE array on a measured technology table: the memory system's
+#       registers around the buffer (engines' rings and lines, the output queue) in area and energy
+#       (llmulator.periphery); only osu018 designs
+VERSION = "0.19"
 
 
 class HlsimProfiler:
