@@ -90,12 +90,22 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", help="also save the measured rows as JSON here")
     ap.add_argument("--from-rows", help="only rewrite the document from rows saved by --rows (several files, "
                                         "comma-separated: their rows one after the other)")
+    ap.add_argument("--refresh-replay", action="store_true",
+                    help="with --from-rows: replay the synthesised rows' PEs again on their cached rtl VCDs with "
+                         "today's power method and save them back (minutes: every PE of every array)")
+    ap.add_argument("--refresh-queue", action="store_true",
+                    help="with --from-rows: replay only the synthesised rows' output queues (queue_replay)")
     ap.add_argument("--refresh-models", action="store_true",
                     help="with --from-rows: recompute the hlsim and analytical columns of the saved cycle rows "
                          "with today's models (rtl and SCALE-Sim stay as measured) and save them back")
     args = ap.parse_args(argv)
     if args.from_rows:
         runs = [json.loads(Path(f).read_text()) for f in args.from_rows.split(",")]
+        if args.refresh_replay or args.refresh_queue:
+            redo = refresh_replay if args.refresh_replay else refresh_queue
+            for f, run in zip(args.from_rows.split(","), runs, strict=True):
+                run["srows"] = [redo(row) for row in run["srows"]]
+                Path(f).write_text(json.dumps(run))
         if args.refresh_models:
             for f, run in zip(args.from_rows.split(","), runs, strict=True):
                 run["rows"] = [refresh(row) for row in run["rows"]]
@@ -236,7 +246,8 @@ def synth_model_columns(dm, an, macs: float, cycles: float) -> dict:
     e_model_at_rtl = float(pc.energy_pj(macs, cycles)) if pc is not None else None
     pp = periphery_cost(dm)     # the memory system's registers around the buffer (llmulator.periphery)
     periphery = ({"bits": pp.bits, "area": pp.area_um2(), "e_at_rtl_mac": float(pp.energy_pj(cycles)) / macs,
-                  "e_idle_at_rtl_mac": pp.storage_bits * cycles * float(pp.entry["idle_energy_pj"]) / macs}
+                  "e_idle_at_rtl_mac": pp.storage_bits * cycles * float(pp.entry["idle_energy_pj"]) / macs,
+                  "e_queue_at_rtl_mac": pp.part_energy_pj("out_queue", cycles) / macs}
                  if pp is not None else None)
     return {"pe_model": pe_model, "e_pe_model_mac": e_pe_model / macs, "periphery_model": periphery,
             "e_model_at_rtl_mac": e_model_at_rtl / macs if e_model_at_rtl is not None else None,
@@ -281,11 +292,68 @@ def rtl_flops(d) -> dict[str, int] | None:
     return None
 
 
-def pe_replay(d, n: int, cycles: float) -> dict | None:
+def queue_replay(d, cycles: float) -> dict | None:
+    """The output queue's energy measured gate-level on the rtl run's own stimulus: the profiler's
+    ``out_fifo`` of this design synthesised alone, its inputs sampled from the rtl VCD each cycle and replayed
+    on its netlist, priced from the gate-level VCD (vcdpower). The reference for the periphery model's
+    queue part, which the rtl flow's OpenSTA figure is not (docs/technology.md, "Checking OpenSTA")."""
+    import hashlib
+
+    from llmulator.banks import FIFO_DEPTH
+    from llmulator_plugins.characterize import flow as cz
+    from llmulator_plugins.characterize import structures as st_mod
+    from llmulator_plugins.characterize.measure import synthesize
+    from llmulator_plugins.rtl import profiler as rp
+    from llmulator_plugins.rtl.datapath import fifo_module
+    plan, _lay, rtl = RtlProfiler(synthesize=True).build(d)
+    text = rtl.text()
+    sims = [f for f in rp.cache_root().glob("sim-*") if (f / "act.vcd").is_file() and (f / "design.v").is_file()
+            and (f / "design.v").read_text() == text]
+    if not sims:
+        return None
+    vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
+    width = plan.B * plan.operands["O"].bits
+    name = f"out_fifo_{width}"
+    verilog = fifo_module(name, width, FIFO_DEPTH)
+    ins = (("rst", 1), ("push", 1), ("din", width), ("pop", 1))
+    st = st_mod.Structure("queue_bit", 1, 0, name, verilog, ins, (("dout", width), ("empty", 1), ("full", 1)),
+                          width * FIFO_DEPTH, "the profiler's output queue")
+    tools = cz.find_tools()
+    folder = ROOT / ".eda" / "work" / "crosscheck-queue" / hashlib.sha256(verilog.encode()).hexdigest()[:12]
+    if not (folder / "net.v").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "op.v").write_text(verilog)
+        synthesize(st, tools, folder, 3600.0, lambda _s: None)
+    rows = st_mod.sample_inputs(vcd, ["tb", "dut"], ["u_wq"], dict(ins), window=rp.VCD_CYCLES)["u_wq"]
+    e = st_mod.replay_energy(st, rows, tools, folder)
+    return {"pj_per_cycle": e["total"], "cycles": len(rows)}
+
+
+def refresh_replay(row: dict) -> dict:
+    """A saved synthesised row with its PEs replayed again on the cached rtl VCD by today's method (the rtl
+    flow's per-PE figures kept as measured)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        new = pe_replay(design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws")), row["n"],
+                        row["cycles"], flow=False)
+    if new is None:
+        print(f"no cached rtl VCD for {row.get('work')} {row.get('df')} {row['n']}x{row['n']}: replay kept")
+        return row
+    old = row.get("replay") or {}
+    return refresh_queue({**row, "replay": {**new, "flow_pj_per_cycle": old.get("flow_pj_per_cycle")}})
+
+
+def refresh_queue(row: dict) -> dict:
+    """A saved synthesised row with its output queue replayed gate-level on the cached rtl VCD (queue_replay)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        q = queue_replay(design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws")), row["cycles"])
+    return {**row, **({"queue_replay": q} if q else {})}
+
+
+def pe_replay(d, n: int, cycles: float, flow: bool = True) -> dict | None:
     """The PEs' energy measured the characterize way on the RTL run's own stimulus: every PE's inputs
     sampled from the rtl simulation's VCD each cycle, replayed on the PE's gate netlist (the osu018 table's
-    entry's synthesis for the plan's shape), every net annotated from the gate-level VCD. Also the rtl flow's own
-    per-PE figure (OpenSTA propagating from the RTL-named nets), for the same PEs."""
+    entry's synthesis for the plan's shape), priced from the gate-level VCD (characterize's vcdpower). With
+    ``flow`` also the rtl flow's own per-PE figure (OpenSTA propagating from the RTL-named nets), same PEs."""
     from llmulator_plugins.characterize import flow as cz
     from llmulator_plugins.characterize import structures as st_mod
     from llmulator_plugins.rtl import profiler as rp
@@ -313,7 +381,7 @@ def pe_replay(d, n: int, cycles: float) -> dict | None:
             and (f / "design_syn.v").read_text() == syn_text]
     syn = max(syns, key=lambda f: (f / "result.json").stat().st_mtime) if syns else Path("/nonexistent")
     flow_pe = None
-    if (syn / "net_hier.v").is_file():
+    if flow and (syn / "net_hier.v").is_file():
         import subprocess
         hier = synth.tie_constants((syn / "net_hier.v").read_text())   # what synth.py's power runs read
         (syn / "net_power.v").write_text(hier)
@@ -375,6 +443,16 @@ PERIPHERY_MODULES = {"wr": "wr", "old": "old", "rd_S": "rd_S", "rd_X": "rd_X", "
                      "out_queue": "out_fifo", "buf_GLB": "buf_GLB"}    # model part -> the rtl's module
 
 
+def queue_col(r) -> str:
+    """The output queue's replayed energy per MAC against the periphery model's queue part (and the rtl flow)."""
+    q, pm = r.get("queue_replay"), r["periphery_model"]
+    if not q or "e_queue_at_rtl_mac" not in pm:
+        return "—"
+    rep = q["pj_per_cycle"] * r["cycles"] / r["macs"]
+    return (f"{rep:.1f} / {pm['e_queue_at_rtl_mac']:.1f} ({pm['e_queue_at_rtl_mac'] / rep:.2f}x) "
+            f"({r['e_parts'].get('out_fifo', 0.0):.1f})")
+
+
 def periphery_table(srows) -> str:
     """The buffer periphery (llmulator.periphery) against the synthesised modules it stands for."""
     rows = [r for r in srows if r.get("periphery_model")]
@@ -382,7 +460,8 @@ def periphery_table(srows) -> str:
         return "No row carries the periphery model's columns (rerun `--from-rows ... --refresh-models`)."
     L = ["| design | flip-flops: rtl (Yosys) / model bits | area um2: rtl modules / model | "
          "area: all other logic (+ crossbar, top) / model | energy pJ/MAC: rtl flow / model at rtl cycles | "
-         "model's idle share | per module, flip-flops rtl / model |", "|" + "---|" * 7]
+         "model's idle share | output queue pJ/MAC: gate-level replay / model (rtl flow) | "
+         "per module, flip-flops rtl / model |", "|" + "---|" * 8]
     for r in rows:
         pm = r["periphery_model"]
         mods = {k: v for k, v in PERIPHERY_MODULES.items() if k in pm["bits"]}
@@ -396,7 +475,8 @@ def periphery_table(srows) -> str:
         L.append(f"| {name} | {ff:,} / {bits:,} ({bits / ff:.2f}x) | " if ff else f"| {name} | — / {bits:,} | ")
         L[-1] += (f"{area:,.0f} / {pm['area']:,.0f} ({pm['area'] / area:.2f}x) | {r['other_area']:,.0f} / "
                   f"{pm['area']:,.0f} ({pm['area'] / r['other_area']:.2f}x) | {e_rtl:.0f} / {pm['e_at_rtl_mac']:.0f} "
-                  f"({pm['e_at_rtl_mac'] / e_rtl:.2f}x) | {pm['e_idle_at_rtl_mac'] / pm['e_at_rtl_mac']:.2f} | {per} |")
+                  f"({pm['e_at_rtl_mac'] / e_rtl:.2f}x) | {pm['e_idle_at_rtl_mac'] / pm['e_at_rtl_mac']:.2f} | "
+                  f"{queue_col(r)} | {per} |")
     return "\n".join(L)
 
 
@@ -603,62 +683,53 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
     whose RTL names survive synthesis (load pins, and since synth FLOW 4 also the child's input
     ports and the flip-flop outputs), the rest propagated by OpenSTA;
   - **rtl, PEs gate-level**: every PE's inputs recorded from the same RTL simulation (each cycle,
-    `structures.sample_inputs`) and replayed on the PE's gate netlist, every net annotated from the
-    gate-level VCD (`structures.replay_energy`: the method of `llmulator characterize`), plus the
-    skew registers as the rtl flow reports them (pe_array minus its PEs).
+    `structures.sample_inputs`) and replayed on the PE's gate netlist, priced from the replay's
+    gate-level VCD cell by cell (`structures.replay_energy` with characterize's `vcdpower`, the method
+    of the table's entries since flow version 4, 2026-12-05; before, both were OpenSTA's `report_power`
+    on the annotated netlist, docs/technology.md, "Checking OpenSTA"), plus the skew registers as the
+    rtl flow reports them (pe_array minus its PEs).
 - **model**: the analytical estimator on the same design with `technology: osu018`. Since the table
   has measured PE-array structures (docs/technology.md, "PE-array structures"), a PE-array design's
   PE = the `pe_psum` int8 entry for ws (`pe_os` for os; the profiler's own PE modules, measured)
   and the skew registers = the measured `skew_reg` bit x the array's skew bits (ws 2x2: 43, 4x4:
-  247; os 2x2: 16); ws energy = MACs x 46.7 pJ + (PEs x cycles - MACs) x 10.8 pJ + the skew bits
-  per cycle (os: 29.2 and 11.1 pJ). "At rtl cycles" evaluates that with the
+  247; os 2x2: 16); ws energy = MACs x 39.1 pJ + (PEs x cycles - MACs) x 5.83 pJ + the skew bits
+  per cycle (os: 46.6 and 5.83 pJ). "At rtl cycles" evaluates that with the
   rtl run's cycle count (the energy model alone); "at its own cycles" is the estimate as it stands
   (its cycle count is the timing model's, the section above).
 
-Sixteen rows, all on the cycle table's RTL with its control trees, all synthesised by FLOW 8 (six runs,
+Nineteen rows, all on the cycle table's RTL with its control trees, all synthesised by FLOW 8 (seven runs,
 2026-12-04 and -05, the commands above): GEMM ws/os from 2x2 to 16x16, GEMM is 4x4 and 16x16, conv2d ws/os/is
-4x4 and 8x8. The PE array's **area** is 0.99-1.01x of the RTL's in all sixteen (the PE entry is the synthesised
-PE, the skew bits counted as `pe_array` builds them; ABC maps the same PE Verilog a little differently inside
-the whole design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by the operands'
-width where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04 it took the
-MAC's 8 bits and said 0.35x). The **energy per MAC** at the rtl's cycles against the gate-level replay of the
-PEs' recorded inputs plus the rest of `pe_array` by the rtl flow: GEMM ws 1.12x (2x2), 1.10x (4x4), 1.12x (8x8),
-1.13x (16x16); os 1.04x, 1.11x, 1.14x, 1.14x; is 1.13x (4x4), 1.13x (16x16); conv2d ws 1.30x, os 1.13x, is 1.07x
-(4x4), ws 1.15x, os 1.08x, is 1.05x (8x8): 15 of 16 within 15 %. (The page of 2026-12-04 said 0.76-1.19x and 8
-of 13, and put the difference on the switching of the new enable trees. That was this benchmark counting the
-PEs' replay twice: since rtl profiler 0.2 the profiler's `energy_pj.rtl.pe_array` already holds the replayed
-PEs, and the "rest of `pe_array`" was taken as that figure minus the propagated PEs, so the
-replay-minus-propagated difference entered a second time. The rest is now OpenSTA's propagated array minus its
-propagated PEs, `energy_pj.rtl.pe_array.opensta`, which also no longer sits in "other logic". The gate-level
-column now equals the profiler's own figure where it replays every PE, up to 4x4.) Taken apart (PEs replayed /
-the model's PEs; rest of the array by the flow / the model's skew bits, pJ per MAC): ws 2x2 45.6 / 50.1 and 4.1
-/ 5.6, ws 4x4 50.4 / 54.4 and 7.5 / 9.4, ws 16x16 73.2 / 83.3 and 20.6 / 22.6, os 16x16 58.7 / 67.3 and 8.4 /
-9.1, is 16x16 75.9 / 86.7 and 22.0 / 23.9. The control trees of synth FLOW 8 sit in that rest and do not show:
-ws 2x2's rest was 5.3 pJ per MAC by the flow on the revision before the trees (more bank waits), 4.1 now. The
-model's PEs are 1.04-1.15x the replay on every GEMM row and the excess grows as the MAC share of the PE-cycles
-falls (os 2x2: 80 % of PE-cycles do a MAC, 1.04x; the 16x16 rows: 21-23 %, 1.14-1.15x). A line through the four
-ws rows (replayed PE energy per MAC = a + b x the non-MAC PE-cycles per MAC) gives a = 42.7 pJ per MAC cycle and
-b = 9.1 pJ per cycle without a MAC, against the entry's 46.7 and 10.8: both entries read high on this data, the
-active one 9 % (its stimulus is a row-3 PE, partial sums of three products, with new random operands on every
-port each cycle), the cycles without a MAC 16 % (the entry is a stalled PE; most of the array's cycles without a
-MAC are skew and drain steps that advance zeros, cheaper here). The entries were not refitted to these rows: the
-rows would then check the fit. conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 %
-zeros) in 16-bit PEs, and switching energy follows the bits that toggle: where every input's declared range
-needs fewer bits than the PE holds, the model takes a MAC's switching from the narrower PE entry (int8 here;
-with the int16 entry conv2d read 1.54-2.31x) and every cycle's clock from the PE's own flip-flops (the int16
-entry's idle, 14.8 pJ; analytical 0.25). Before 0.25 it took the int8 entry's idle (10.8) for the int16 PEs too,
-and the conv2d rows read 0.88-1.20x: the replay measures 14.9-17.1 pJ of sequential power per PE-cycle on every
-conv2d row, the clock of the int16 registers, where the GEMM rows' int8 PEs measure 11.4-13.8; the
-low-utilisation rows moved most (is 8x8, 12 % of PE-cycles a MAC: 0.88x -> 1.05x). conv2d ws reads 1.30x (4x4)
-and 1.15x (8x8): its weights are 30 % zeros, and the entries are measured on dense random operands (energy per
-MAC is a constant of the table, not a function of the data, docs/timing-model.md, "What it ignores"). (Before
-FLOW 6, without ABC's buffering, the 2x2 and 4x4 areas were 1.01-1.02x; the replayed PE energies do not depend
-on the flow.) On the previous RTL revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now 1,351 and
-439) the ws rows were 1.04x / 1.06x: with fewer stalled cycles the replayed PE energy per MAC fell more (57.7 ->
-49.7 pJ) than the model's (60.2 -> 55.7); why the active-cycle entry now reads high by 6-11 % is taken apart
-above. The paragraphs below were measured on that previous revision (their numbers are its). Before this change
-(commit 66840bd's table) the model said 118,380 / 473,520 um2 (0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow
-said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the model). What moved, measured, not tuned:
+at 4x4, 8x8 and 16x16. The PE array's **area** is 0.99-1.01x of the RTL's in all nineteen (the PE entry is the
+synthesised PE, the skew bits counted as `pe_array` builds them; ABC maps the same PE Verilog a little
+differently inside the whole design). conv2d is int16, so its PEs are the int16 PE: the model picks the entry by
+the operands' width where it is wider than the architecture's 8-bit MAC (`llmulator.pecost`; before 2026-12-04
+it took the MAC's 8 bits and said 0.35x).
+
+**Energy, since 2026-12-05 priced from the gate-level VCDs on both sides** (the table's entries and the replay
+of the PEs' recorded inputs; docs/technology.md, "Checking OpenSTA": OpenSTA 2.0.17's `report_power` on an
+annotated netlist depends on its vectorless default and charges a held flip-flop's clock-to-Q energy every
+cycle). The PE-array energy per MAC at the rtl's cycles against the replayed PEs plus the rest of `pe_array` by
+the rtl flow: GEMM ws 0.99x (2x2), 0.95x (4x4), 0.92x (8x8), 0.89x (16x16); os 0.92x, 0.92x, 0.95x, 1.06x; is
+0.96x (4x4), 0.89x (16x16): all eleven GEMM rows within 11 %, the model a little low. conv2d ws 0.95x, os 0.63x,
+is 0.62x (4x4); 0.80x, 0.68x, 0.64x (8x8); 0.78x, 0.75x, 0.70x (16x16): eight of the nine outside 15 %. With both
+sides OpenSTA's the GEMM rows read 1.04-1.14x: the two pricings differ by about 10 % where the data is the
+entries' kind (uniformly random int8), and by 20-40 % on conv2d: its values are 8-bit (the inputs 0..255,
+the weights -128..127 with 30 % zeros) in 16-bit PEs, and the model takes a MAC's switching from the narrower
+(int8) entry where every input's declared range
+needs fewer bits than the PE holds (analytical 0.25), every cycle's clock from the int16 PE's flip-flops. Priced
+from the VCD, the int16 PE switches more than that: the weights are signed, and a sign-extended 8-bit value in a
+16-bit register flips the upper eight bits whenever its sign changes. The int16 entry for everything reads 2.35x,
+1.97x, 1.21x (ws, os, is at 4x4), 1.62x, 1.70x, 1.02x (8x8), 1.22x, 1.33x, 0.95x (16x16): the truth lies
+between the two entries, nearest the narrow one where the streaming operand is the unsigned input (ws) and
+nearest the wide one where it is the signed weight (is). The entries are measured on full-width random operands;
+an entry measured on the declared ranges, per operand role, is what this needs (not done: the rows would not
+then check a fitted rule). On OpenSTA's pricing the conv2d rows read 1.05-1.30x (six rows, 2026-12-05 morning).
+
+The decomposition of the earlier GEMM rows, and the paragraphs below, were measured with OpenSTA's pricing on
+both sides and on the previous RTL revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now 1,351 and
+439); their numbers are kept as measured then. Before commit 66840bd's table the model said 118,380 / 473,520 um2
+(0.85x / 0.84x) and 98.2 pJ/MAC, and the rtl flow said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the model). What
+moved, measured, not tuned:
 
 - **PE area (was 0.85x): the wrong structure, not a double count.** The old model's PE was the
   int8 MAC entry (24,475 um2) + `PE_REG` (64 bits x 80 um2/bit scaled from 45 nm = 5,120). The
@@ -700,13 +771,9 @@ said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the model). What moved, measured, no
   the MACs (31.1 pJ per MAC) while the model also charges the array's drain steps as cycles
   without a MAC: the drain was counted twice and the os row was 1.10x; the entries are now per
   advancing cycle (29.2 pJ).
-- **Other logic (not in the model)**: the buffer crossbar (`xin`/`xout`), the arbiter, the operand
-  engines (address arithmetic for every lane), the output queue and the controller: 0.94 / 1.85
-  mm2 (6.8x / 3.3x the PE array) and, by the rtl flow, 575 / 384 pJ per MAC. The area/energy model
-  has no term for the logic around a banked buffer (a memory level costs its accesses and its
-  macro area), so the table has no entry to measure for it (docs/technology.md); its share falls as
-  the array grows (lanes grow with the side, PEs with its square). The GLB's banks themselves have
-  no macros in this library.
+- **Other logic**: the buffer crossbar (`xin`/`xout`), the arbiter, the operand engines, the output queue
+  and the controller: 0.94 / 1.85 mm2 at 2x2 / 4x4 (6.8x / 3.3x the PE array). Since analytical 0.28 the model
+  has a term for its registers (the section below, "The buffer periphery").
 - **Critical path**: every row is synth FLOW 8, on the RTL whose array controls are buffer trees
   (plugins/rtl/array.py: at most 16 loads per `BUFX4`, a leaf per PE or per 64 skew-register bits). Before
   the trees `adv` was one gate of the top driving every register of the array across the hierarchy, which
@@ -739,28 +806,40 @@ said 41.8 / 51.8 pJ/MAC (then 0.43-0.53x of the model). What moved, measured, no
   address arithmetic, the coalescing of lanes onto words, the ring's per-lane write selects): the rtl's
   modules spend 230-310 um2 per flip-flop where the queue spends 198; the crossbar (`xin`/`xout`,
   combinational) and the top have no term.
-- **energy**: against the rtl flow's per-module figure (OpenSTA propagating from the RTL-named nets at a
-  vectorless default of 0.1, the method that reads the PEs 6-47 % low above); most of the model's figure
-  is the clock of the stored bits (idle share).
+- **energy**: the rtl flow's per-module figure is OpenSTA propagating from the RTL-named nets (default
+  activity 0.1), and it is no reference here: on the output queue, the one module that is exactly the
+  measured structure, the queue's own gate-level replay on the rtl run's recorded inputs (`queue_replay`:
+  the profiler's `out_fifo` of the design synthesised alone, priced from its VCD like the PEs) reads
+  17.5-64.2 pJ per MAC where the rtl flow says 74.9-364.9, 2.8-10.9x more. Against that replay the model's
+  queue part is 1.05-1.60x: the clock of its stored bits is most of it (the model's idle share of the
+  whole periphery is 0.79-0.96), and a bit passing through costs the entry's 1.59 pJ, measured on a new
+  random vector every cycle, where the rtl run's outputs (partial sums, zeros during skew and drain)
+  switch fewer bits. The engines were not replayed: their Verilog depends on the mapping, so the
+  characterize method would need the whole engine per design. Against the rtl flow the model's whole
+  periphery is 0.18-0.47x, which says as much about the flow as about the model.
 ## What is not here yet
 
-Synthesis of conv2d at 16x16 (not run: a 16x16 row takes 8-16 minutes; the three 8x8 conv2d rows took
-3.5-5 minutes each on this shared machine, 2026-12-05). The PE entries read 4-15 % high on every GEMM row
-(above: the active entry's stimulus and the idle entry's stalled state), and 5-30 % on conv2d (its zero
-weights on top).
-OpenSTA 2.0.17's crash in `report_power` above 4x4
-is worked around (constants tied to named wires, docs/rtl.md). The rtl profiler's own energy figure
-is OpenSTA-propagated and 6-47 % below the gate-level replay on the PEs (the table); the replay
-(2-3 s per PE) is in this benchmark, not in the profiler. The rows files behind this page are in
-benchmarks/rows/ (`--from-rows` rewrites the page from them). The top's own glue is not in the energy figure.
-The model has no term, and so the table no entry, for the buffer-side logic (crossbar, arbiter,
-operand engines). Since hlsim 0.10 / analytical 0.20 the PE-array nest's buffer carries the bank
-schedule's words (item 5's word bound over-counted fused windows: 1.04x on one narrow-buffer row, 1.47x on
-a stride-2 convolution, tests/test_rtl_words.py); the batch path keeps the bound, which since analytical 0.24
-follows flattened strides and the words lanes keep (no longer above the schedule's words there).
-The analytical model's vectorised batch path (`evaluate_batch`, dse's mapping sweeps) has no bank
-waits: only the one-design path replays the schedule; the batch marks its PE-array rows as lower bounds
-and dse re-prices the points it reports one by one (docs/dse.md).
+- conv2d's PE energy: the model reads 0.62-0.95x of the replay (above): the narrow-entry rule misses the
+  sign-extended weights' upper bits; an entry measured on the declared operand ranges per role is the fix.
+- The engines' energy has no gate-level reference (only the output queue's, above); the engines' address
+  logic and the crossbar have no model term (the periphery model prices their registers).
+- The GEMM PE rows read 0.89-1.06x: the entries' stimulus (every port random every cycle, a row-3 PE's
+  partial sum) is not the array's (rows 0 get no partial sum, skew and drain steps move zeros).
+- The rest of `pe_array` (skew registers, control trees) is still the rtl flow's OpenSTA figure in the
+  reference column; the model prices it with the VCD-priced skew-register entry.
+- OpenSTA 2.0.17's crash in `report_power` above 4x4 is worked around (constants tied to named wires,
+  docs/rtl.md). The rtl profiler's own energy figures for the modules outside the PE array are OpenSTA's
+  propagated ones (the output queue: 2.8-10.9x its replay); only the sampled PEs are replayed (2-3 s per PE).
+  The rows files behind this page are in benchmarks/rows/ (`--from-rows` rewrites the page from them;
+  `--refresh-replay` and `--refresh-queue` replay the PEs and the queue again on the cached rtl VCDs).
+  The top's own glue is not in the energy figure.
+- Since hlsim 0.10 / analytical 0.20 the PE-array nest's buffer carries the bank schedule's words (item 5's
+  word bound over-counted fused windows: 1.04x on one narrow-buffer row, 1.47x on a stride-2 convolution,
+  tests/test_rtl_words.py); the batch path keeps the bound, which since analytical 0.24 follows flattened
+  strides and the words lanes keep (no longer above the schedule's words there). The analytical model's
+  vectorised batch path (`evaluate_batch`, dse's mapping sweeps) has no bank waits: only the one-design path
+  replays the schedule; the batch marks its PE-array rows as lower bounds and dse re-prices the points it
+  reports one by one (docs/dse.md).
 """
 
 if __name__ == "__main__":

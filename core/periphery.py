@@ -46,12 +46,21 @@ class Periphery:
     """Storage bits by part (engine or queue) and the bits that pass through a ring or the output queue."""
 
     bits: dict[str, int]
-    moved_bits: float
+    moved: dict[str, float]        # part -> bits that pass through it over the run
     entry: dict[str, Any]
 
     @property
     def storage_bits(self) -> int:
         return sum(self.bits.values())
+
+    @property
+    def moved_bits(self) -> float:
+        return sum(self.moved.values())
+
+    def part_energy_pj(self, part: str, cycles: float) -> float:
+        """One part's share of ``energy_pj`` (its stored bits' clock and the bits that pass through it)."""
+        return (self.bits[part] * float(cycles) * float(self.entry.get("idle_energy_pj", 0.0))
+                + self.moved.get(part, 0.0) * float(self.entry["energy_pj"]))
 
     def area_um2(self) -> float:
         return self.storage_bits * float(self.entry["area_um2"])
@@ -99,21 +108,22 @@ def periphery_bits(plan, lay) -> dict[str, int]:
     return out
 
 
-def moved_bits(plan) -> float:
-    """Bits that pass through a return ring or the output queue over the run: every operand element the
-    array consumes (the stationary operand once per fold and PE; a stream element per step and lane)
-    and every output twice (the old value read back, the sum queued for the writer)."""
+def moved_bits(plan) -> dict[str, float]:
+    """Bits that pass through each return ring and the output queue over the run: every operand element
+    the array consumes (the stationary operand once per fold and PE; a stream element per step and lane)
+    and every output twice (the old value read back by ``old``, the sum queued for the writer)."""
     o = plan.operands
     steps = plan.total_stream_steps()
     folds = plan.fold_count()
-    bits = steps * plan.A * o["X"].bits
+    out = {"rd_X": float(steps * plan.A * o["X"].bits)}
     if plan.shape == "psum":
-        bits += folds * plan.A * plan.B * o["S"].bits
+        out["rd_S"] = float(folds * plan.A * plan.B * o["S"].bits)
         outs = steps * plan.B
     else:
-        bits += steps * plan.B * o["Y"].bits
+        out["rd_Y"] = float(steps * plan.B * o["Y"].bits)
         outs = folds * plan.A * plan.B
-    return float(bits + 2 * outs * o["O"].bits)
+    out["old"] = out["out_queue"] = float(outs * o["O"].bits)
+    return out
 
 
 _MEMO: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # design -> Periphery | None (area and energy ask)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-FLOW_VERSION = 3   # 3: flip-flop outputs annotated with their simulated activity (sta.register_output_tcl)
+# 3: flip-flop outputs annotated with their simulated activity (sta.register_output_tcl)
+# 4: energies priced from the VCD cell by cell (vcdpower); OpenSTA's report_power kept as a cross-check
+FLOW_VERSION = 4
 CLASSES = ("add", "mul", "mac", "cmp", "logic", "shift", "select", "div")
 DEFAULT_BITS = (8, 16, 32)
 INSTALL_HINT = "run `bash scripts/install_eda.sh` (apt: yosys, iverilog, opensta; the OSU018 liberty into .eda/osu018)"

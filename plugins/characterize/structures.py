@@ -42,10 +42,11 @@ import attrs
 from .liberty import parse_liberty_pins, parse_netlist
 from .measure import cached_result, synthesize
 from .scripts import netlist_ports, tb_dut
-from .settings import FLOW_VERSION
+from .settings import FLOW_VERSION, VDD
 from .sta import activity_tcl, parse_report_checks, parse_report_power, sta_script
 from .tools import FlowError, Tools, _run
 from .vcd import parse_vcd
+from .vcdpower import cell_outputs, library_power, vcd_energy_per_cycle
 
 STRUCTURES = ("pe_psum", "pe_os", "skew_reg", "queue_bit")
 FOLD = 16          # active cycles per stationary reload (psum) / accumulator drain (os)
@@ -53,7 +54,9 @@ ROWS_ABOVE = 3     # products in the partial sum a psum PE receives (a PE in row
 SKEW_BITS = 32     # width of the measured skew register (the entry is per bit)
 QUEUE_BITS = 32    # vector width of the measured queue (the entry is per bit)
 QUEUE_DEPTH = 16   # its vectors (the profiler's output queue holds llmulator.banks.FIFO_DEPTH)
-STRUCTURE_VERSION = 2   # 2: energy_pj per advancing cycle (was per MAC: the os drain cycle counted twice)
+# 2: energy_pj per advancing cycle (was per MAC: the os drain cycle counted twice)
+# 3: energies priced from the VCD cell by cell (vcdpower), OpenSTA's kept as active_sta_pj / idle_sta_pj
+STRUCTURE_VERSION = 3
 
 
 @attrs.frozen
@@ -195,13 +198,16 @@ def cache_key(st: Structure, clock_mhz: float, vectors: int, seed: int, tools: T
 def _measure_state(st: Structure, mode: str, ports: list[str], nl, tools: Tools, d: Path, vectors: int,
                    period: float, seed: int, timeout: float, keep_vcd: bool):
     """One state of a structure: gate-level simulation, activity, OpenSTA timing and power.
-    Returns (report_power rows, report_checks, annotated pins)."""
+    Returns (report_power rows, report_checks, annotated pins, the VCD-priced energy per cycle: vcdpower)."""
     (d / f"tb_{mode}.v").write_text(testbench(st, ports, vectors, period, mode, seed, vcd=f"{mode}.vcd"))
     _run([tools.iverilog, "-Ttyp", "-o", f"{mode}.vvp", f"tb_{mode}.v", "net.v", str(tools.cells_v)], d,
          f"iverilog_{mode}.log", timeout)
     _run([tools.vvp, "-n", f"{mode}.vvp"], d, f"vvp_{mode}.log", timeout)
     with open(d / f"{mode}.vcd") as f:
         vcd = parse_vcd(f, scope="tb.dut")
+    lib_pins = parse_liberty_pins(tools.liberty.read_text())
+    vpow = vcd_energy_per_cycle(vcd, nl, cell_outputs((d / "net.v").read_text(), lib_pins), lib_pins,
+                                library_power(tools), VDD)
     tcl, n = activity_tcl(vcd, nl)
     (d / f"activity_{mode}.tcl").write_text(tcl)
     if not keep_vcd:
@@ -215,7 +221,7 @@ def _measure_state(st: Structure, mode: str, ports: list[str], nl, tools: Tools,
     if "Error" in out:
         err = next(ln for ln in out.splitlines() if "Error" in ln)
         raise FlowError(f"OpenSTA: {err.strip()} (log: {d / f'sta_{mode}.log'})")
-    return parse_report_power(power_txt), parse_report_checks(checks_txt), n
+    return parse_report_power(power_txt), parse_report_checks(checks_txt), n, vpow
 
 
 def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools: Tools, work: Path,
@@ -238,18 +244,24 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
     lib_pins = parse_liberty_pins(tools.liberty.read_text())
     nl = parse_netlist(netlist_text, st.name, lib_pins)
     power: dict[str, Any] = {}
+    vpow: dict[str, Any] = {}
     timing: dict[str, float] = {}
     n_pins = 0
     for mode in ("active", "idle"):
         step(f"{mode}: gate-level simulation and power (iverilog, OpenSTA)")
-        power[mode], timing, n = _measure_state(st, mode, ports, nl, tools, d, vectors, period, seed, timeout,
-                                                keep_vcd)
+        power[mode], timing, n, vpow[mode] = _measure_state(st, mode, ports, nl, tools, d, vectors, period, seed,
+                                                            timeout, keep_vcd)
         n_pins = max(n_pins, n)
     delay = period - timing["slack_ns"]
     per = float(st.register_bits) if st.kind in ("skew_reg", "queue_bit") else 1.0   # per (stored) bit
 
     def pj(mode: str, group: str = "total") -> float:
-        return power[mode].get(group, {}).get("total", 0.0) / f_hz * 1e12 / per
+        """The energy the simulation did per cycle (vcdpower), per bit where the entry is per bit."""
+        return vpow[mode][group]["total"] / per
+
+    def sta_pj(mode: str) -> float:
+        """OpenSTA's report_power for the same cycle (the cross-check)."""
+        return power[mode].get("total", {}).get("total", 0.0) / f_hz * 1e12 / per
     active_cycle = pj("active")
     # a queue bit: the energy of a bit passing through (a vector in and one out per active cycle) on top of
     # the stored bits' idle cost
@@ -262,6 +274,7 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
         "power_w": power, "active_cycle_pj": active_cycle, "energy_pj": active_cycle if move is None else move,
         "energy_seq_pj": pj("active", "sequential"), "energy_comb_pj": pj("active", "combinational"),
         "idle_energy_pj": pj("idle"), "idle_seq_pj": pj("idle", "sequential"),
+        "active_sta_pj": sta_pj("active"), "idle_sta_pj": sta_pj("idle"), "vcd_power_pj": vpow,
         "cycles": vectors, "annotated_pins": n_pins, "seconds": round(time.perf_counter() - t_start, 2),
     }
     atomic_write_json(d / "result.json", res)
@@ -337,7 +350,7 @@ def sample_inputs(vcd_path: Path, scope: list[str], insts: list[str], names: dic
 def replay_energy(st: Structure, rows: list[dict[str, int]], tools: Tools, folder: Path, period_ns: float = 10.0,
                   timeout: float = 600.0) -> dict[str, float]:
     """Energy per cycle of one structure replaying recorded input values (``sample_inputs``) on its gate
-    netlist, every net annotated from the gate-level VCD (the characterize method on the RTL's own
+    netlist, priced from the gate-level VCD cell by cell (vcdpower: the characterize method on the RTL's own
     stimulus). ``folder`` holds the structure's synthesised ``net.v`` (characterize_structure's folder)."""
     import re
     names = [(n, w) for n, w in st.inputs]
@@ -374,14 +387,9 @@ def replay_energy(st: Structure, rows: list[dict[str, int]], tools: Tools, folde
     _run([tools.vvp, "-n", "replay.vvp"], folder, "vvp_replay.log", timeout)
     with open(folder / "replay.vcd") as f:
         vcd = parse_vcd(f, scope="tb.dut")
-    nl = parse_netlist(net, st.name, parse_liberty_pins(tools.liberty.read_text()))
-    tcl, _n = activity_tcl(vcd, nl)
-    (folder / "activity_replay.tcl").write_text(tcl)
-    script = sta_script(tools.liberty, "net.v", st.name, period_ns, "activity_replay.tcl")
-    (folder / "sta_replay.tcl").write_text(script)
-    out = _run([tools.sta, "-no_splash", "-no_init", "-exit", "sta_replay.tcl"], folder, "sta_replay.log", timeout)
-    power = parse_report_power(out.split("@@power", 1)[1])
-    f_hz = 1e9 / period_ns
-    for junk in ("replay.vcd", "replay.vvp", "replay.hex", "activity_replay.tcl"):
+    pins = parse_liberty_pins(tools.liberty.read_text())
+    nl = parse_netlist(net, st.name, pins)
+    e = vcd_energy_per_cycle(vcd, nl, cell_outputs(net, pins), pins, library_power(tools), VDD)
+    for junk in ("replay.vcd", "replay.vvp", "replay.hex"):
         (folder / junk).unlink(missing_ok=True)
-    return {g: power.get(g, {}).get("total", 0.0) / f_hz * 1e12 for g in ("sequential", "combinational", "total")}
+    return {g: e[g]["total"] for g in ("sequential", "combinational", "total")}

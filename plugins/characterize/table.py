@@ -173,7 +173,8 @@ def header_lines(command: str, tools: Tools, clock_mhz: float, vectors: int, see
         "measured with the open-source flow of `llmulator characterize` (plugins/characterize, docs/technology.md).",
         f"command:  {command}",
         f"date:     {_dt.date.today().isoformat()}",
-        f"clock:    {clock_mhz:g} MHz (energy per op = total power / f; latency_cycles = ceil(delay / period), >= 1)",
+        f"clock:    {clock_mhz:g} MHz (energy per op = the simulation's energy per cycle; "
+        "latency_cycles = ceil(delay / period), >= 1)",
         f"vectors:  {vectors} uniformly random operand sets per design, one operation per cycle (seed {seed})",
         f"tools:    {tools.versions.get('yosys', '?')}; {tools.versions.get('iverilog', '?')};",
         f"          {tools.versions.get('opensta', '?')}; {tools.versions.get('liberty', '?')}",
@@ -182,8 +183,9 @@ def header_lines(command: str, tools: Tools, clock_mhz: float, vectors: int, see
         "  measured:         each integer operator synthesised as a registered module (inputs and output in",
         "                    flip-flops) by Yosys + ABC against the liberty; area = Yosys `stat -liberty`;",
         "                    delay = OpenSTA report_checks (register to register, incl. clock-to-Q and setup);",
-        "                    energy = OpenSTA report_power with per-pin activity from a zero-delay Icarus",
-        "                    simulation of the gate netlist. "
+        "                    energy = every cell's toggles in a zero-delay Icarus simulation of the gate",
+        "                    netlist priced with the liberty's internal-energy tables and load capacitance",
+        "                    (vcdpower; OpenSTA's report_power is kept in each result as a cross-check). "
         + ("Registers are excluded (logic only)." if logic_only else
            "Includes the registers (their share is in each note)."),
         "                    Ignored: wire and routing capacitance, glitches, the clock tree beyond the",
@@ -191,7 +193,7 @@ def header_lines(command: str, tools: Tools, clock_mhz: float, vectors: int, see
         "  structures:       the rtl profiler's systolic PE (plugins/rtl/array.pe_module) per shape and the",
         "                    array's skew-register bit, measured the same way in two states: advancing every",
         "                    cycle on random operands (energy_pj per cycle: a MAC) and stalled with the clock running",
-        "                    (idle_energy_pj per cycle); flip-flop outputs annotated with their simulated activity;",
+        "                    (idle_energy_pj per cycle), priced from the simulation like the operators;",
         "                    and a bit of the profiler's vector queue (energy_pj per bit passing through,",
         "                    idle_energy_pj per stored bit per cycle, area_um2 per stored bit).",
         "  derived:          formats not measured (int64, floating point) of a measured class: the measured",

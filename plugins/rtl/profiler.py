@@ -27,7 +27,10 @@ from llmulator.errors import UserError
 from llmulator.inputs import Inputs, inputs_for, np_dtype, run_reference
 from llmulator.results import Profile
 
-VERSION = "0.2"  # 0.2: the PEs' energy from a gate-level replay of sampled PEs
+# 0.2: the PEs' energy from a gate-level replay of sampled PEs
+# 0.3: the replay priced from its gate-level VCD cell by cell (characterize's vcdpower), not OpenSTA
+VERSION = "0.3"
+SIM_VERSION = "0.2"        # the simulation's key: what it simulates has not changed since 0.2
 VCD_CYCLES = 2000          # the activity window: the first cycles after start (fills, streams, drains)
 SIM_LIMIT = 50_000_000     # cycles before the testbench gives up (a stalled controller)
 
@@ -164,7 +167,7 @@ class RtlProfiler:
         window = (0, VCD_CYCLES) if self.synthesize else None
         steps = math.prod(lp.trips for lp in plan.loops) / (plan.A * plan.B)
         simulator = simulators.choose(self.simulator, work=steps * text.count("\n"))
-        skey = _key(VERSION, text, str(window), simulator, *(arrays[n].tobytes() + str(arrays[n].dtype).encode()
+        skey = _key(SIM_VERSION, text, str(window), simulator, *(arrays[n].tobytes() + str(arrays[n].dtype).encode()
                                                              for n in sorted(arrays)))
         folder = cache_root() / f"sim-{skey}"
         cached = folder / "result.json"
