@@ -710,20 +710,22 @@ of the PEs' recorded inputs; docs/technology.md, "Checking OpenSTA": OpenSTA 2.0
 annotated netlist depends on its vectorless default and charges a held flip-flop's clock-to-Q energy every
 cycle). The PE-array energy per MAC at the rtl's cycles against the replayed PEs plus the rest of `pe_array` by
 the rtl flow: GEMM ws 0.99x (2x2), 0.95x (4x4), 0.92x (8x8), 0.89x (16x16); os 0.92x, 0.92x, 0.95x, 1.06x; is
-0.96x (4x4), 0.89x (16x16): all eleven GEMM rows within 11 %, the model a little low. conv2d ws 0.95x, os 0.63x,
-is 0.62x (4x4); 0.80x, 0.68x, 0.64x (8x8); 0.78x, 0.75x, 0.70x (16x16): eight of the nine outside 15 %. With both
-sides OpenSTA's the GEMM rows read 1.04-1.14x: the two pricings differ by about 10 % where the data is the
-entries' kind (uniformly random int8), and by 20-40 % on conv2d: its values are 8-bit (the inputs 0..255,
-the weights -128..127 with 30 % zeros) in 16-bit PEs, and the model takes a MAC's switching from the narrower
-(int8) entry where every input's declared range
-needs fewer bits than the PE holds (analytical 0.25), every cycle's clock from the int16 PE's flip-flops. Priced
-from the VCD, the int16 PE switches more than that: the weights are signed, and a sign-extended 8-bit value in a
-16-bit register flips the upper eight bits whenever its sign changes. The int16 entry for everything reads 2.35x,
-1.97x, 1.21x (ws, os, is at 4x4), 1.62x, 1.70x, 1.02x (8x8), 1.22x, 1.33x, 0.95x (16x16): the truth lies
-between the two entries, nearest the narrow one where the streaming operand is the unsigned input (ws) and
-nearest the wide one where it is the signed weight (is). The entries are measured on full-width random operands;
-an entry measured on the declared ranges, per operand role, is what this needs (not done: the rows would not
-then check a fitted rule). On OpenSTA's pricing the conv2d rows read 1.05-1.30x (six rows, 2026-12-05 morning).
+0.96x (4x4), 0.89x (16x16): all eleven GEMM rows within 11 %, the model a little low. conv2d ws 0.95x, os
+1.08x, is 1.21x (4x4); 0.80x, 1.02x, 1.02x (8x8); 0.78x, 0.94x, 0.95x (16x16): six of the nine within 15 %.
+conv2d's values are 8-bit (the inputs 0..255, the weights -128..127 with 30 % zeros) in 16-bit PEs, and a MAC's
+switching follows the bits its streaming operands toggle (analytical 0.28, `llmulator.pecost`): the unsigned
+inputs toggle their 8 low bits, the signed weights every bit of the PE (a sign-extended 8-bit value flips the
+upper eight bits whenever its sign changes); weight stationary streams the inputs (the int8 entry's switching),
+input stationary the weights (the int16 PE's own), output stationary both (between the two by the multiplier's
+partial products, (8x16 - 8x8) / (16x16 - 8x8) = 1/3 of the way); every cycle's clock is the int16 PE's. The
+int8 entry alone (analytical 0.25's rule: the declared ranges need 9 bits, so the int8 entry for every role)
+read 0.62-0.95x here, the int16 entry alone 0.95-2.35x. The rule was written after these rows showed the
+int8 entry low where the weights stream (os, is) and not where they are stationary (ws); it has no fitted
+constant, and the rows it was read from are the ones it is checked on, so it is a consistent explanation, not an
+independent confirmation. ws at 8x8 and 16x16 stays low (0.80x, 0.78x): K = 4 uses 4 of the 8 or 16 columns, and
+the idle columns' PEs still pass the inputs west to east (replayed at 8.2-8.7 pJ per cycle against the idle
+entry's 7.78), while the busy ones replay 13-48 pJ per cycle. On OpenSTA's pricing the conv2d rows read
+1.05-1.30x (six rows, 2026-12-05 morning, the int8 entry's switching for every role).
 
 The decomposition of the earlier GEMM rows, and the paragraphs below, were measured with OpenSTA's pricing on
 both sides and on the previous RTL revision (more buffer waits: ws 2x2 1,715 and 4x4 510 cycles, now 1,351 and
@@ -819,8 +821,9 @@ moved, measured, not tuned:
   periphery is 0.18-0.47x, which says as much about the flow as about the model.
 ## What is not here yet
 
-- conv2d's PE energy: the model reads 0.62-0.95x of the replay (above): the narrow-entry rule misses the
-  sign-extended weights' upper bits; an entry measured on the declared operand ranges per role is the fix.
+- conv2d's PE energy: 0.78-1.21x of the replay (above), three rows outside 15 %; the switching rule for
+  data narrower than the PE was read from these rows. Entries measured on the declared operand ranges per
+  role would make it a measurement.
 - The engines' energy has no gate-level reference (only the output queue's, above); the engines' address
   logic and the crossbar have no model term (the periphery model prices their registers).
 - The GEMM PE rows read 0.89-1.06x: the entries' stimulus (every port random every cycle, a row-3 PE's

@@ -15,10 +15,14 @@ structures"):
   generated hardware clocks every PE every cycle: no clock gating) + the skew bits, each cycle at the
   bit's idle energy plus, per array step with data (MACs / PEs), the active-idle difference; in place
   of the MAC energy and the operand accesses to the per-PE register file (when its access energy was
-  defaulted). Where the data needs fewer bits than the PE holds, a MAC's switching is the narrower
-  entry's (its ``energy_pj`` less its idle) but every cycle's clock is the PE's own flip-flops' (the PE
-  entry's idle): conv2d's int16 PEs replayed 14.9-17.1 pJ of sequential power per PE-cycle on 8-bit
-  data; the int16 idle entry is 14.8, the int8 one 10.8.
+  defaulted). Where the data needs fewer bits than the PE holds, a MAC's switching follows the bits the
+  streaming operands toggle (a stationary one changes once a fold): a non-negative narrow operand its
+  magnitude bits, a signed one every bit of the PE (sign extension flips the upper bits with the sign);
+  the narrower entry where all toggle few, the PE's own where all toggle all, between them by the
+  multiplier's partial products (width x width) where the two streams differ. Every cycle's clock is the
+  PE's own flip-flops' (the PE entry's idle). conv2d (unsigned 8-bit inputs, signed 8-bit weights) on
+  int16 PEs: 0.78-1.21x of the gate-level replay over nine rows, the int8 entry alone 0.62-0.95x, the
+  int16 entry alone 0.95-2.35x (docs/rtl-crosscheck.md).
 
 Everything else (memories, tile traffic, leakage) is unchanged; a table without ``structures`` (45nm)
 or an architecture that states its MAC's energy or area keeps the MAC + register-file rule.
@@ -95,23 +99,75 @@ def _operand_bits(design, band: list[str]) -> int:
                 if a.is_read and a.array not in written and a.array in arrays), default=0)
 
 
+def _declared_range(design, name: str) -> list[int] | None:
+    """The declared integer values (range ends, or the constant) of input array ``name``, or None."""
+    spec = ((design.workload.inputs or {}).get("arrays", {})).get(name) or {}
+    if spec.get("distribution") == "randint" and spec.get("range"):
+        return [int(v) for v in spec["range"]]
+    if spec.get("distribution") == "constant" and "value" in spec:
+        return [int(spec["value"])]
+    return None
+
+
+def _need(values: list[int]) -> int:
+    return max((v.bit_length() if v >= 0 else (~v).bit_length()) + 1 for v in values)
+
+
 def _declared_bits(design, band: list[str]) -> int | None:
     """Two's-complement bits the declared input ranges of the band's input arrays need, or None where an
     input has no declared integer range (generated, copied, or another distribution)."""
-    arrays = (design.workload.inputs or {}).get("arrays", {})
     stmts = design.tree.loops[band[-1]].statements()
     written = {a.array for st in stmts for a in st.accesses if a.is_write}
     need = 0
     for name in {a.array for st in stmts for a in st.accesses if a.is_read and a.array not in written}:
-        spec = arrays.get(name) or {}
-        if spec.get("distribution") == "randint" and spec.get("range"):
-            values = [int(v) for v in spec["range"]]
-        elif spec.get("distribution") == "constant" and "value" in spec:
-            values = [int(spec["value"])]
-        else:
+        values = _declared_range(design, name)
+        if values is None:
             return None
-        need = max(need, *((v.bit_length() if v >= 0 else (~v).bit_length()) + 1 for v in values))
+        need = max(need, _need(values))
     return need or None
+
+
+def _streaming_widths(design, shape: str, width: int, narrow: int) -> list[int] | None:
+    """The bits each operand streaming through the PEs toggles (the west-east one for pe_psum, both for
+    pe_os; a stationary operand changes once a fold): its declared width where its range is non-negative,
+    the PE's ``width`` where the range holds negative values (a sign-extended narrow value flips every upper
+    bit when its sign changes). None where the plan or a declared range is missing."""
+    from .errors import UserError
+    from .pearray import make_plan
+    try:
+        plan = make_plan(design)
+    except (UserError, ValueError, KeyError):
+        return None
+    out = []
+    for role in (("X",) if shape == "pe_psum" else ("X", "Y")):
+        values = _declared_range(design, plan.operands[role].array) if role in plan.operands else None
+        if values is None:
+            return None
+        # non-negative values toggle their magnitude bits only (0..255 in a 16-bit register: the low 8)
+        out.append(width if min(values) < 0 else min(max(max(values).bit_length(), narrow), width))
+    return out
+
+
+def _switching_entry(design, shape: str, group: dict[str, Any], bits: int, data: int) -> dict[str, Any] | None:
+    """The entry whose switching a MAC pays where the data is narrower than the PE (``data`` < ``bits``
+    bits): the narrow entry when every streaming operand toggles only its declared bits, the PE's own when
+    every one is sign-extended, and between them, by the multiplier's partial products (width x width),
+    when the two streaming operands differ (an unsigned input against a signed weight, output stationary)."""
+    narrow, wide = _entry(group, data), _entry(group, bits)
+    if narrow is None or narrow is wide:
+        return narrow
+    nb = int(next(k for k, v in group.items() if v is narrow)[3:])
+    widths = _streaming_widths(design, shape, bits, nb)
+    if widths is None:
+        return narrow                     # no plan: the declared widths alone (analytical 0.25's rule)
+    if len(widths) == 1:
+        widths = widths * 2               # the stationary operand holds: the streaming one sets both ports' share
+    f = (widths[0] * widths[1] - nb * nb) / (bits * bits - nb * nb)
+    if f <= 0:
+        return narrow
+    if f >= 1:
+        return None                       # the PE's own entry
+    return {k: float(narrow[k]) + f * (float(wide[k]) - float(narrow[k])) for k in ("energy_pj", "idle_energy_pj")}
 
 
 def pe_cost(design) -> PeCost | None:
@@ -140,7 +196,8 @@ def pe_cost(design) -> PeCost | None:
     # switching energy follows the bits the data toggles: where the workload declares every input's range
     # and it needs fewer bits than the PE holds (an int16 layer of 8-bit values), the narrower PE's energy
     data = _declared_bits(design, band)
-    energy_entry = _entry(structures.get(shape), data) if data is not None and data < bits else None
+    energy_entry = (_switching_entry(design, shape, structures.get(shape) or {}, bits, data)
+                    if data is not None and data < bits else None)
     if entry is None:
         return None
     skew = (structures.get("skew_reg") or {}).get("bit")
