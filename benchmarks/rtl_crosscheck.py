@@ -247,7 +247,8 @@ def synth_model_columns(dm, an, macs: float, cycles: float) -> dict:
     pp = periphery_cost(dm)     # the memory system's registers around the buffer (llmulator.periphery)
     periphery = ({"bits": pp.bits, "area": pp.area_um2(), "e_at_rtl_mac": float(pp.energy_pj(cycles)) / macs,
                   "e_idle_at_rtl_mac": pp.storage_bits * cycles * float(pp.entry["idle_energy_pj"]) / macs,
-                  "e_queue_at_rtl_mac": pp.part_energy_pj("out_queue", cycles) / macs}
+                  "e_queue_at_rtl_mac": pp.part_energy_pj("out_queue", cycles) / macs,
+                  "e_parts_at_rtl_mac": {k: pp.part_energy_pj(k, cycles) / macs for k in pp.bits}}
                  if pp is not None else None)
     return {"pe_model": pe_model, "e_pe_model_mac": e_pe_model / macs, "periphery_model": periphery,
             "e_model_at_rtl_mac": e_model_at_rtl / macs if e_model_at_rtl is not None else None,
@@ -292,41 +293,70 @@ def rtl_flops(d) -> dict[str, int] | None:
     return None
 
 
-def queue_replay(d, cycles: float) -> dict | None:
-    """The output queue's energy measured gate-level on the rtl run's own stimulus: the profiler's
-    ``out_fifo`` of this design synthesised alone, its inputs sampled from the rtl VCD each cycle and replayed
-    on its netlist, priced from the gate-level VCD (vcdpower). The reference for the periphery model's
-    queue part, which the rtl flow's OpenSTA figure is not (docs/technology.md, "Checking OpenSTA")."""
+def rtl_ports(text: str, name: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """(inputs, outputs) of an ANSI Verilog module header as (name, width) pairs, clk left out."""
+    import re
+    head = re.search(r"\bmodule\s+" + re.escape(name) + r"\s*\((.*?)\)\s*;", text, re.S).group(1)
+    ins: list[tuple[str, int]] = []
+    outs: list[tuple[str, int]] = []
+    direction, width = "input", 1
+    for item in head.split(","):
+        m = re.fullmatch(r"\s*(input|output)?\s*(?:reg|wire)?\s*(?:\[(\d+):(\d+)\])?\s*(\w+)\s*", item)
+        if not m:
+            raise ValueError(f"cannot read port '{item.strip()}' of module {name}")
+        if m.group(1):
+            direction, width = m.group(1), (int(m.group(2)) - int(m.group(3)) + 1 if m.group(2) else 1)
+        if m.group(4) != "clk":
+            (ins if direction == "input" else outs).append((m.group(4), width))
+    return ins, outs
+
+
+def module_replay(d, module: str, inst: str) -> dict | None:
+    """One module of the rtl design measured gate-level on the rtl run's own stimulus: the module's Verilog
+    synthesised alone (cached by content), its inputs sampled from the rtl VCD each cycle and replayed on its
+    netlist, priced from the gate-level VCD (vcdpower). The reference for the periphery model, which the rtl
+    flow's OpenSTA figure is not (docs/technology.md, "Checking OpenSTA")."""
     import hashlib
 
-    from llmulator.banks import FIFO_DEPTH
     from llmulator_plugins.characterize import flow as cz
     from llmulator_plugins.characterize import structures as st_mod
     from llmulator_plugins.characterize.measure import synthesize
     from llmulator_plugins.rtl import profiler as rp
-    from llmulator_plugins.rtl.datapath import fifo_module
-    plan, _lay, rtl = RtlProfiler(synthesize=True).build(d)
+    _plan, _lay, rtl = RtlProfiler(synthesize=True).build(d)
     text = rtl.text()
     sims = [f for f in rp.cache_root().glob("sim-*") if (f / "act.vcd").is_file() and (f / "design.v").is_file()
             and (f / "design.v").read_text() == text]
-    if not sims:
+    if not sims or module not in rtl.synth_modules:
         return None
     vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
-    width = plan.B * plan.operands["O"].bits
-    name = f"out_fifo_{width}"
-    verilog = fifo_module(name, width, FIFO_DEPTH)
-    ins = (("rst", 1), ("push", 1), ("din", width), ("pop", 1))
-    st = st_mod.Structure("queue_bit", 1, 0, name, verilog, ins, (("dout", width), ("empty", 1), ("full", 1)),
-                          width * FIFO_DEPTH, "the profiler's output queue")
+    verilog = rtl.synth_modules[module]
+    ins, outs = rtl_ports(verilog, module)
+    st = st_mod.Structure("queue_bit", 1, 0, module, verilog, tuple(ins), tuple(outs), 0, f"the rtl {module}")
     tools = cz.find_tools()
-    folder = ROOT / ".eda" / "work" / "crosscheck-queue" / hashlib.sha256(verilog.encode()).hexdigest()[:12]
+    folder = ROOT / ".eda" / "work" / "crosscheck-modules" / hashlib.sha256(verilog.encode()).hexdigest()[:12]
     if not (folder / "net.v").is_file():
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "op.v").write_text(verilog)
         synthesize(st, tools, folder, 3600.0, lambda _s: None)
-    rows = st_mod.sample_inputs(vcd, ["tb", "dut"], ["u_wq"], dict(ins), window=rp.VCD_CYCLES)["u_wq"]
+    rows = st_mod.sample_inputs(vcd, ["tb", "dut"], [inst], dict(ins), window=rp.VCD_CYCLES)[inst]
     e = st_mod.replay_energy(st, rows, tools, folder)
     return {"pj_per_cycle": e["total"], "cycles": len(rows)}
+
+
+def queue_replay(d, cycles: float) -> dict | None:
+    """The output queue (``out_fifo``, instance ``u_wq``) replayed gate-level: module_replay."""
+    return module_replay(d, "out_fifo", "u_wq")
+
+
+def engines_replay(d) -> dict[str, dict]:
+    """Every operand engine and the writer replayed gate-level (module_replay), by module."""
+    _plan, _lay, rtl = RtlProfiler(synthesize=True).build(d)
+    out = {}
+    for e in rtl.engines:
+        r = module_replay(d, e, f"u_{e}")
+        if r:
+            out[e] = r
+    return out
 
 
 def refresh_replay(row: dict) -> dict:
@@ -343,10 +373,13 @@ def refresh_replay(row: dict) -> dict:
 
 
 def refresh_queue(row: dict) -> dict:
-    """A saved synthesised row with its output queue replayed gate-level on the cached rtl VCD (queue_replay)."""
+    """A saved synthesised row with its output queue and its engines replayed gate-level on the cached rtl VCD
+    (module_replay)."""
     with tempfile.TemporaryDirectory() as tmp:
-        q = queue_replay(design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws")), row["cycles"])
-    return {**row, **({"queue_replay": q} if q else {})}
+        d = design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws"))
+        q = queue_replay(d, row["cycles"])
+        eng = engines_replay(d)
+    return {**row, **({"queue_replay": q} if q else {}), **({"engines_replay": eng} if eng else {})}
 
 
 def pe_replay(d, n: int, cycles: float, flow: bool = True) -> dict | None:
@@ -453,6 +486,27 @@ def queue_col(r) -> str:
             f"({r['e_parts'].get('out_fifo', 0.0):.1f})")
 
 
+def replayed_periphery(r) -> tuple[float, float, float] | None:
+    """(gate-level replay, model, rtl flow) pJ per MAC of the engines and the output queue together."""
+    q, eng, pm = r.get("queue_replay"), r.get("engines_replay"), r["periphery_model"]
+    parts = pm.get("e_parts_at_rtl_mac")
+    if not q or not eng or not parts:
+        return None
+    per_mac = r["cycles"] / r["macs"]
+    rep = (q["pj_per_cycle"] + sum(v["pj_per_cycle"] for v in eng.values())) * per_mac
+    model = parts["out_queue"] + sum(parts[e] for e in eng)
+    flow = r["e_parts"].get("out_fifo", 0.0) + sum(r["e_parts"].get(e, 0.0) for e in eng)
+    return rep, model, flow
+
+
+def replayed_col(r) -> str:
+    got = replayed_periphery(r)
+    if got is None:
+        return "—"
+    rep, model, flow = got
+    return f"{rep:.0f} / {model:.0f} ({model / rep:.2f}x) ({flow:.0f}, {flow / rep:.1f}x)"
+
+
 def periphery_table(srows) -> str:
     """The buffer periphery (llmulator.periphery) against the synthesised modules it stands for."""
     rows = [r for r in srows if r.get("periphery_model")]
@@ -461,7 +515,8 @@ def periphery_table(srows) -> str:
     L = ["| design | flip-flops: rtl (Yosys) / model bits | area um2: rtl modules / model | "
          "area: all other logic (+ crossbar, top) / model | energy pJ/MAC: rtl flow / model at rtl cycles | "
          "model's idle share | output queue pJ/MAC: gate-level replay / model (rtl flow) | "
-         "per module, flip-flops rtl / model |", "|" + "---|" * 8]
+         "engines + queue pJ/MAC: gate-level replay / model (rtl flow, its ratio to the replay) | "
+         "per module, flip-flops rtl / model |", "|" + "---|" * 9]
     for r in rows:
         pm = r["periphery_model"]
         mods = {k: v for k, v in PERIPHERY_MODULES.items() if k in pm["bits"]}
@@ -476,7 +531,7 @@ def periphery_table(srows) -> str:
         L[-1] += (f"{area:,.0f} / {pm['area']:,.0f} ({pm['area'] / area:.2f}x) | {r['other_area']:,.0f} / "
                   f"{pm['area']:,.0f} ({pm['area'] / r['other_area']:.2f}x) | {e_rtl:.0f} / {pm['e_at_rtl_mac']:.0f} "
                   f"({pm['e_at_rtl_mac'] / e_rtl:.2f}x) | {pm['e_idle_at_rtl_mac'] / pm['e_at_rtl_mac']:.2f} | "
-                  f"{queue_col(r)} | {per} |")
+                  f"{queue_col(r)} | {replayed_col(r)} | {per} |")
     return "\n".join(L)
 
 
@@ -722,7 +777,10 @@ int8 entry alone (analytical 0.25's rule: the declared ranges need 9 bits, so th
 read 0.62-0.95x here, the int16 entry alone 0.95-2.35x. The rule was written after these rows showed the
 int8 entry low where the weights stream (os, is) and not where they are stationary (ws); it has no fitted
 constant, and the rows it was read from are the ones it is checked on, so it is a consistent explanation, not an
-independent confirmation. ws at 8x8 and 16x16 stays low (0.80x, 0.78x): K = 4 uses 4 of the 8 or 16 columns, and
+independent confirmation. On the characterize harness (the int16 PE on conv2d's declared ranges,
+`benchmarks/pe_data_ranges.py`, docs/technology.md) it holds for output stationary (1.00x) and not for the
+partial-sum PE (0.66x ws-like, 1.50x is-like): the adder's sign-extended bits follow the signed operand
+whichever operand streams. ws at 8x8 and 16x16 stays low (0.80x, 0.78x): K = 4 uses 4 of the 8 or 16 columns, and
 the idle columns' PEs still pass the inputs west to east (replayed at 8.2-8.7 pJ per cycle against the idle
 entry's 7.78), while the busy ones replay 13-48 pJ per cycle. On OpenSTA's pricing the conv2d rows read
 1.05-1.30x (six rows, 2026-12-05 morning, the int8 entry's switching for every role).
@@ -809,23 +867,27 @@ moved, measured, not tuned:
   modules spend 230-310 um2 per flip-flop where the queue spends 198; the crossbar (`xin`/`xout`,
   combinational) and the top have no term.
 - **energy**: the rtl flow's per-module figure is OpenSTA propagating from the RTL-named nets (default
-  activity 0.1), and it is no reference here: on the output queue, the one module that is exactly the
-  measured structure, the queue's own gate-level replay on the rtl run's recorded inputs (`queue_replay`:
-  the profiler's `out_fifo` of the design synthesised alone, priced from its VCD like the PEs) reads
-  17.5-64.2 pJ per MAC where the rtl flow says 74.9-364.9, 2.8-10.9x more. Against that replay the model's
-  queue part is 1.05-1.60x: the clock of its stored bits is most of it (the model's idle share of the
-  whole periphery is 0.79-0.96), and a bit passing through costs the entry's 1.59 pJ, measured on a new
-  random vector every cycle, where the rtl run's outputs (partial sums, zeros during skew and drain)
-  switch fewer bits. The engines were not replayed: their Verilog depends on the mapping, so the
-  characterize method would need the whole engine per design. Against the rtl flow the model's whole
-  periphery is 0.18-0.47x, which says as much about the flow as about the model.
+  activity 0.1), and it is no reference. The reference is each module replayed gate-level on the rtl run's
+  own stimulus (`module_replay`: the design's `out_fifo`, `wr`, `old` and stream readers each synthesised
+  alone, their inputs sampled from the rtl VCD every cycle, priced from the replay's VCD like the table's
+  entries; `--refresh-queue`). Engines and queue together, model / replay: GEMM 1.05-1.36x (ten rows, six at
+  or within 1.15x); conv2d 1.12-1.25x at 4x4, 1.14x for `is` at 8x8 and 16x16, 1.64-2.27x for ws and os at 8x8
+  and 16x16, the rows where synthesis removed the lanes the one mapping never drives (K = 4 on 8 or 16
+  columns: half or three quarters of the B-side engines' lanes, the flip-flop column above) and the model
+  kept their clock. The rtl flow reads 2.5-6.8x the replay on the same modules. Most of the model's figure is
+  the clock of the stored bits (idle share 0.79-0.96); the output queue alone is 1.05-1.60x (a bit passing
+  through is priced at the entry's random-data switching, and the rtl run's outputs, partial sums and zeros
+  during skew and drain, switch fewer bits). Against the rtl flow the model's whole periphery is 0.18-0.47x,
+  which says more about the flow than about the model.
+
 ## What is not here yet
 
 - conv2d's PE energy: 0.78-1.21x of the replay (above), three rows outside 15 %; the switching rule for
   data narrower than the PE was read from these rows. Entries measured on the declared operand ranges per
   role would make it a measurement.
-- The engines' energy has no gate-level reference (only the output queue's, above); the engines' address
-  logic and the crossbar have no model term (the periphery model prices their registers).
+- The periphery's energy reference is each module replayed alone on its recorded inputs; the buffer module
+  (arbiter, crossbar, bank stand-ins) is not replayed. The engines' address logic and the crossbar have no
+  model term (the periphery model prices the registers).
 - The GEMM PE rows read 0.89-1.06x: the entries' stimulus (every port random every cycle, a row-3 PE's
   partial sum) is not the array's (rows 0 get no partial sum, skew and drain steps move zeros).
 - The rest of `pe_array` (skew registers, control trees) is still the rtl flow's OpenSTA figure in the
@@ -834,7 +896,8 @@ moved, measured, not tuned:
   docs/rtl.md). The rtl profiler's own energy figures for the modules outside the PE array are OpenSTA's
   propagated ones (the output queue: 2.8-10.9x its replay); only the sampled PEs are replayed (2-3 s per PE).
   The rows files behind this page are in benchmarks/rows/ (`--from-rows` rewrites the page from them;
-  `--refresh-replay` and `--refresh-queue` replay the PEs and the queue again on the cached rtl VCDs).
+  `--refresh-replay` and `--refresh-queue` replay the PEs, and the engines and queue, again on the cached rtl
+  VCDs).
   The top's own glue is not in the energy figure.
 - Since hlsim 0.10 / analytical 0.20 the PE-array nest's buffer carries the bank schedule's words (item 5's
   word bound over-counted fused windows: 1.04x on one narrow-buffer row, 1.47x on a stride-2 convolution,

@@ -66,3 +66,23 @@ def test_sampled_replay_close_to_full_replay(row):
     """Above 4x4 the profiler replays 16 PEs and scales; the benchmark replays all of them."""
     b = _bench()
     assert b.gate_level_mac(row) == pytest.approx(_profiler_mac(b, row), rel=0.05)
+
+
+def test_rtl_ports_reads_the_generated_module_headers(tmp_path):
+    """module_replay drives each engine from its header: every input with its width, clk left out."""
+    from llmulator.buflayout import layout
+    from llmulator.pearray import make_plan
+    from llmulator_plugins.rtl.top import generate
+    from test_pecost import _design
+    d = _design(tmp_path, "ws")
+    plan = make_plan(d)
+    rtl = generate(plan, layout(d, plan, fit=False))
+    b = _bench()
+    ins, outs = b.rtl_ports(rtl.modules["rd_X"], "rd_X")
+    names = dict(ins)
+    assert "clk" not in names and names["rst"] == 1 and names["pop"] == 1
+    assert names["rdata"] == plan.A * 128 and names["gnt"] == plan.A          # a 128-bit word per lane
+    assert dict(outs)["head"] == plan.A * 8
+    ins, outs = b.rtl_ports(rtl.modules["out_fifo"], "out_fifo")
+    assert dict(ins) == {"rst": 1, "push": 1, "din": plan.B * 32, "pop": 1}
+    assert dict(outs) == {"dout": plan.B * 32, "empty": 1, "full": 1}

@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from .liberty import is_register, parse_liberty_pins, parse_netlist
+from .liberty import is_register
 from .scripts import _unescape
 from .vcd import VcdActivity
 
@@ -99,7 +99,7 @@ def _floats(s: str) -> tuple[float, ...]:
 
 
 def _table(group, templates: dict[str, tuple[str, ...]]) -> Table:
-    kind, name, attrs_, _ = group
+    _kind, name, attrs_, _ = group
     variables = templates.get(name, ("input_transition_time",))
     idx = tuple(_floats(attrs_[f"index_{i + 1}"][0]) for i in range(len(variables)) if f"index_{i + 1}" in attrs_)
     vals = tuple(_floats(v) for v in attrs_["values"])
@@ -145,7 +145,7 @@ def cell_outputs(text: str, pins: dict[str, dict[str, dict[str, Any]]]) -> list[
 
 
 def vcd_energy_per_cycle(vcd: VcdActivity, netlist, outputs, pins, power: dict[str, CellPower], vdd: float,
-                         clock: str = "clk", slew_ns: float = SLEW_NS) -> dict[str, float]:
+                         clock: str = "clk", slew_ns: float = SLEW_NS) -> dict[str, Any]:
     """Energy per clock cycle (pJ) of a gate netlist from its VCD, in report_power's shape: per group
     (``sequential``, ``combinational``) and ``total``, each {internal, switching, leakage, total}: internal
     (cell outputs and passive input pins), switching (load capacitance) and leakage over the dump's span."""
@@ -195,23 +195,10 @@ def vcd_energy_per_cycle(vcd: VcdActivity, netlist, outputs, pins, power: dict[s
 
 
 @functools.lru_cache(maxsize=4)
-def _library(path: str, mtime: float):
-    text = Path(path).read_text()
-    return parse_liberty_pins(text), parse_liberty_power(text)
+def _library(path: str, mtime: float) -> dict[str, CellPower]:
+    return parse_liberty_power(Path(path).read_text())
 
 
 def library_power(tools) -> dict[str, CellPower]:
-    """The internal-energy tables of the flow's liberty (parsed once per process)."""
-    return _library(str(tools.liberty), Path(tools.liberty).stat().st_mtime)[1]
-
-
-def netlist_energy(vcd: VcdActivity, net_text: str, top: str, liberty: Path, vdd: float, clock: str = "clk"):
-    """``vcd_energy_per_cycle`` of module ``top`` of a flat netlist text against a liberty file."""
-    pins, power = _library(str(liberty), Path(liberty).stat().st_mtime)
-    nl = parse_netlist(net_text, top, pins)
-    return vcd_energy_per_cycle(vcd, nl, cell_outputs(_module_body(net_text, top), pins), pins, power, vdd, clock)
-
-
-def _module_body(text: str, top: str) -> str:
-    m = re.search(r"\bmodule\s+" + re.escape(top) + r"\b.*?\)\s*;(.*?)^\s*endmodule\b", text, re.S | re.M)
-    return m.group(1) if m else text
+    """The internal-energy tables of the flow's liberty (parsed once per process and file version)."""
+    return _library(str(tools.liberty), Path(tools.liberty).stat().st_mtime)
