@@ -214,8 +214,8 @@ def synth_row(folder: Path, n: int, an, df: str = "ws", work: str = "gemm") -> d
     replay = pe_replay(d, n, cycles)
     other = {k[len("area_um2.rtl."):]: v for k, v in b.items()
              if k.startswith("area_um2.rtl.") and k != "area_um2.rtl.pe_array"}
-    e_other = {k[len("energy_pj.rtl."):]: v for k, v in b.items()
-               if k.startswith("energy_pj.rtl.") and k not in ("energy_pj.rtl.pe_array", FLOW_KEY)}
+    e_other = {k[len("energy_pj.rtl."):]: v for k, v in b.items()      # the profiler's figure per module
+               if k.startswith("energy_pj.rtl.") and k != "energy_pj.rtl.pe_array" and not k.endswith(".opensta")}
     return {"n": n, "df": df, "work": work, "cycles": cycles, "check": r.functional_check, "seconds": secs,
             "cached": r.counters["cached_simulation"], "yosys_s": r.counters["yosys_seconds"],
             "sta_s": r.counters["sta_seconds"], "logic_area": b["area_um2.logic"], "pe_rtl": pe_rtl,
@@ -293,24 +293,6 @@ def rtl_flops(d) -> dict[str, int] | None:
     return None
 
 
-def rtl_ports(text: str, name: str) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """(inputs, outputs) of an ANSI Verilog module header as (name, width) pairs, clk left out."""
-    import re
-    head = re.search(r"\bmodule\s+" + re.escape(name) + r"\s*\((.*?)\)\s*;", text, re.S).group(1)
-    ins: list[tuple[str, int]] = []
-    outs: list[tuple[str, int]] = []
-    direction, width = "input", 1
-    for item in head.split(","):
-        m = re.fullmatch(r"\s*(input|output)?\s*(?:reg|wire)?\s*(?:\[(\d+):(\d+)\])?\s*(\w+)\s*", item)
-        if not m:
-            raise ValueError(f"cannot read port '{item.strip()}' of module {name}")
-        if m.group(1):
-            direction, width = m.group(1), (int(m.group(2)) - int(m.group(3)) + 1 if m.group(2) else 1)
-        if m.group(4) != "clk":
-            (ins if direction == "input" else outs).append((m.group(4), width))
-    return ins, outs
-
-
 def module_replay(d, module: str, inst: str) -> dict | None:
     """One module of the rtl design measured gate-level on the rtl run's own stimulus: the module's Verilog
     synthesised alone (cached by content), its inputs sampled from the rtl VCD each cycle and replayed on its
@@ -329,6 +311,7 @@ def module_replay(d, module: str, inst: str) -> dict | None:
     if not sims or module not in rtl.synth_modules:
         return None
     vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
+    from llmulator_plugins.rtl.module_replay import rtl_ports
     verilog = rtl.synth_modules[module]
     ins, outs = rtl_ports(verilog, module)
     st = st_mod.Structure("queue_bit", 1, 0, module, verilog, tuple(ins), tuple(outs), 0, f"the rtl {module}")
@@ -454,8 +437,9 @@ def flow_array_mac(r) -> float:
 
 
 def other_logic_mac(r) -> dict[str, float]:
-    """Energy per MAC of the logic outside the PE array, by module (never the array's own OpenSTA figure)."""
-    return {k: v for k, v in r["e_parts"].items() if k != "pe_array.opensta"}
+    """Energy per MAC of the logic outside the PE array, by module (never a propagated ``.opensta`` figure
+    beside a replayed one)."""
+    return {k: v for k, v in r["e_parts"].items() if not k.endswith(".opensta")}
 
 
 def gate_level_mac(r) -> float | None:
@@ -893,8 +877,9 @@ moved, measured, not tuned:
 - The rest of `pe_array` (skew registers, control trees) is still the rtl flow's OpenSTA figure in the
   reference column; the model prices it with the VCD-priced skew-register entry.
 - OpenSTA 2.0.17's crash in `report_power` above 4x4 is worked around (constants tied to named wires,
-  docs/rtl.md). The rtl profiler's own energy figures for the modules outside the PE array are OpenSTA's
-  propagated ones (the output queue: 2.8-10.9x its replay); only the sampled PEs are replayed (2-3 s per PE).
+  docs/rtl.md). The saved rows' "other logic" column is the profiles' OpenSTA figure (rtl profiler 0.2); since
+  profiler 0.3 a profile replays its engines, writer and output queue itself (docs/rtl.md), as this page's
+  periphery table does; the buffer module keeps OpenSTA's figure.
   The rows files behind this page are in benchmarks/rows/ (`--from-rows` rewrites the page from them;
   `--refresh-replay` and `--refresh-queue` replay the PEs, and the engines and queue, again on the cached rtl
   VCDs).

@@ -77,12 +77,12 @@ def test_rtl_ports_reads_the_generated_module_headers(tmp_path):
     d = _design(tmp_path, "ws")
     plan = make_plan(d)
     rtl = generate(plan, layout(d, plan, fit=False))
-    b = _bench()
-    ins, outs = b.rtl_ports(rtl.modules["rd_X"], "rd_X")
+    from llmulator_plugins.rtl.module_replay import rtl_ports
+    ins, outs = rtl_ports(rtl.modules["rd_X"], "rd_X")
     names = dict(ins)
     assert "clk" not in names and names["rst"] == 1 and names["pop"] == 1
     assert names["rdata"] == plan.A * 128 and names["gnt"] == plan.A          # a 128-bit word per lane
     assert dict(outs)["head"] == plan.A * 8
-    ins, outs = b.rtl_ports(rtl.modules["out_fifo"], "out_fifo")
+    ins, outs = rtl_ports(rtl.modules["out_fifo"], "out_fifo")
     assert dict(ins) == {"rst": 1, "push": 1, "din": plan.B * 32, "pop": 1}
     assert dict(outs) == {"dout": plan.B * 32, "empty": 1, "full": 1}

@@ -15,7 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 
 SCOPE = ["tb", "dut", "u_array"]   # where the testbench instantiates the PE array
-REPLAY = "2"   # bump when the replay or the sampling changes what a cached synthesis result holds (2: vcdpower)
+REPLAY = "3"   # bump when the replay or the sampling changes what a cached synthesis result holds (2: vcdpower;
+#               3: the engines and the output queue replayed too, module_replay)
 GRID = 4   # a larger array is sampled on a GRID x GRID stratified grid of PEs
 
 

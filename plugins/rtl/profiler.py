@@ -28,7 +28,8 @@ from llmulator.inputs import Inputs, inputs_for, np_dtype, run_reference
 from llmulator.results import Profile
 
 # 0.2: the PEs' energy from a gate-level replay of sampled PEs
-# 0.3: the replay priced from its gate-level VCD cell by cell (characterize's vcdpower), not OpenSTA
+# 0.3: the replay priced from its gate-level VCD cell by cell (characterize's vcdpower), not OpenSTA; the
+#      engines, the writer and the output queue replayed whole the same way (module_replay)
 VERSION = "0.3"
 SIM_VERSION = "0.2"        # the simulation's key: what it simulates has not changed since 0.2
 VCD_CYCLES = 2000          # the activity window: the first cycles after start (fills, streams, drains)
@@ -57,8 +58,9 @@ def synth_note(syn: dict, vcd_cycles: int, pes: float) -> str:
 
 
 def pe_corrected(syn: dict, plan, breakdown: dict[str, float], counters: dict[str, float], cycles: float) -> float:
-    """Logic energy per cycle with the PE array's PEs measured gate-level on a sample (pe_replay); OpenSTA's
-    propagated figure where no PE was replayed. Both figures of the array go into ``breakdown``."""
+    """Logic energy per cycle with the PE array's PEs measured gate-level on a sample (pe_replay) and the
+    engines, writer and output queue replayed whole (module_replay); OpenSTA's propagated figure where
+    nothing was replayed. Both figures of each go into ``breakdown`` (``.opensta`` the propagated one)."""
     from .pe_replay import corrected_array_pj
     total = syn["logic_energy_per_cycle_pj"]
     flow = syn.get("energy_per_cycle_pj_by_module", {}).get("pe_array")
@@ -70,6 +72,13 @@ def pe_corrected(syn: dict, plan, breakdown: dict[str, float], counters: dict[st
         breakdown[f"pe_replay_pj_per_cycle.{pe}"] = v
     for pe, v in (syn.get("pe_energy_per_cycle_pj") or {}).items():
         breakdown[f"pe_opensta_pj_per_cycle.{pe}"] = v
+    by_module = syn.get("energy_per_cycle_pj_by_module", {})
+    for m, v in (syn.get("module_replay_pj_per_cycle") or {}).items():   # engines, writer, output queue
+        if m in by_module:
+            breakdown[f"energy_pj.rtl.{m}"] = v * cycles
+            breakdown[f"energy_pj.rtl.{m}.opensta"] = by_module[m] * cycles
+            total += v - by_module[m]
+    counters["modules_replayed"] = float(len(syn.get("module_replay_pj_per_cycle") or {}))
     if fixed is None:
         return total
     breakdown["energy_pj.rtl.pe_array"] = fixed * cycles
@@ -291,6 +300,24 @@ class RtlProfiler:
                          pe_sample(plan))
         return {pe: v["total"] for pe, v in got.items()}
 
+    def _replay_modules(self, rtl, res, tools, folder: Path) -> dict[str, float]:
+        """The engines', the writer's and the output queue's energy per cycle, each module's piece of the
+        hierarchical netlist replayed gate-level on its recorded inputs (module_replay)."""
+        from . import synth
+        from .module_replay import replay_module
+        hier = folder / "net_hier.v"
+        if res.vcd is None or not Path(res.vcd).is_file() or not hier.is_file():
+            return {}
+        netlists = synth.split_modules(hier.read_text())
+        out = {}
+        for m in [*rtl.engines, "out_fifo"]:
+            if m in netlists and m in rtl.synth_modules:
+                v = replay_module(m, rtl.synth_modules[m], netlists[m], Path(res.vcd), res.vcd_cycles, tools,
+                                  cache_root() / "module-replay")
+                if v is not None:
+                    out[m] = v
+        return out
+
     def _synth(self, d: Design, plan, lay, rtl, res, skey: str) -> dict:
         from llmulator_plugins.characterize import flow as cz
 
@@ -309,6 +336,7 @@ class RtlProfiler:
         out = synth.run_synthesis(rtl, plan, lay, tools, tmp, d.arch.clock_mhz, res.vcd, res.vcd_cycles,
                                   self.time_limit_s, pes=pe_sample(plan))
         out["pe_replay_pj_per_cycle"] = self._replay(d, plan, res, tools)
+        out["module_replay_pj_per_cycle"] = self._replay_modules(rtl, res, tools, tmp)
         from llmulator.fileio import atomic_write_json
         atomic_write_json(tmp / "result.json", out)
         (tmp / "activity.tcl").unlink(missing_ok=True)
