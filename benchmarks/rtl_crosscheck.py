@@ -311,19 +311,19 @@ def module_replay(d, module: str, inst: str) -> dict | None:
     if not sims or module not in rtl.synth_modules:
         return None
     vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
-    from llmulator_plugins.rtl.module_replay import rtl_ports
+    from llmulator_plugins.rtl.module_replay import replay_module, rtl_ports
     verilog = rtl.synth_modules[module]
     ins, outs = rtl_ports(verilog, module)
     st = st_mod.Structure("queue_bit", 1, 0, module, verilog, tuple(ins), tuple(outs), 0, f"the rtl {module}")
     tools = cz.find_tools()
+    # the module synthesised alone (the profiler replays its piece of the design's hierarchical netlist)
     folder = ROOT / ".eda" / "work" / "crosscheck-modules" / hashlib.sha256(verilog.encode()).hexdigest()[:12]
     if not (folder / "net.v").is_file():
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "op.v").write_text(verilog)
         synthesize(st, tools, folder, 3600.0, lambda _s: None)
-    rows = st_mod.sample_inputs(vcd, ["tb", "dut"], [inst], dict(ins), window=rp.VCD_CYCLES)[inst]
-    e = st_mod.replay_energy(st, rows, tools, folder)
-    return {"pj_per_cycle": e["total"], "cycles": len(rows)}
+    pj = replay_module(module, verilog, (folder / "net.v").read_text(), vcd, rp.VCD_CYCLES, tools, folder, inst)
+    return {"pj_per_cycle": pj} if pj is not None else None
 
 
 def queue_replay(d, cycles: float) -> dict | None:
