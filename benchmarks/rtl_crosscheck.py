@@ -91,8 +91,9 @@ def main(argv=None) -> int:
     ap.add_argument("--from-rows", help="only rewrite the document from rows saved by --rows (several files, "
                                         "comma-separated: their rows one after the other)")
     ap.add_argument("--refresh-replay", action="store_true",
-                    help="with --from-rows: replay the synthesised rows' PEs again on their cached rtl VCDs with "
-                         "today's power method and save them back (minutes: every PE of every array)")
+                    help="with --from-rows: replay the synthesised rows' PEs, engines and output queues again on "
+                         "their cached rtl VCDs with today's power method and save them back (every PE of every "
+                         "array: an hour on 2 cores)")
     ap.add_argument("--refresh-queue", action="store_true",
                     help="with --from-rows: replay only the synthesised rows' output queues (queue_replay)")
     ap.add_argument("--refresh-models", action="store_true",
@@ -344,7 +345,7 @@ def engines_replay(d) -> dict[str, dict]:
 
 def refresh_replay(row: dict) -> dict:
     """A saved synthesised row with its PEs replayed again on the cached rtl VCD by today's method (the rtl
-    flow's per-PE figures kept as measured)."""
+    flow's per-PE figures kept as measured), then its engines and output queue (refresh_queue)."""
     with tempfile.TemporaryDirectory() as tmp:
         new = pe_replay(design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws")), row["n"],
                         row["cycles"], flow=False)

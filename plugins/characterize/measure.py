@@ -11,14 +11,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .liberty import liberty_cell_areas, parse_liberty_pins, parse_netlist, switching_energy_pj
+from .liberty import liberty_cell_areas, parse_netlist, switching_energy_pj
 from .opverilog import OpModule, operator_module
 from .scripts import netlist_ports, testbench, yosys_script
 from .settings import FLOW_VERSION, VDD
 from .sta import activity_tcl, parse_report_checks, parse_report_power, parse_yosys_stat, sta_script
 from .tools import FlowError, Tools, _run
 from .vcd import parse_vcd
-from .vcdpower import cell_outputs, library_power, vcd_energy_per_cycle
+from .vcdpower import cell_outputs, library_pins, library_power, vcd_energy_per_cycle
 
 # --------------------------------------------------------------------------------------------
 # one design
@@ -87,7 +87,7 @@ def characterize_one(op_class: str, bits: int, clock_mhz: float, vectors: int, t
     step("switching activity (VCD)")
     with open(d / "act.vcd") as f:
         vcd = parse_vcd(f, scope="tb.dut")
-    lib_pins = parse_liberty_pins(tools.liberty.read_text())
+    lib_pins = library_pins(tools)
     nl = parse_netlist(netlist_text, mod.name, lib_pins)
     tcl, n_pins = activity_tcl(vcd, nl)
     switch_vcd = switching_energy_pj(vcd, nl, lib_pins, VDD)

@@ -22,8 +22,9 @@ is per stored bit per cycle, ``energy_pj`` per bit that passes through (pushed a
 active run's energy less the idle run's, per cycle and vector bit), ``area_um2`` per stored bit
 (llmulator.periphery).
 
-All from a zero-delay gate-level simulation (Icarus) whose VCD is annotated on every load pin of the
-netlist, as for the operators (docs/technology.md). The table stores them under ``structures`` and
+All from a zero-delay gate-level simulation (Icarus) whose VCD prices every cell's toggles with the
+liberty's tables (vcdpower), as for the operators (docs/technology.md; OpenSTA's report_power on the
+annotated netlist is kept beside it as a cross-check). The table stores them under ``structures`` and
 the area/energy model uses them for systolic PE-array designs (llmulator.pecost).
 """
 
@@ -39,14 +40,14 @@ from typing import Any
 
 import attrs
 
-from .liberty import parse_liberty_pins, parse_netlist
+from .liberty import parse_netlist
 from .measure import cached_result, synthesize
 from .scripts import netlist_ports, tb_dut
 from .settings import FLOW_VERSION, VDD
 from .sta import activity_tcl, parse_report_checks, parse_report_power, sta_script
 from .tools import FlowError, Tools, _run
 from .vcd import parse_vcd
-from .vcdpower import cell_outputs, library_power, vcd_energy_per_cycle
+from .vcdpower import cell_outputs, library_pins, library_power, vcd_energy_per_cycle
 
 STRUCTURES = ("pe_psum", "pe_os", "skew_reg", "queue_bit")
 FOLD = 16          # active cycles per stationary reload (psum) / accumulator drain (os)
@@ -205,7 +206,7 @@ def _measure_state(st: Structure, mode: str, ports: list[str], nl, tools: Tools,
     _run([tools.vvp, "-n", f"{mode}.vvp"], d, f"vvp_{mode}.log", timeout)
     with open(d / f"{mode}.vcd") as f:
         vcd = parse_vcd(f, scope="tb.dut")
-    lib_pins = parse_liberty_pins(tools.liberty.read_text())
+    lib_pins = library_pins(tools)
     vpow = vcd_energy_per_cycle(vcd, nl, cell_outputs((d / "net.v").read_text(), lib_pins), lib_pins,
                                 library_power(tools), VDD)
     tcl, n = activity_tcl(vcd, nl)
@@ -241,7 +242,7 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
     f_hz = clock_mhz * 1e6
     (d / "op.v").write_text(st.verilog)
     stat, seq_area, netlist_text, ports = synthesize(st, tools, d, timeout, step)
-    lib_pins = parse_liberty_pins(tools.liberty.read_text())
+    lib_pins = library_pins(tools)
     nl = parse_netlist(netlist_text, st.name, lib_pins)
     power: dict[str, Any] = {}
     vpow: dict[str, Any] = {}
@@ -387,7 +388,7 @@ def replay_energy(st: Structure, rows: list[dict[str, int]], tools: Tools, folde
     _run([tools.vvp, "-n", "replay.vvp"], folder, "vvp_replay.log", timeout)
     with open(folder / "replay.vcd") as f:
         vcd = parse_vcd(f, scope="tb.dut")
-    pins = parse_liberty_pins(tools.liberty.read_text())
+    pins = library_pins(tools)
     nl = parse_netlist(net, st.name, pins)
     e = vcd_energy_per_cycle(vcd, nl, cell_outputs(net, pins), pins, library_power(tools), VDD)
     for junk in ("replay.vcd", "replay.vvp", "replay.hex"):

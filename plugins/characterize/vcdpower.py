@@ -25,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from .liberty import is_register
+from .liberty import is_register, parse_liberty_pins
 from .scripts import _unescape
 from .vcd import VcdActivity
 
@@ -195,10 +195,17 @@ def vcd_energy_per_cycle(vcd: VcdActivity, netlist, outputs, pins, power: dict[s
 
 
 @functools.lru_cache(maxsize=4)
-def _library(path: str, mtime: float) -> dict[str, CellPower]:
-    return parse_liberty_power(Path(path).read_text())
+def _library(path: str, mtime: float) -> tuple[dict[str, dict[str, dict[str, Any]]], dict[str, CellPower]]:
+    text = Path(path).read_text()
+    return parse_liberty_pins(text), parse_liberty_power(text)
 
 
 def library_power(tools) -> dict[str, CellPower]:
     """The internal-energy tables of the flow's liberty (parsed once per process and file version)."""
-    return _library(str(tools.liberty), Path(tools.liberty).stat().st_mtime)
+    return _library(str(tools.liberty), Path(tools.liberty).stat().st_mtime)[1]
+
+
+def library_pins(tools) -> dict[str, dict[str, dict[str, Any]]]:
+    """The flow's liberty pins (``liberty.parse_liberty_pins``), parsed once per process and file version:
+    every structure state and every replayed PE or module asks for them."""
+    return _library(str(tools.liberty), Path(tools.liberty).stat().st_mtime)[0]
