@@ -15,8 +15,9 @@ import math
 import attrs
 
 from .design import Design
-from .errors import UserError
+from .errors import SpecUnsupported, UserError
 from .pearray import Plan
+from .yamlsrc import SourceMap
 
 ROLE_ORDER = ("S", "X", "Y", "O")
 
@@ -72,6 +73,17 @@ class Layout:
     placed: dict[str, Placed]   # by role
 
 
+def _width_error(d: Design, level: str, what: str, expected: str) -> SpecUnsupported:
+    """A buffer word the generated PE-array datapath cannot split into elements, at the level's width_bits."""
+    a = d.arch
+    i = a.level_index(level)
+    smap = a.source_map or SourceMap("<architecture>")
+    return SpecUnsupported(smap.diag(("architecture", "memory", i, "width_bits"),
+                                     f"PE-array designs (rtl profiler, bank model): {what}", expected,
+                                     "the generated datapath reads whole elements out of each buffer word "
+                                     "(docs/rtl.md, 'What it supports')"))
+
+
 def layout(d: Design, plan: Plan, fit: bool = True) -> Layout:
     """Each operand's place in its level; with ``fit`` a UserError when they do not fit the level (the rtl
     profiler preloads whole arrays; the bank model, llmulator.banks, needs only the word addresses)."""
@@ -84,12 +96,13 @@ def layout(d: Design, plan: Plan, fit: bool = True) -> Layout:
             continue
         lv = d.arch.level(op.level)
         if lv.width_bits % op.bits:
-            raise UserError(f"rtl: level {lv.name} is {lv.width_bits} bits wide, not a multiple of {op.array}'s "
-                            f"{op.bits}-bit elements")
+            raise _width_error(d, lv.name, f"level {lv.name} is {lv.width_bits} bits wide, not a multiple of "
+                                           f"{op.array}'s {op.bits}-bit elements", f"a multiple of {op.bits}")
         epw = lv.width_bits // op.bits
         if epw & (epw - 1):
-            raise UserError(f"rtl: level {lv.name} holds {epw} elements of {op.array} per word; the address "
-                            "generator needs a power of two")
+            raise _width_error(d, lv.name, f"level {lv.name} holds {epw} elements of {op.array} per word; the "
+                                           "generated address logic needs a power of two",
+                               f"{op.bits} bits x a power of two")
         words = math.ceil(op.elems / epw)
         base = cursor.get(lv.name, 0)
         placed[role] = Placed(role, lv.name, base, epw, words)

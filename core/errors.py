@@ -50,6 +50,12 @@ class UserError(Exception):
     """Bad usage that is not tied to a spec file position (missing file, unknown name). Exit 2."""
 
 
+class SpecUnsupported(SpecError, UserError):
+    """A spec field a component cannot handle (not wrong in itself: other components accept it), reported at
+    its file position. A :class:`UserError` too, so that callers that treat a design as outside their scope on
+    a UserError (hlsim's bank model, the periphery model) still do."""
+
+
 class InvariantError(Exception):
     """A model broke a physical bound (fewer cycles than its units, ports or recurrences allow):
     an internal error, reported with the design's name. Exit 1."""

@@ -76,7 +76,7 @@ class Operand:
 @attrs.frozen
 class Plan:
     shape: str                     # "psum" | "os"
-    dataflow: str                  # "ws" | "is" | "os" (SCALE-Sim's name for the same dataflow)
+    dataflow: str                  # "ws" | "is" | "os" (SCALE-Sim's name for the same dataflow); "psum" unnamed
     transposed: bool               # canonical a = physical cols
     A: int                         # physical PEs along a
     B: int                         # physical PEs along b
@@ -152,7 +152,8 @@ def _fail(d: Design, what: str) -> UserError:
 def make_plan(d: Design, is_weight=None) -> Plan:
     """The hardware plan of a design, or a UserError saying why there is none. ``is_weight(d, stationary,
     var_loop, operand)`` names a psum dataflow (ws when the stationary input is the layer's weight, else
-    is: the rtl profiler asks SCALE-Sim's layer roles); without it a psum plan is named ws."""
+    is: the rtl profiler asks SCALE-Sim's layer roles; None: it cannot tell); unnamed, a psum plan's
+    dataflow is "psum"."""
     pe = d.arch.pe_array
     if pe is None:
         raise _fail(d, f"architecture '{d.arch.name}' has no compute.pe_array")
@@ -297,12 +298,16 @@ def make_plan(d: Design, is_weight=None) -> Plan:
                 pick = (s, x)
                 break
         if pick is None:
+            hint = _stationary_hint(din, tloops, ops, var_loop, a_dim, b_dim)
             raise _fail(d, f"with the output flowing along PE {b_dim}, one input must be indexed by the PE dimensions "
-                           f"only (stationary) and the other by PE {a_dim} and the stream only ({_show(din)}); a "
-                           "row-stationary or diagonal dataflow is not generated")
+                           f"only (stationary) and the other by PE {a_dim} and the stream only ({_show(din)}; t: "
+                           f"the temporal loops of a fold with more than one trip, {', '.join(tloops) or 'none'}); a "
+                           "row-stationary or diagonal dataflow is not generated" + hint)
         roles = {pick[0]: "S", pick[1]: "X"}
-        # SCALE-Sim's names: the stationary operand is the weight (ws) or the input (is)
-        dataflow = "ws" if is_weight is None or is_weight(d, pick[0], var_loop, ops[pick[0]]) else "is"
+        # SCALE-Sim's names: the stationary operand is the weight (ws) or the input (is); "psum" where nothing
+        # says which (no namer, or a workload without the einsum that names a layer's roles)
+        w = None if is_weight is None else is_weight(d, pick[0], var_loop, ops[pick[0]])
+        dataflow = "psum" if w is None else "ws" if w else "is"
     transposed = a_dim == "cols"
     A = pe.rows if a_dim == "rows" else pe.cols
     B = pe.cols if b_dim == "cols" else pe.rows
@@ -327,6 +332,19 @@ def make_plan(d: Design, is_weight=None) -> Plan:
     temporal = tuple(lb for lb in point_labels if lb not in (loop_a, loop_b))
     return Plan(shape_, dataflow, transposed, A, B, tuple(plans), tuple(tile_labels), temporal, loop_a, loop_b,
                 operands, levels, d.name)
+
+
+def _stationary_hint(din: dict[str, set[str]], tloops: list[str], ops: dict[str, Operand], var_loop: dict[str, str],
+                     a_dim: str, b_dim: str) -> str:
+    """Where an input would be stationary but for temporal loops of the fold, the mapping change that fixes it."""
+    for s, x in (list(din), list(din)[::-1]):
+        if din[s] - {a_dim, b_dim} == {"t"} and din[x] <= {a_dim, "t"}:
+            loops = [lb for lb in tloops if any(var_loop[v] == lb for v in ops[s].coefs)]
+            if loops:
+                return (f"; {s} would be stationary but for {', '.join(loops)}: give "
+                        f"{'them' if len(loops) > 1 else 'it'} `tile: 1` in the mapping (each iteration its own "
+                        "fold)")
+    return ""
 
 
 def _show(din: dict[str, set[str]]) -> str:

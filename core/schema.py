@@ -186,7 +186,7 @@ def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Dia
         name = err.instance
         at = path + (name,) if isinstance(name, str) else path
         return [smap.diag(at, f"invalid name {name!r}", _describe(err.schema) or "a valid name",
-                          "rename the key", prefer_key=True)]
+                          YAML_BOOL_HINT if isinstance(name, bool) else "rename the key", prefer_key=True)]
     if v in ("anyOf", "oneOf") and err.context:
         best = max(err.context, key=lambda e: len(e.absolute_path))
         if len(best.absolute_path) > len(path):
@@ -217,6 +217,8 @@ def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Dia
             hint += "; the unit is part of the key name"
     if v == "type" and got is None:
         hint = "the value is empty: give one, or remove the key"
+    if v in ("type", "enum") and isinstance(got, bool) and err.validator_value not in ("boolean", ["boolean"]):
+        hint = YAML_BOOL_HINT
     if v == "enum" and isinstance(got, str):
         close = difflib.get_close_matches(got, [str(x) for x in err.validator_value], n=1, cutoff=0.6)
         if close:
@@ -225,6 +227,11 @@ def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Dia
         hint = "this llmulator reads spec version 1"
     return [smap.diag(path, msg, _describe(err.schema), hint)]
 
+
+#: YAML 1.1 (PyYAML) reads yes/no, on/off and true/false (lower, Capitalised or UPPER case) as booleans: a name
+#: like NO or On becomes false / true
+YAML_BOOL_HINT = ("YAML reads yes/no, on/off and true/false (lower, Capitalised or UPPER case) as booleans: quote "
+                  "the value ('NO') where it is a name or text")
 
 _JSON_TYPES = {"number": (int, float), "integer": (int,), "string": (str,), "object": (dict,), "array": (list,),
                "boolean": (bool,)}
@@ -257,7 +264,8 @@ def _alternatives_diag(err: jsonschema.ValidationError, smap: SourceMap) -> Diag
                "pattern": f"invalid text {got_text}"}.get(e.validator, f"invalid value {got_text}")
     else:
         msg = f"wrong type: got {got_text}"
-    hint = "the value is empty: give one, or remove the key" if got is None else ""
+    hint = ("the value is empty: give one, or remove the key" if got is None else
+            YAML_BOOL_HINT if isinstance(got, bool) else "")
     return smap.diag(path, msg, expected, hint)
 
 

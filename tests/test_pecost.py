@@ -11,6 +11,7 @@ from llmulator.design import load_design
 from llmulator.library import resolve
 from llmulator.pecost import pe_cost
 from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+from llmulator_plugins.characterize import replay as rp_mod
 from llmulator_plugins.characterize import structures as st_mod
 from llmulator_plugins.characterize.liberty import Netlist
 from llmulator_plugins.characterize.sta import activity_tcl
@@ -137,7 +138,7 @@ def test_sample_inputs_reads_each_instance_before_every_rising_edge(tmp_path):
         "$var wire 8 # x_in [7:0] $end", "$upscope $end", "$upscope $end", "$upscope $end", "$upscope $end",
         "$enddefinitions $end", "#0", "0!", 'b11 "', "bx #", "#5", "1!", "#10", "0!", 'b101 "', "b1 #", "#15", "1!",
         "#20", "0!", ""]))
-    rows = st_mod.sample_inputs(vcd, ["tb", "dut", "u_array"], ["u_pe_0_0", "u_pe_0_1"], {"x_in": 8})
+    rows = rp_mod.sample_inputs(vcd, ["tb", "dut", "u_array"], ["u_pe_0_0", "u_pe_0_1"], {"x_in": 8})
     assert rows == {"u_pe_0_0": [{"x_in": 3}, {"x_in": 5}], "u_pe_0_1": [{"x_in": 0}, {"x_in": 1}]}
 
 

@@ -61,9 +61,9 @@ def test_a_synthesised_2x2_profile_measures_every_pe_gate_level(write, tmp_path,
                                           tmp_path / "cache" / "rtl" / "pe-replay")
     for p, v in replay.items():
         assert entry["idle_energy_pj"] * 0.9 <= v <= entry["energy_pj"] * 1.1, (p, v, entry["energy_pj"])
-    # the engines, the writer and the output queue are replayed whole (module_replay); the logic's energy
-    # moves from OpenSTA's figures by exactly their differences and the PEs'
-    mods = ["wr", "old", "rd_S", "rd_X", "out_fifo"]
+    # the engines, the writer, the output queue and the buffer are replayed whole (module_replay); the logic's
+    # energy moves from OpenSTA's figures by exactly their differences and the PEs'
+    mods = ["wr", "old", "rd_S", "rd_X", "out_fifo", "buf_GLB"]
     assert prof.counters["modules_replayed"] == len(mods)
     moved_mods = sum(b[f"energy_pj.rtl.{m}"] - b[f"energy_pj.rtl.{m}.opensta"] for m in mods)
     opensta = sum(v for k, v in b.items() if k.startswith("energy_pj.rtl.") and k.count(".") == 2
@@ -71,3 +71,8 @@ def test_a_synthesised_2x2_profile_measures_every_pe_gate_level(write, tmp_path,
     assert b["energy_pj.logic"] == pytest.approx(opensta + moved_mods + moved * cycles, rel=1e-9)
     # a queue of 16 x 64 stored bits costs at least its flip-flops' clock (0.1215 pJ each, the liberty's)
     assert b["energy_pj.rtl.out_fifo"] / cycles >= 16 * 64 * 0.1215
+    # the buffer in its parts: its own cells (the arbiter), the crossbar's bank-port selects and its read-data
+    # selects, each replayed on its own recorded inputs
+    parts = {p: b[f"energy_pj.rtl.buf_GLB.{p}"] for p in ("arbiter", "xin", "xout")}
+    assert sum(parts.values()) == pytest.approx(b["energy_pj.rtl.buf_GLB"], rel=1e-9)
+    assert all(v > 0 for v in parts.values())

@@ -46,15 +46,16 @@ def replay_pes(plan, vcd: Path, window: int, tools, clock_mhz: float, work: Path
                pes: list[str]) -> dict[str, dict[str, float]]:
     """Energy per cycle (pJ: ``total``, ``sequential``, ``combinational``) of each PE in ``pes``, its
     recorded inputs replayed on its gate netlist."""
+    from llmulator_plugins.characterize import replay
     from llmulator_plugins.characterize import structures as st_mod
     st = structure_of(plan)
     work.mkdir(parents=True, exist_ok=True)
     # synthesis of the PE (and its table characterisation), cached in ``work`` by content
     st_mod.characterize_structure(st, clock_mhz, 1000, tools, work)
     folder = work / f"{st.kind}-{st.fmt}"
-    rows = st_mod.sample_inputs(vcd, SCOPE, pes, dict(st.inputs), window=window)
+    rows = replay.sample_inputs(vcd, SCOPE, pes, dict(st.inputs), window=window)
     period_ns = 1000.0 / clock_mhz
-    return {p: st_mod.replay_energy(st, rows[p], tools, folder, period_ns=period_ns) for p in pes if rows.get(p)}
+    return {p: replay.replay_energy(st, rows[p], tools, folder, period_ns=period_ns) for p in pes if rows.get(p)}
 
 
 def corrected_array_pj(flow_array_pj: float, flow_sample: dict[str, float], replay: dict[str, float],

@@ -11,6 +11,7 @@ synthesis results are cached by content under ``$LLMULATOR_CACHE/rtl`` (default
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -30,7 +31,7 @@ from llmulator.results import Profile
 # 0.2: the PEs' energy from a gate-level replay of sampled PEs
 # 0.3: the replay priced from its gate-level VCD cell by cell (characterize's vcdpower), not OpenSTA; the
 #      engines, the writer and the output queue replayed whole the same way (module_replay)
-VERSION = "0.3"
+VERSION = "0.4"
 SIM_VERSION = "0.2"        # the simulation's key: what it simulates has not changed since 0.2
 VCD_CYCLES = 2000          # the activity window: the first cycles after start (fills, streams, drains)
 SIM_LIMIT = 50_000_000     # cycles before the testbench gives up (a stalled controller)
@@ -59,7 +60,7 @@ def synth_note(syn: dict, vcd_cycles: int, pes: float) -> str:
 
 def pe_corrected(syn: dict, plan, breakdown: dict[str, float], counters: dict[str, float], cycles: float) -> float:
     """Logic energy per cycle with the PE array's PEs measured gate-level on a sample (pe_replay) and the
-    engines, writer and output queue replayed whole (module_replay); OpenSTA's propagated figure where
+    engines, writer, output queue and buffers replayed whole (module_replay); OpenSTA's propagated figure where
     nothing was replayed. Both figures of each go into ``breakdown`` (``.opensta`` the propagated one)."""
     from .pe_replay import corrected_array_pj
     total = syn["logic_energy_per_cycle_pj"]
@@ -73,12 +74,14 @@ def pe_corrected(syn: dict, plan, breakdown: dict[str, float], counters: dict[st
     for pe, v in (syn.get("pe_energy_per_cycle_pj") or {}).items():
         breakdown[f"pe_opensta_pj_per_cycle.{pe}"] = v
     by_module = syn.get("energy_per_cycle_pj_by_module", {})
-    for m, v in (syn.get("module_replay_pj_per_cycle") or {}).items():   # engines, writer, output queue
-        if m in by_module:
+    for m, v in (syn.get("module_replay_pj_per_cycle") or {}).items():   # engines, writer, output queue, buffers
+        if "/" in m:     # a buffer's part (arbiter, xin, xout): its share of the buffer's figure
+            breakdown[f"energy_pj.rtl.{m.replace('/', '.')}"] = v * cycles
+        elif m in by_module:
             breakdown[f"energy_pj.rtl.{m}"] = v * cycles
             breakdown[f"energy_pj.rtl.{m}.opensta"] = by_module[m] * cycles
             total += v - by_module[m]
-    counters["modules_replayed"] = float(len(syn.get("module_replay_pj_per_cycle") or {}))
+    counters["modules_replayed"] = float(sum("/" not in m for m in syn.get("module_replay_pj_per_cycle") or {}))
     if fixed is None:
         return total
     breakdown["energy_pj.rtl.pe_array"] = fixed * cycles
@@ -95,6 +98,18 @@ def _drain_note(d: Design, plan) -> list[str]:
                 "before the next fold accumulates; the spec's PE registers have room for a second (or it states "
                 "none), so hlsim and the analytical model overlap that drain"]
     return []
+
+
+@contextlib.contextmanager
+def _removed_on_timeout(folder: Path):
+    """A run folder left half-done by a tool that timed out is removed (nothing in it can be reused); one
+    left by a tool that failed is kept, since the error names its log."""
+    from .simulators import ToolTimeout
+    try:
+        yield
+    except ToolTimeout:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
 
 
 def _key(*parts: bytes | str) -> str:
@@ -190,8 +205,9 @@ class RtlProfiler:
         else:
             tmp = Path(tempfile.mkdtemp(prefix="sim-", dir=cache_root()))
             (tmp / "design.v").write_text(text)
-            res, r = sim.run(simulator, tmp / "design.v", lay, plan, arrays, out_shape, out_dtype, tmp,
-                             SIM_LIMIT, self.time_limit_s, window, cache_root())
+            with _removed_on_timeout(tmp):
+                res, r = sim.run(simulator, tmp / "design.v", lay, plan, arrays, out_shape, out_dtype, tmp,
+                                 SIM_LIMIT, self.time_limit_s, window, cache_root())
             ran = {"simulator": r.simulator, "version": r.version, "build_s": r.build_s, "run_s": r.run_s,
                    "build_cached": r.build_cached}
             from llmulator.fileio import atomic_write_json
@@ -256,7 +272,11 @@ class RtlProfiler:
             breakdown[f"area_um2.{name}"] = lv.area_um2
             mem_energy += e
             mem_area += lv.area_um2
-        notes = [f"{plan.dataflow} ({plan.shape}) on a {counters['pe_rows']:g}x{counters['pe_cols']:g} systolic array; "
+        o = plan.operands
+        flow = (f"{plan.dataflow} ({plan.shape})" if plan.dataflow != "psum" else
+                f"psum: {o['S'].array} stationary, partial sums flowing (the workload is not read as a GEMM or "
+                "convolution with an einsum, so which input is the weight, ws or is, is not named)")
+        notes = [f"{flow} on a {counters['pe_rows']:g}x{counters['pe_cols']:g} systolic array; "
                  f"{counters['folds']:g} folds; operands on {', '.join(lay.levels)} (banked as specified), "
                  "preloaded: DRAM transfers are not simulated",
                  "cycles: counted by the generated hardware from start to the last output write"]
@@ -301,21 +321,27 @@ class RtlProfiler:
         return {pe: v["total"] for pe, v in got.items()}
 
     def _replay_modules(self, rtl, res, tools, folder: Path) -> dict[str, float]:
-        """The engines', the writer's and the output queue's energy per cycle, each module's piece of the
-        hierarchical netlist replayed gate-level on its recorded inputs (module_replay)."""
+        """The engines', the writer's, the output queue's and each buffer's energy per cycle, each module's
+        piece of the hierarchical netlist replayed gate-level on its recorded inputs (module_replay); a
+        buffer's parts (arbiter, crossbar in and out) also as ``buf_<level>/<part>``."""
         from . import synth
-        from .module_replay import replay_module
+        from .module_replay import replay_buffer, replay_module
         hier = folder / "net_hier.v"
         if res.vcd is None or not Path(res.vcd).is_file() or not hier.is_file():
             return {}
         netlists = synth.split_modules(hier.read_text())
         out = {}
+        work = cache_root() / "module-replay"
         for m in [*rtl.engines, "out_fifo"]:
             if m in netlists and m in rtl.synth_modules:
-                v = replay_module(m, rtl.synth_modules[m], netlists[m], Path(res.vcd), res.vcd_cycles, tools,
-                                  cache_root() / "module-replay")
+                v = replay_module(m, rtl.synth_modules[m], netlists[m], Path(res.vcd), res.vcd_cycles, tools, work)
                 if v is not None:
                     out[m] = v
+        for lv in rtl.levels:
+            parts = replay_buffer(lv, rtl.synth_modules, netlists, Path(res.vcd), res.vcd_cycles, tools, work)
+            if parts:
+                out[f"buf_{lv}"] = sum(parts.values())
+                out.update({f"buf_{lv}/{k}": v for k, v in parts.items()})
         return out
 
     def _synth(self, d: Design, plan, lay, rtl, res, skey: str) -> dict:
@@ -333,8 +359,9 @@ class RtlProfiler:
         if cached.is_file():
             return json.loads(cached.read_text())
         tmp = Path(tempfile.mkdtemp(prefix="syn-", dir=cache_root()))
-        out = synth.run_synthesis(rtl, plan, lay, tools, tmp, d.arch.clock_mhz, res.vcd, res.vcd_cycles,
-                                  self.time_limit_s, pes=pe_sample(plan))
+        with _removed_on_timeout(tmp):
+            out = synth.run_synthesis(rtl, plan, lay, tools, tmp, d.arch.clock_mhz, res.vcd, res.vcd_cycles,
+                                      self.time_limit_s, pes=pe_sample(plan))
         out["pe_replay_pj_per_cycle"] = self._replay(d, plan, res, tools)
         out["module_replay_pj_per_cycle"] = self._replay_modules(rtl, res, tools, tmp)
         from llmulator.fileio import atomic_write_json

@@ -191,12 +191,17 @@ def drop_top_scope(vcd: Path) -> None:
     os.replace(tmp, vcd)
 
 
+class ToolTimeout(UserError):
+    """A simulator or synthesis tool ran past the profile's time limit (its half-done folder is removed)."""
+
+
 def tool(cmd: list[str], cwd: Path, timeout: float, log: str) -> str:
     """Run one tool in ``cwd``; its output goes to ``<log>.log``; a UserError names the log on failure."""
     try:
         r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise UserError(f"rtl: {Path(cmd[0]).name} timed out after {timeout:g} s in {cwd}") from None
+        raise ToolTimeout(f"rtl: {Path(cmd[0]).name} timed out after {timeout:g} s; a larger design needs a longer "
+                          "limit: `llmulator profile ... --time-limit SECONDS`") from None
     (cwd / f"{log}.log").write_text(r.stdout + r.stderr)
     if r.returncode != 0:
         tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])

@@ -33,6 +33,7 @@ from llmulator_plugins.characterize import flow as cz
 from llmulator_plugins.characterize.sta import register_output_tcl
 from llmulator_plugins.characterize.vcd import NetActivity
 
+from .simulators import ToolTimeout
 from .top import Rtl
 
 FLOW = "8"   # bump when the scripts below change what a cached synthesis result holds
@@ -316,7 +317,8 @@ def _run(cmd: list[str], cwd: Path, timeout: float, log: str) -> str:
     try:
         r = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise UserError(f"rtl: {Path(cmd[0]).name} timed out after {timeout:g} s (folder {cwd})") from None
+        raise ToolTimeout(f"rtl: {Path(cmd[0]).name} timed out after {timeout:g} s; synthesis of a larger array "
+                          "needs a longer limit: `llmulator profile ... --time-limit SECONDS`") from None
     (cwd / f"{log}.out").write_text(r.stdout + ("\n--- stderr ---\n" + r.stderr if r.stderr else ""))
     if r.returncode != 0:
         tail = "\n".join((r.stderr or r.stdout).strip().splitlines()[-8:])
