@@ -57,7 +57,8 @@ class Timing:
         self.info: dict[int, dict[str, float]] = {}
         self.schedules: dict[int, sch.Schedule] = {}  # region site -> its body schedule (for area)
         self.folds: dict[int, dict] = {}  # array region site -> llmulator.nest.fold facts
-        self.notes: list[str] = []  # pipelining the mapping asked for that the dependences or resources forbid
+        self.notes: list[str] = []  # pipelining the mapping asked for that the dependences or resources forbid, and
+        # output-stationary drains overlapped with a shadow accumulator
         self.T = np.zeros(3 * len(inst.sites) if inst.sites else 3)
         for s in inst.sites:
             self.T[3 * s.id: 3 * s.id + 3] = self._site(s)
@@ -191,6 +192,12 @@ class Timing:
         target = max(d.mapping.loop(lb).pipeline_ii or 1 for lb in band)
         ii = max(target, res_mii, rec_mii)
         fill = float(lnest.systolic_fill(d, band, f["stationary"], f["output_drain"]))
+        if f["output_stationary"] and not f["output_drain"] and d.arch.pe_array is not None:
+            note = (f"{s.loop}: output-stationary folds drain while the next accumulates (the PE registers hold a "
+                    f"second accumulator); a PE with one (the rtl profiler's) takes {d.arch.pe_array.rows} more "
+                    "cycles per fold")
+            if note not in self.notes:
+                self.notes.append(note)
         # folds follow each other back to back (operands are prefetched while the previous fold drains):
         # each pays its fill and its steps; the body's latency beyond one II and the array's I/O registers are paid
         # once per nest

@@ -178,3 +178,28 @@ def test_training_runs_share_the_dataset_feature_cache(dataset, tmp_path):
     stamp = shared_cache(dataset, "gnn").stat().st_mtime_ns
     train("gnn", dataset, tmp_path / "b", epochs=1, progress=False)
     assert shared_cache(dataset, "gnn").stat().st_mtime_ns == stamp  # reused, not redone
+
+
+def test_a_fused_loop_is_featurised_over_its_members_trips(write):
+    """conv2d's L_p with L_q fused into it runs 8 x 8 = 64 trips in tiles of 8: a tile loop of 8 trips and a
+    point loop of 8 (the head alone, 8 trips, would not be strip-mined: the learned baselines crashed on it)."""
+    from llmulator.library import resolve
+    m = write("map.yaml", """
+        mapping:
+          version: 1
+          name: conv-os-fused
+          workload: conv2d
+          loops:
+            L_p: {fuse: [L_q], tile: 8, spatial: rows}
+            L_k: {tile: 4, spatial: cols}
+          order: [L_k, L_p, L_c, L_r, L_s]
+          placement: {I: GLB, W: GLB, O: GLB}
+        """)
+    d = load_design(resolve("architecture", "systolic-16x16"), resolve("workload", "conv2d"), m, "mini")
+    from llmulator_plugins.baselines.features import mapped_trips
+    assert mapped_trips(d, "L_p") == (8.0, 8.0)
+    f = graph.featurise(d)
+    trips = sorted(round(2 ** v - 1) for v, kind in zip(f.x[:, len(graph.NODE_TYPES) + 3], graph.node_kinds(d),
+                                                       strict=True) if kind == "loop")
+    assert 8 in trips and 64 not in trips
+    assert sequence.featurise(d).x.size and statements.featurise(d).x.size

@@ -109,15 +109,16 @@ def trips(d: Design, label: str) -> float:
 
 
 def mapped_trips(d: Design, label: str) -> tuple[float, float | None]:
-    """Trips of the point loop and of its tile loop (None when the loop is not strip-mined)."""
-    t = trips(d, label)
+    """Trips of the point loop and of its tile loop (None when the loop is not strip-mined), as the rendered
+    code has them (llmulator.hls): a loop with others fused into it runs over the product of their trips,
+    and it is strip-mined where ``llmulator.nest.strip_mined`` says so."""
+    from llmulator import nest
+    t = 1.0
+    for m in nest.members(d, label):
+        t *= trips(d, m)
+    if not nest.strip_mined(d, label):
+        return t, None
     tile = d.mapping.loop(label).tile
-    loop = d.tree.loops[label]
-    if tile is None or loop.is_while or loop.var is None:
-        return t, None
-    static = not (loop.data_dependent or loop.depends_on_outer)
-    if static and t <= tile:
-        return t, None
     return float(min(tile, t)), float(math.ceil(t / tile))
 
 
