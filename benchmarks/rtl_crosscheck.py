@@ -95,15 +95,18 @@ def main(argv=None) -> int:
                          "their cached rtl VCDs with today's power method and save them back (every PE of every "
                          "array: an hour on 2 cores)")
     ap.add_argument("--refresh-queue", action="store_true",
-                    help="with --from-rows: replay only the synthesised rows' output queues (queue_replay)")
+                    help="with --from-rows: replay only the synthesised rows' output queues, engines and buffer "
+                         "modules (queue_replay, engines_replay, buffer_replay)")
+    ap.add_argument("--refresh-buffer", action="store_true",
+                    help="with --from-rows: replay only the synthesised rows' buffer modules (buffer_replay)")
     ap.add_argument("--refresh-models", action="store_true",
                     help="with --from-rows: recompute the hlsim and analytical columns of the saved cycle rows "
                          "with today's models (rtl and SCALE-Sim stay as measured) and save them back")
     args = ap.parse_args(argv)
     if args.from_rows:
         runs = [json.loads(Path(f).read_text()) for f in args.from_rows.split(",")]
-        if args.refresh_replay or args.refresh_queue:
-            redo = refresh_replay if args.refresh_replay else refresh_queue
+        if args.refresh_replay or args.refresh_queue or args.refresh_buffer:
+            redo = refresh_replay if args.refresh_replay else refresh_queue if args.refresh_queue else refresh_buffer
             for f, run in zip(args.from_rows.split(","), runs, strict=True):
                 run["srows"] = [redo(row) for row in run["srows"]]
                 Path(f).write_text(json.dumps(run))
@@ -249,7 +252,8 @@ def synth_model_columns(dm, an, macs: float, cycles: float) -> dict:
     periphery = ({"bits": pp.bits, "area": pp.area_um2(), "e_at_rtl_mac": float(pp.energy_pj(cycles)) / macs,
                   "e_idle_at_rtl_mac": pp.storage_bits * cycles * float(pp.entry["idle_energy_pj"]) / macs,
                   "e_queue_at_rtl_mac": pp.part_energy_pj("out_queue", cycles) / macs,
-                  "e_parts_at_rtl_mac": {k: pp.part_energy_pj(k, cycles) / macs for k in pp.bits}}
+                  "e_parts_at_rtl_mac": {k: pp.part_energy_pj(k, cycles) / macs for k in pp.bits},
+                  "crosspoints": pp.crosspoints, "xbar_area": pp.crossbar_area_um2()}
                  if pp is not None else None)
     return {"pe_model": pe_model, "e_pe_model_mac": e_pe_model / macs, "periphery_model": periphery,
             "e_model_at_rtl_mac": e_model_at_rtl / macs if e_model_at_rtl is not None else None,
@@ -343,6 +347,38 @@ def engines_replay(d) -> dict[str, dict]:
     return out
 
 
+def buffer_replay(d) -> dict | None:
+    """The GLB's buffer module replayed gate-level in parts (plugins/rtl/module_replay.replay_buffer: the
+    arbiter's own cells, every crossbar instance on its recorded inputs), from the rtl profiler's cached
+    hierarchical netlist and VCD; pJ per cycle by part, or None where either is not cached."""
+    from llmulator_plugins.characterize import flow as cz
+    from llmulator_plugins.rtl import profiler as rp
+    from llmulator_plugins.rtl import synth
+    from llmulator_plugins.rtl.module_replay import replay_buffer
+    _plan, _lay, rtl = RtlProfiler(synthesize=True).build(d)
+    text, stext = rtl.text(), rtl.text(synth=True)
+    sims = [f for f in rp.cache_root().glob("sim-*") if (f / "act.vcd").is_file() and (f / "design.v").is_file()
+            and (f / "design.v").read_text() == text]
+    syns = [f for f in rp.cache_root().glob("syn-*") if (f / "net_hier.v").is_file()
+            and (f / "design_syn.v").is_file() and (f / "design_syn.v").read_text() == stext]
+    if not sims or not syns:
+        return None
+    vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
+    nets = synth.split_modules((syns[0] / "net_hier.v").read_text())
+    return replay_buffer("GLB", rtl.synth_modules, nets, vcd, rp.VCD_CYCLES, cz.find_tools(),
+                         ROOT / ".eda" / "work" / "crosscheck-buffer")
+
+
+def refresh_buffer(row: dict) -> dict:
+    """A saved synthesised row with its buffer module replayed gate-level (buffer_replay)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        got = buffer_replay(design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws")))
+    if got is None:
+        print(f"no cached rtl VCD or netlist for {row.get('work')} {row.get('df')} {row['n']}x{row['n']}")
+        return row
+    return {**row, "buffer_replay": got}
+
+
 def refresh_replay(row: dict) -> dict:
     """A saved synthesised row with its PEs replayed again on the cached rtl VCD by today's method (the rtl
     flow's per-PE figures kept as measured), then its engines and output queue (refresh_queue)."""
@@ -363,7 +399,7 @@ def refresh_queue(row: dict) -> dict:
         d = design(Path(tmp), row["n"], row.get("work", "gemm"), row.get("df", "ws"))
         q = queue_replay(d, row["cycles"])
         eng = engines_replay(d)
-    return {**row, **({"queue_replay": q} if q else {}), **({"engines_replay": eng} if eng else {})}
+    return refresh_buffer({**row, **({"queue_replay": q} if q else {}), **({"engines_replay": eng} if eng else {})})
 
 
 def pe_replay(d, n: int, cycles: float, flow: bool = True) -> dict | None:
@@ -498,7 +534,8 @@ def periphery_table(srows) -> str:
     if not rows:
         return "No row carries the periphery model's columns (rerun `--from-rows ... --refresh-models`)."
     L = ["| design | flip-flops: rtl (Yosys) / model bits | area um2: rtl modules / model | "
-         "area: all other logic (+ crossbar, top) / model | energy pJ/MAC: rtl flow / model at rtl cycles | "
+         "area: all other logic (+ crossbar, top) / model (+ crossbar) | energy pJ/MAC: rtl flow / model at rtl "
+         "cycles | "
          "model's idle share | output queue pJ/MAC: gate-level replay / model (rtl flow) | "
          "engines + queue pJ/MAC: gate-level replay / model (rtl flow, its ratio to the replay) | "
          "per module, flip-flops rtl / model |", "|" + "---|" * 9]
@@ -514,9 +551,54 @@ def periphery_table(srows) -> str:
         name = f"{r.get('work', 'gemm')} {r.get('df', 'ws')} {r['n']}x{r['n']}"
         L.append(f"| {name} | {ff:,} / {bits:,} ({bits / ff:.2f}x) | " if ff else f"| {name} | — / {bits:,} | ")
         L[-1] += (f"{area:,.0f} / {pm['area']:,.0f} ({pm['area'] / area:.2f}x) | {r['other_area']:,.0f} / "
-                  f"{pm['area']:,.0f} ({pm['area'] / r['other_area']:.2f}x) | {e_rtl:.0f} / {pm['e_at_rtl_mac']:.0f} "
+                  f"{pm['area'] + (pm.get('xbar_area') or 0):,.0f} "
+                  f"({(pm['area'] + (pm.get('xbar_area') or 0)) / r['other_area']:.2f}x) | {e_rtl:.0f} / "
+                  f"{pm['e_at_rtl_mac']:.0f} "
                   f"({pm['e_at_rtl_mac'] / e_rtl:.2f}x) | {pm['e_idle_at_rtl_mac'] / pm['e_at_rtl_mac']:.2f} | "
                   f"{queue_col(r)} | {replayed_col(r)} | {per} |")
+    return "\n".join(L)
+
+
+def logic_totals(r) -> tuple[float, float] | None:
+    """(gate-level reference, model at the rtl's cycles) pJ per MAC of all the logic the model prices or the
+    replays measure: the PE array (replayed PEs + the rest of pe_array by the rtl flow) and, outside it, the
+    engines, writer, output queue and buffer module replayed gate-level; None where a replay is missing."""
+    gl, pm, buf = gate_level_mac(r), r.get("periphery_model"), r.get("buffer_replay")
+    per = replayed_periphery(r)
+    if gl is None or not pm or not buf or per is None or r.get("e_model_at_rtl_mac") is None:
+        return None
+    ref = gl + per[0] + sum(buf.values()) * r["cycles"] / r["macs"]
+    return ref, r["e_model_at_rtl_mac"] + pm["e_at_rtl_mac"]
+
+
+def buffer_table(srows) -> str:
+    """The buffer module (arbiter + crossbar) replayed gate-level in parts, against the rtl flow's figure; its
+    share of the logic outside the PE array; and all the logic, model against the gate-level reference."""
+    rows = [r for r in srows if r.get("buffer_replay")]
+    if not rows:
+        return "No row carries the buffer module's replay (rerun `--from-rows ... --refresh-buffer`)."
+    L = ["| design | crossbar area um2: rtl (xin + xout) / model (its ratio) | arbiter area um2 | share of other "
+         "logic area | buffer pJ/MAC replayed: "
+         "arbiter, xin, xout = total | rtl flow (OpenSTA) | share of the replayed logic outside the PE array | "
+         "all logic pJ/MAC: gate-level reference / model at rtl cycles |", "|" + "---|" * 8]
+    for r in rows:
+        op, b = r["other_parts"], r["buffer_replay"]
+        per_mac = r["cycles"] / r["macs"]
+        xbar = op.get("xin_GLB", 0.0) + op.get("xout_GLB", 0.0)
+        parts = {k: v * per_mac for k, v in b.items()}
+        total = sum(parts.values())
+        eng = replayed_periphery(r)
+        share = f"{total / (total + eng[0]):.2f}" if eng else "—"
+        tot = logic_totals(r)
+        tcol = f"{tot[0]:.0f} / {tot[1]:.0f} ({tot[1] / tot[0]:.2f}x)" if tot else "—"
+        name = f"{r.get('work', 'gemm')} {r.get('df', 'ws')} {r['n']}x{r['n']}"
+        mx = (r.get("periphery_model") or {}).get("xbar_area")
+        mcol = f"{mx:,.0f} ({mx / xbar:.2f}x)" if mx and xbar else "—"
+        L.append(f"| {name} | {xbar:,.0f} / {mcol} | {op.get('buf_GLB', 0.0):,.0f} | "
+                 f"{(xbar + op.get('buf_GLB', 0.0)) / r['other_area']:.2f} | {parts.get('arbiter', 0):.1f}, "
+                 f"{parts.get('xin', 0):.1f}, {parts.get('xout', 0):.1f} = {total:.1f} | "
+                 f"{r['e_parts'].get('buf_GLB', 0.0):.1f} ({r['e_parts'].get('buf_GLB', 0.0) / total:.2f}x) | "
+                 f"{share} | {tcol} |")
     return "\n".join(L)
 
 
@@ -573,7 +655,7 @@ def write(out: Path, rows, sizes, have_ss: bool, srows=(), presets=("mini",), co
     text = TEMPLATE.format(sizes=", ".join(f"{n}x{n}" for n in sizes), presets=", ".join(presets),
                            command=command or "nice -n 10 .venv/bin/python benchmarks/rtl_crosscheck.py",
                            table="\n".join(lines), synth_table=synth_table(srows),
-                           periphery_table=periphery_table(srows),
+                           periphery_table=periphery_table(srows), buffer_table=buffer_table(srows),
                            scalesim="SCALE-Sim ran from .venv-scalesim." if have_ss else
                            "SCALE-Sim was not installed in this checkout (.venv-scalesim), so its column is empty.")
     atomic_write_text(out, text)
@@ -723,8 +805,8 @@ Two 128-bit words per cycle instead of eight, so that the buffer, not the PEs, s
     whose RTL names survive synthesis (load pins, and since synth FLOW 4 also the child's input
     ports and the flip-flop outputs), the rest propagated by OpenSTA;
   - **rtl, PEs gate-level**: every PE's inputs recorded from the same RTL simulation (each cycle,
-    `structures.sample_inputs`) and replayed on the PE's gate netlist, priced from the replay's
-    gate-level VCD cell by cell (`structures.replay_energy` with characterize's `vcdpower`, the method
+    `characterize.replay.sample_inputs`) and replayed on the PE's gate netlist, priced from the replay's
+    gate-level VCD cell by cell (`replay.replay_energy` with characterize's `vcdpower`, the method
     of the table's entries since flow version 4, 2026-12-05; before, both were OpenSTA's `report_power`
     on the annotated netlist, docs/technology.md, "Checking OpenSTA"), plus the skew registers as the
     rtl flow reports them (pe_array minus its PEs).
@@ -849,8 +931,10 @@ moved, measured, not tuned:
   model keeps them.
 - **area**: the engines carry more logic per flip-flop than the queue the entry measures (the lanes'
   address arithmetic, the coalescing of lanes onto words, the ring's per-lane write selects): the rtl's
-  modules spend 230-310 um2 per flip-flop where the queue spends 198; the crossbar (`xin`/`xout`,
-  combinational) and the top have no term.
+  modules spend 230-310 um2 per flip-flop where the queue spends 198. With the crossbar's term (the next
+  section) the model's whole buffer periphery is 0.85-0.97x of all the logic outside the PE array where the
+  mapping uses every lane (before it: 0.59-0.82x), 0.79x for gemm is 16x16, 1.09x for gemm ws 16x16 and
+  1.19-1.36x where synthesis removed lanes; the arbiter's grant logic and the top have no term.
 - **energy**: the rtl flow's per-module figure is OpenSTA propagating from the RTL-named nets (default
   activity 0.1), and it is no reference. The reference is each module replayed gate-level on the rtl run's
   own stimulus (`module_replay`: the design's `out_fifo`, `wr`, `old` and stream readers each synthesised
@@ -865,25 +949,63 @@ moved, measured, not tuned:
   during skew and drain, switch fewer bits). Against the rtl flow the model's whole periphery is 0.18-0.47x,
   which says more about the flow than about the model.
 
+## The buffer module: arbiter and crossbar, replayed gate-level
+
+{buffer_table}
+
+- **replay** (`plugins/rtl/module_replay.replay_buffer`, also the rtl profiler's own figure since profiler
+  0.4; `--refresh-buffer`): the GLB's `buf_GLB` piece of the design's hierarchical netlist driven with the
+  requests it saw in the rtl run, its own cells priced (the arbiter: grant counting per bank, the return
+  path of which bank and port served each read, the access counters); its banks (synthesis stand-ins) and
+  crossbar simulated with it but not priced. Then every crossbar instance, `xin` (one per bank port: the
+  granted request's address and write data) and `xout` (one per reading lane: the served word), replayed
+  on its own recorded inputs, which carry the real banks' read data. The banks themselves are the
+  architecture's memory figures on both sides.
+- **crossbar area** (model since analytical 0.29 / hlsim 0.20, `area_um2.buffer_crossbar`): AND-OR
+  selection, linear in its crosspoints (a select input x a bit): per bank port an `xin` over every
+  request's row address and the writer lanes' data and byte mask, per reading lane an `xout` over every
+  bank port's word (`llmulator.periphery.crossbar_crosspoints`, `tests/test_periphery.py` counts them in
+  the generated Verilog). Each side is priced with its measured crosspoint (`xbar_in`, `xbar_out`: the
+  profiler's own modules at a 32-bit reference geometry, synthesised in a registered wrapper, the
+  wrapper's flip-flops left out; docs/technology.md): 29.5 and 44.2 um2. The rows' synthesised crossbar
+  spends 27.6-31.1 (`xin`) and 40.0 (`xout`, 8 bank ports x 128 bits per lane) per crosspoint: the model
+  is 1.06-1.10x. Every row has the same GLB geometry (4 banks x 2 ports of 128 bits), so the per-crosspoint
+  figure is checked across request counts (8 to 64) and word widths (32 against 128 bits), not across bank
+  counts.
+- **energy**: the model has no term for the arbiter or the crossbar: the "all logic" column's model is the
+  PE array and the periphery's registers (above). The crossbar's energy follows which port each reading lane
+  last took and how often that port reads (an `xout` passes a port's new word whenever that port reads for
+  any lane): replayed energy per estimated output toggle (words read x lanes per port x half a word)
+  ranged 0.18-0.98 pJ over the GEMM rows, so no per-word figure describes it; the measured crosspoint's
+  energy (every input random every cycle) is an upper figure the model does not use. The buffer module is
+  4-16 % of the replayed logic outside the PE array (arbiter 1.8-8.6 pJ/MAC, `xin` 0.3-2.3, `xout`
+  1.8-36.7). OpenSTA's propagated figure for this combinational module is 0.99-1.90x the replay at 2x2 and
+  4x4 and 1.47-5.18x at 8x8 and 16x16.
+- **all logic**: the model (PE array + periphery at the rtl's cycles) against every replayed piece (PEs,
+  the rest of `pe_array` by the rtl flow, engines, writer, output queue, buffer): GEMM 0.96-1.15x (nine of
+  ten within 10 %), conv2d 1.03-1.10x at 4x4 and for `is`, 1.26-1.39x for ws and os at 8x8 and 16x16 (the
+  lanes synthesis removed, the periphery table above). The parts do not all agree: the periphery's
+  registers read 1.05-1.36x on GEMM while the buffer module (no model term) is 4-16 % of what it stands
+  beside, so within 15 % overall is partly two errors of opposite sign.
+
 ## What is not here yet
 
 - conv2d's PE energy: 0.78-1.21x of the replay (above), three rows outside 15 %; the switching rule for
   data narrower than the PE was read from these rows. Entries measured on the declared operand ranges per
   role would make it a measurement.
-- The periphery's energy reference is each module replayed alone on its recorded inputs; the buffer module
-  (arbiter, crossbar, bank stand-ins) is not replayed. The engines' address logic and the crossbar have no
-  model term (the periphery model prices the registers).
+- The buffer module (arbiter and crossbar) is replayed gate-level (above) but has no energy term in the model;
+  the engines' address logic has no term in area or energy.
 - The GEMM PE rows read 0.89-1.06x: the entries' stimulus (every port random every cycle, a row-3 PE's
   partial sum) is not the array's (rows 0 get no partial sum, skew and drain steps move zeros).
 - The rest of `pe_array` (skew registers, control trees) is still the rtl flow's OpenSTA figure in the
   reference column; the model prices it with the VCD-priced skew-register entry.
 - OpenSTA 2.0.17's crash in `report_power` above 4x4 is worked around (constants tied to named wires,
   docs/rtl.md). The saved rows' "other logic" column is the profiles' OpenSTA figure (rtl profiler 0.2); since
-  profiler 0.3 a profile replays its engines, writer and output queue itself (docs/rtl.md), as this page's
-  periphery table does; the buffer module keeps OpenSTA's figure.
+  profiler 0.3 a profile replays its engines, writer and output queue itself, and since 0.4 its buffer module
+  (docs/rtl.md), as this page's periphery and buffer tables do.
   The rows files behind this page are in benchmarks/rows/ (`--from-rows` rewrites the page from them;
-  `--refresh-replay` and `--refresh-queue` replay the PEs, and the engines and queue, again on the cached rtl
-  VCDs).
+  `--refresh-replay`, `--refresh-queue` and `--refresh-buffer` replay the PEs, the engines and queue, and the
+  buffer module again on the cached rtl VCDs and netlists).
   The top's own glue is not in the energy figure.
 - Since hlsim 0.10 / analytical 0.20 the PE-array nest's buffer carries the bank schedule's words (item 5's
   word bound over-counted fused windows: 1.04x on one narrow-buffer row, 1.47x on a stride-2 convolution,

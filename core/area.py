@@ -78,4 +78,7 @@ def _measured_array_parts(d, pc) -> dict[str, float]:
     pp = periphery_cost(d)
     if pp is not None:
         parts["area_um2.buffer_periphery"] = pp.area_um2()
+        xbar = pp.crossbar_area_um2()
+        if xbar is not None:
+            parts["area_um2.buffer_crossbar"] = xbar
     return parts

@@ -16,8 +16,13 @@ is flip-flops and their multiplexers: the storage bits below, the same registers
   every cycle: no clock gating) + the bits that pass through a ring or the output queue (each operand
   element the array consumes, each output vector it produces) x its ``energy_pj``.
 
-Not counted: the loop-nest walkers' counters in each engine, the lane address arithmetic, the crossbar
-(combinational) and the arbiter's grant logic; a line register's load is charged its clock only.
+The crossbar between the requests and the bank ports (combinational AND-OR selection) is priced by its
+area alone: its crosspoints x the measured crosspoint of each side (``xbar_in``, ``xbar_out``); its energy
+follows which port each lane last took and how often that port reads, which no per-crosspoint figure
+captured (docs/rtl-crosscheck.md, "The buffer module"), so it has no energy term.
+
+Not counted: the loop-nest walkers' counters in each engine, the lane address arithmetic, the arbiter's
+grant logic and the crossbar's energy; a line register's load is charged its clock only.
 docs/technology.md ("Buffer periphery") shows the model against the synthesised modules.
 
 The term applies where llmulator.pecost's measured PE applies and llmulator.pearray can plan the design
@@ -43,11 +48,22 @@ def _clog2(n: int) -> int:
 
 @attrs.frozen
 class Periphery:
-    """Storage bits by part (engine or queue) and the bits that pass through a ring or the output queue."""
+    """Storage bits by part (engine or queue) and the bits that pass through a ring or the output queue; the
+    buffers' crossbar crosspoints by side (``xin``: bank-port selects, ``xout``: read-data selects) and the
+    table's crosspoint entries (empty where the table has none)."""
 
     bits: dict[str, int]
     moved: dict[str, float]        # part -> bits that pass through it over the run
     entry: dict[str, Any]
+    crosspoints: dict[str, int] = attrs.field(factory=dict)
+    xbar: dict[str, dict[str, Any]] = attrs.field(factory=dict)   # side -> the table's crosspoint entry
+
+    def crossbar_area_um2(self) -> float | None:
+        """The crossbar's logic: crosspoints x the measured area per crosspoint of that side; None where the
+        table has no crossbar entries."""
+        if not self.xbar or any(side not in self.xbar for side in self.crosspoints):
+            return None
+        return sum(n * float(self.xbar[side]["area_um2"]) for side, n in self.crosspoints.items())
 
     @property
     def storage_bits(self) -> int:
@@ -108,6 +124,22 @@ def periphery_bits(plan, lay) -> dict[str, int]:
     return out
 
 
+def crossbar_crosspoints(plan, lay) -> dict[str, int]:
+    """Crosspoints (a select input x a bit) of the buffers' crossbar the rtl profiler generates
+    (plugins/rtl/datapath.buffer_module): per bank port an ``xin`` over every request's row address and the
+    writer lanes' data and byte mask; per reading lane an ``xout`` over every bank port's word."""
+    lanes = {"S": plan.B, "X": plan.A, "Y": plan.B, "O": plan.B}
+    out = {"xin": 0, "xout": 0}
+    for name, lv in lay.levels.items():
+        on = [r for r, o in plan.operands.items() if o.level == name]
+        nreq = sum(lanes[r] * (2 if r == "O" else 1) for r in on)    # the writer and the old-output reader
+        nwr = lanes["O"] if "O" in on else 0
+        W, ports = lv.width, lv.banks * lv.ports
+        out["xin"] += ports * (nreq * _clog2(lv.depth) + nwr * (W + W // 8))
+        out["xout"] += (nreq - nwr) * ports * W
+    return out
+
+
 def moved_bits(plan) -> dict[str, float]:
     """Bits that pass through each return ring and the output queue over the run: every operand element
     the array consumes (the stationary operand once per fold and PE; a stream element per step and lane)
@@ -145,7 +177,8 @@ def periphery_cost(design) -> Periphery | None:
 
 def _periphery_cost(design) -> Periphery | None:
     from .pecost import pe_cost
-    entry = ((tech.table(design.arch.technology).get("structures") or {}).get("queue_bit") or {}).get("bit")
+    structures = tech.table(design.arch.technology).get("structures") or {}
+    entry = (structures.get("queue_bit") or {}).get("bit")
     if entry is None or pe_cost(design) is None:
         return None
     from .buflayout import layout
@@ -155,4 +188,6 @@ def _periphery_cost(design) -> Periphery | None:
         lay = layout(design, plan, fit=False)
     except (UserError, ValueError, KeyError):
         return None       # not a design the profiler generates: no periphery to price
-    return Periphery(periphery_bits(plan, lay), moved_bits(plan), entry)
+    xbar = {side: e for side, e in (("xin", (structures.get("xbar_in") or {}).get("crosspoint")),
+                                     ("xout", (structures.get("xbar_out") or {}).get("crosspoint"))) if e}
+    return Periphery(periphery_bits(plan, lay), moved_bits(plan), entry, crossbar_crosspoints(plan, lay), xbar)

@@ -60,7 +60,9 @@ from . import model
 # 0.26: ... lanes that run on across two spatial loops share words together (llmulator.words)
 # 0.27: ... a stationary lane's word across folds; lanes and steps at two strides: at least a word per walk
 # 0.28: ... and the buffer periphery of a systolic PE array on a measured table (llmulator.periphery; osu018)
-VERSION = "0.28"
+# 0.29: ... and the buffers' crossbar in area (crosspoints x the measured xbar_in / xbar_out crosspoint; osu018);
+#       the note on output-stationary folds that overlap their drain with a shadow accumulator
+VERSION = "0.29"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

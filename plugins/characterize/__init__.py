@@ -45,10 +45,11 @@ def register_commands(subparsers):
                    help="tabulate the operator logic alone (leave out the input/output registers' energy and area)")
     p.add_argument("--time-limit", "--timeout", dest="timeout", type=float, default=900.0, metavar="S",
                    help="wall-time limit of one tool run in seconds (default: 900; --timeout is the old name)")
-    p.add_argument("--structures", default="pe_psum,pe_os,skew_reg,queue_bit",
+    p.add_argument("--structures", default="pe_psum,pe_os,skew_reg,queue_bit,xbar_in,xbar_out",
                    help="PE-array structures to measure too (the rtl profiler's PE per shape at the --bits widths "
-                        "up to 16, the skew-register bit, the vector-queue bit of the buffer periphery), "
-                        "comma-separated; '' for none (default: %(default)s)")
+                        "up to 16, the skew-register bit, the vector-queue bit of the buffer periphery, a crosspoint "
+                        "of the buffer's crossbar on either side), comma-separated; '' for none "
+                        "(default: %(default)s)")
     p.add_argument("--keep-vcd", action="store_true",
                    help="keep each design's VCD and compiled simulation in the work folder")
     p.set_defaults(func=cmd_characterize)

@@ -108,10 +108,10 @@ def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout,
     from . import structures as st_mod
     results, failures = [], []
     for kind in kinds:
-        per_bit = kind in ("skew_reg", "queue_bit")     # one entry per bit, not per operand width
-        for b in ([1] if per_bit else [b for b in bits if b <= 16]):
-            st = st_mod.structure(kind, b if not per_bit else 8)
-            label = kind if per_bit else f"{kind} int{b}"
+        per_unit = kind in st_mod.UNIT_KEY     # one entry per bit or crosspoint, not per operand width
+        for b in ([1] if per_unit else [b for b in bits if b <= 16]):
+            st = st_mod.structure(kind, b if not per_unit else 8)
+            label = kind if per_unit else f"{kind} int{b}"
             try:
                 r = st_mod.characterize_structure(st, clock_mhz, vectors, tools, work, seed, timeout, None, keep_vcd)
             except FlowError as e:
@@ -120,7 +120,8 @@ def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout,
                 continue
             results.append(r)
             tag = " (cached)" if r.get("cached") else ""
-            unit = {"skew_reg": "pJ/cycle", "queue_bit": "pJ/bit moved"}.get(kind, "pJ/MAC")   # per bit
+            unit = {"skew_reg": "pJ/cycle", "queue_bit": "pJ/bit moved", "xbar_in": "pJ/cycle",
+                    "xbar_out": "pJ/cycle"}.get(kind, "pJ/MAC")   # per bit or crosspoint
             con.print(f"{label:>13}: {r['energy_pj']:8.3f} {unit}  idle {r['idle_energy_pj']:7.3f} pJ/cycle  "
                       f"{r['area_um2']:9.0f} um2{tag}")
     return results, failures

@@ -40,6 +40,7 @@ from typing import Any
 
 import attrs
 
+from . import xbar
 from .liberty import parse_netlist
 from .measure import cached_result, synthesize
 from .scripts import tb_dut
@@ -49,7 +50,10 @@ from .tools import FlowError, Tools, _run
 from .vcd import parse_vcd
 from .vcdpower import cell_outputs, library_pins, library_power, vcd_energy_per_cycle
 
-STRUCTURES = ("pe_psum", "pe_os", "skew_reg", "queue_bit")
+STRUCTURES = ("pe_psum", "pe_os", "skew_reg", "queue_bit", "xbar_in", "xbar_out")
+#: structures whose entry is per unit (a stored bit, a crossbar crosspoint) rather than per operand width: the
+#: table's key for that unit
+UNIT_KEY = {"skew_reg": "bit", "queue_bit": "bit", "xbar_in": "crosspoint", "xbar_out": "crosspoint"}
 FOLD = 16          # active cycles per stationary reload (psum) / accumulator drain (os)
 ROWS_ABOVE = 3     # products in the partial sum a psum PE receives (a PE in row 3)
 SKEW_BITS = 32     # width of the measured skew register (the entry is per bit)
@@ -85,6 +89,8 @@ def structure(kind: str, bits: int = 8, acc_bits: int = 32) -> Structure:
     """The Verilog of one structure: the rtl profiler's own ``pe`` module for the psum (weight/input
     stationary) or os (output stationary) shape with signed ``bits`` operands and an ``acc_bits``
     accumulator, or an enabled, resettable skew register like the array's edge skews."""
+    if kind in xbar.KINDS:
+        return xbar.xbar_structure(kind)
     if kind == "skew_reg":
         n = SKEW_BITS
         name = f"skew_reg_{n}"
@@ -138,6 +144,8 @@ def testbench(st: Structure, ports: list[str], cycles: int, period_ns: float, mo
     L.append(f"  integer i, j, seed = {int(seed)};")
     b = st.bits
     rnd = "$random(seed)"    # truncated to the target: uniformly random two's-complement operands
+    if st.kind in xbar.KINDS:
+        return "\n".join(L + xbar.stimulus(st.kind, cycles, mode, vcd))
     if st.kind == "queue_bit":
         # half full after the warm-up; active: a random vector in and the oldest out every cycle
         on = int(mode == "active")
@@ -230,7 +238,7 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
                            keep_vcd: bool = False) -> dict[str, Any]:
     """Synthesis (area), timing, and power in the active and the idle state; cached in ``work``."""
     from llmulator.fileio import atomic_write_json
-    d = work / f"{st.kind}-{st.fmt}" if st.kind not in ("skew_reg", "queue_bit") else work / st.kind
+    d = work / f"{st.kind}-{st.fmt}" if st.kind not in UNIT_KEY else work / st.kind
     key = cache_key(st, clock_mhz, vectors, seed, tools)
     res = cached_result(d, key)
     if res is not None:
@@ -254,7 +262,7 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
                                                             timeout, keep_vcd)
         n_pins = max(n_pins, n)
     delay = period - timing["slack_ns"]
-    per = float(st.register_bits) if st.kind in ("skew_reg", "queue_bit") else 1.0   # per (stored) bit
+    per = float(st.register_bits) if st.kind in UNIT_KEY else 1.0   # per stored bit, per crosspoint
 
     def pj(mode: str, group: str = "total") -> float:
         """The energy the simulation did per cycle (vcdpower), per bit where the entry is per bit."""
@@ -267,14 +275,18 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
     # a queue bit: the energy of a bit passing through (a vector in and one out per active cycle) on top of
     # the stored bits' idle cost
     move = (active_cycle - pj("idle")) * QUEUE_DEPTH if st.kind == "queue_bit" else None
+    cross = st.kind in xbar.KINDS   # logic alone: the wrapper's flip-flops, their clock and loads left out
+    energy, area = ((pj("active", "combinational"), stat["area_um2"] - seq_area) if cross else
+                    (active_cycle if move is None else move, stat["area_um2"]))
     res = {
         "key": key, "structure": st.kind, "bits": st.bits, "acc_bits": st.acc_bits, "what": st.what,
-        "register_bits": st.register_bits, "per_bit": st.kind in ("skew_reg", "queue_bit"),
-        "area_um2": stat["area_um2"] / per, "area_seq_um2": seq_area / per, "cells": stat["cells"],
+        "register_bits": st.register_bits, "per_bit": st.kind in UNIT_KEY,
+        "area_um2": area / per, "area_seq_um2": seq_area / per, "cells": stat["cells"],
         "delay_ns": delay, "period_ns": period, "latency_cycles": max(1, math.ceil(delay / period - 1e-9)),
-        "power_w": power, "active_cycle_pj": active_cycle, "energy_pj": active_cycle if move is None else move,
+        "power_w": power, "active_cycle_pj": active_cycle, "energy_pj": energy,
         "energy_seq_pj": pj("active", "sequential"), "energy_comb_pj": pj("active", "combinational"),
-        "idle_energy_pj": pj("idle"), "idle_seq_pj": pj("idle", "sequential"),
+        "idle_energy_pj": pj("idle", "combinational") if cross else pj("idle"),
+        "idle_seq_pj": pj("idle", "sequential"),
         "active_sta_pj": sta_pj("active"), "idle_sta_pj": sta_pj("idle"), "vcd_power_pj": vpow,
         "cycles": vectors, "annotated_pins": n_pins, "seconds": round(time.perf_counter() - t_start, 2),
     }
@@ -286,7 +298,11 @@ def characterize_structure(st: Structure, clock_mhz: float, vectors: int, tools:
 def structure_entry(r: dict[str, Any]) -> dict[str, Any]:
     """One ``structures`` table entry from a characterize_structure result."""
     from .table import _area, _g
-    if r["structure"] == "queue_bit":
+    if r["structure"] in xbar.KINDS:
+        note = (f"{r['what']}; per crosspoint, logic alone (measured in a registered wrapper, its flip-flops left "
+                "out); energy_pj: combinational energy per cycle with every input random every cycle (an upper "
+                "figure: the area model uses the area only), idle_energy_pj with the inputs held")
+    elif r["structure"] == "queue_bit":
         note = (f"{r['what']}; per stored bit, measured as {QUEUE_DEPTH} x {QUEUE_BITS} bits; energy_pj per bit "
                 "passing through (pushed and popped: a random vector in and one out every cycle, less the idle "
                 "cost), idle_energy_pj per stored bit per cycle (no push, no pop, the clock running)")

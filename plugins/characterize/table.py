@@ -135,13 +135,14 @@ def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], b
                          f"latency_cycles: {int(e['latency_cycles'])}, source: {e['source']}, note: {_q(e['note'])}}}")
     st = list(structures)
     if st:
-        from .structures import structure_entry
+        from .structures import UNIT_KEY, structure_entry
         lines += ["structures:",
                   "  # PE-array structures (characterize --structures): the rtl profiler's systolic PE per shape and",
                   "  # operand width (pe_psum: weight/input stationary; pe_os: output stationary) and the array's",
                   "  # skew-register bit; used instead of MAC + PE register file for systolic arrays",
                   "  # (llmulator.pecost, docs/technology.md); a bit of the memory system's vector queues",
-                  "  # (queue_bit: the buffer periphery, llmulator.periphery)"]
+                  "  # (queue_bit: the buffer periphery, llmulator.periphery) and a crosspoint of the buffer's",
+                  "  # crossbar (xbar_in / xbar_out, area: llmulator.periphery)"]
         kinds: dict[str, list[dict[str, Any]]] = {}
         for r in st:
             kinds.setdefault(r["structure"], []).append(r)
@@ -149,8 +150,8 @@ def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], b
             lines.append(f"  {kind}:")
             for r in sorted(rs, key=lambda r: r["bits"]):
                 e = structure_entry(r)
-                per_bit = r["structure"] in ("skew_reg", "queue_bit")
-                fmt = "bit" if per_bit else f"int{r['bits']}"
+                per_bit = r["structure"] in UNIT_KEY
+                fmt = UNIT_KEY.get(r["structure"], f"int{r['bits']}")
                 acc = f", acc_bits: {r['acc_bits']}" if not per_bit else ""
                 lines.append(f"    {fmt + ':':6} {{energy_pj: {_g(e['energy_pj'])}, idle_energy_pj: "
                              f"{_g(e['idle_energy_pj'])}, area_um2: {_area(e['area_um2'])}{acc}, latency_cycles: "

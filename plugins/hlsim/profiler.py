@@ -63,7 +63,9 @@ from . import bounds, runner
 # 0.19: the buffer periphery of a systolic PE array on a measured technology table: the memory system's
 #       registers around the buffer (engines' rings and lines, the output queue) in area and energy
 #       (llmulator.periphery); only osu018 designs
-VERSION = "0.19"
+# 0.20: ... and the buffers' crossbar in area (llmulator.periphery: crosspoints x the measured crosspoint of
+#       each side); only osu018 designs
+VERSION = "0.20"
 
 
 class HlsimProfiler:
