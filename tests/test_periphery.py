@@ -121,7 +121,8 @@ def test_queue_bit_measured_with_the_real_tools(tmp_path):
 
 
 def _port_width(text: str, module: str, port: str) -> int:
-    m = re.search(r"\b(?:input|output)\s*(?:reg\s*)?\[(\d+):(\d+)\]\s*" + port + r"\b", text.split(f"module {module}")[1])
+    body = text.split(f"module {module}")[1]
+    m = re.search(r"\b(?:input|output)\s*(?:reg\s*)?\[(\d+):(\d+)\]\s*" + port + r"\b", body)
     return int(m.group(1)) - int(m.group(2)) + 1 if m else 1
 
 
