@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from pycparser import c_ast, c_generator
 
+from .c_names import has_step
+
 _GEN = c_generator.CGenerator()
 _TYPES = {"int": ("i", 32), "signed": ("i", 32), "signed int": ("i", 32), "int32_t": ("i", 32),
           "long": ("i", 64), "long int": ("i", 64), "long long": ("i", 64), "int64_t": ("i", 64),
@@ -128,6 +130,7 @@ class Lanes:
         self.returned: int | None = None  # lanes a ``return`` ended (None: a ``return`` is outside what it runs)
         self._active: np.ndarray | None = None  # the lanes the statement being run runs on (an increment's)
         self._depth = 0  # loops this is running inside (``loop``)
+        self._continued: np.ndarray | None = None  # lanes a ``continue`` ended this pass of the loop body (body)
 
     def size(self) -> int:
         return self.draw.size
@@ -162,6 +165,11 @@ class Lanes:
                 mask = then | other
             elif isinstance(st, c_ast.Break):
                 return np.zeros_like(mask)
+            elif isinstance(st, c_ast.Continue):
+                if self._continued is None:
+                    raise Unsupported("a continue outside a loop this runs")
+                self._continued |= mask   # these lanes skip the rest of the body, and stay in the loop
+                return np.zeros_like(mask)
             elif isinstance(st, c_ast.Return) and self.returned is not None:  # the caller's loop ends the kernel
                 if self._depth:
                     raise Unsupported("a return inside a loop this runs: it would end the loops around it too")
@@ -190,12 +198,21 @@ class Lanes:
                 self.loop_budget -= int(live.sum())
                 if self.loop_budget < 0:
                     raise Unsupported("the loops run past their trip budget")
-                live = self.block([node.stmt], live, skip)
+                live = self.body(node.stmt, live, skip)
                 if step is not None and live.any():
                     self.simple(step, live)
                 live = live & self.truth(node.cond, live)
         finally:
             self._depth -= 1
+
+    def body(self, stmt, live: np.ndarray, skip=frozenset()) -> np.ndarray:
+        """One pass of a loop body on the lanes of ``live``: the lanes still in the loop after it (those that
+        reached its end and those a ``continue`` sent to the next iteration; a ``break`` leaves)."""
+        outer, self._continued = self._continued, np.zeros_like(live)
+        try:
+            return self.block([stmt], live, skip) | self._continued
+        finally:
+            self._continued = outer
 
     def simple(self, st, mask: np.ndarray) -> None:
         """A declaration, an assignment, an increment or a list of them."""
@@ -324,76 +341,3 @@ class Lanes:
         if n.op == "~" and v.dtype.kind != "f":
             return ~v
         raise Unsupported(f"unary {n.op}")
-
-
-def has_step(node) -> bool:
-    """Whether an expression increments or decrements something."""
-    return any(isinstance(n, c_ast.UnaryOp) and n.op in _STEP for n in nodes(node))
-
-
-def assigned(node) -> set[str]:
-    """Scalars a statement may assign (declares, assigns or steps)."""
-    out: set[str] = set()
-    for n in nodes(node):
-        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
-            out.add(n.lvalue.name)
-        elif isinstance(n, c_ast.UnaryOp) and n.op in _STEP and isinstance(n.expr, c_ast.ID):
-            out.add(n.expr.name)
-        elif isinstance(n, c_ast.Decl):
-            out.add(n.name)
-    return out
-
-
-def read_names(node) -> set[str]:
-    """Every identifier a statement or expression mentions (function names excluded)."""
-    out: set[str] = set()
-    for n in nodes(node):
-        if isinstance(n, c_ast.ID):
-            out.add(n.name)
-        elif isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
-            out.discard(n.name.name)
-    return out
-
-
-def array_reads(node) -> set[str]:
-    """Arrays an expression or statement reads (``A[i] = v`` writes ``A`` and reads ``i`` and ``v``;
-    ``A[i] += v`` reads ``A`` too)."""
-    out: set[str] = set()
-
-    def visit(n, write: bool = False):
-        if n is None:
-            return
-        if isinstance(n, c_ast.ArrayRef):
-            for s in _subscripts(n):
-                visit(s)
-            base = n
-            while isinstance(base, c_ast.ArrayRef):
-                base = base.name
-            if not write:
-                out.add(base.name if isinstance(base, c_ast.ID) else "?")
-            return
-        if isinstance(n, c_ast.Assignment):
-            visit(n.lvalue, write=n.op == "=")
-            visit(n.rvalue)
-            return
-        for _, c in n.children():
-            visit(c)
-    visit(node)
-    return out
-
-
-def _subscripts(ref: c_ast.ArrayRef):
-    while isinstance(ref, c_ast.ArrayRef):
-        yield ref.subscript
-        ref = ref.name
-
-
-def nodes(node):
-    """The node and every node under it."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n is None:
-            continue
-        yield n
-        stack.extend(c for _, c in n.children())

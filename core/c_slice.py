@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
-from .c_lanes import assigned, nodes, read_names
+from .c_names import assigned, nodes, read_names
 
 JUMPS = (c_ast.Break, c_ast.Continue, c_ast.Return)  # they decide what runs: always in the slice
 LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)

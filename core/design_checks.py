@@ -116,10 +116,13 @@ def _check_tile(d: Design, label: str, loop: Loop, lm) -> tuple[list[Diagnostic]
         return [_mdiag(m, ("loops", label, "tile"), f"loop {label} has a trip count only the run "
                        f"knows ({loop.dynamic_reason}) and cannot be tiled", "no tile on this loop")], True
     if not loop.simple:
+        why = (f"its step `{loop.step_text}` is not an integer literal: the rewritten head needs the step's value "
+               "in the kernel text" if loop.step_op == "+" and loop.step_text is not None else
+               "its step or condition is another form")
         return [_mdiag(m, ("loops", label, "tile"), f"loop {label} is not of the form "
-                       "`for (v = LO; v < HI; v += CONST)` (its step or condition is another form) "
-                       "and cannot be tiled", "no tile on this loop",
-                       "tiling rewrites the loop head; keep it untiled or write it in that form")], True
+                       f"`for (v = LO; v < HI; v += CONST)` ({why}) and cannot be tiled", "no tile on this loop",
+                       "tiling rewrites the loop head; keep it untiled or write it in that form (a literal "
+                       "step: `v += 4`)")], True
     try:
         bound = d.trips(label)
         for mb in lm.fuse:

@@ -37,7 +37,8 @@ import numpy as np
 from pycparser import c_ast
 
 from . import kernel_values as kv
-from .c_lanes import Lanes, Unsupported, array_reads, assigned, read_names
+from .c_lanes import Lanes, Unsupported
+from .c_names import array_reads, assigned, read_names
 from .c_slice import chain_to, kept_statements, narrow, slice_body, step_nodes
 from .errors import UserError
 from .inputs import _structure_outputs
@@ -64,6 +65,16 @@ def input_trip_profile(design, label: str) -> list[int] | None:
         return None
     got = _cached(design, ("loop", label), lambda run: run.profile(label))
     return None if got is None else got[0]
+
+
+def input_trip_draws(design, label: str) -> list[float] | None:
+    """The loop's trips summed over all its entries, per draw of the declared inputs (one total per draw): how
+    much one input moves its work. None where its control is outside what this module runs."""
+    loop = design.tree.loops[label]
+    if not (loop.is_while or loop.data_dependent):
+        return None
+    got = _cached(design, ("loop", label), lambda run: run.profile(label))   # the same run as the trips
+    return None if got is None else got[2]
 
 
 def input_return_share(design, label: str) -> float | None:
@@ -118,14 +129,17 @@ class _Run:
     def __init__(self, design, desc):
         self.d, self.tree, self.desc = design, design.tree, desc
 
-    def profile(self, label: str) -> tuple[list[int], float]:
-        """(each lane's trips, the share of lanes a ``return`` ended) of one run of the loop."""
+    def profile(self, label: str) -> tuple[list[int], float, list[float]]:
+        """(each lane's trips, the share of lanes a ``return`` ended, the trips of each draw's lanes together)
+        of one run of the loop."""
         got = self._loop_lanes(label)
         if got is None:
-            return [], 0.0
+            return [], 0.0, []
         n = got[0].size()
+        draw = got[0].draw.copy()     # each lane's draw (the run drops finished lanes as it goes)
         trips = _trips(*got)
-        return trips, (got[0].returned or 0) / n if n else 0.0
+        per_draw = np.bincount(draw, weights=np.asarray(trips, dtype=float)).tolist() if n else []
+        return trips, (got[0].returned or 0) / n if n else 0.0, per_draw
 
     def _loop_lanes(self, label: str, watch=None) -> tuple | None:
         """Lanes at the entry of loop ``label`` (None: no entry runs), its AST node and the statements of its
@@ -300,7 +314,7 @@ def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:
         work += int(live.sum())
         if work > MAX_WORK:
             raise Unsupported("too much work")
-        live = lanes.block([node.stmt], live, skip)
+        live = lanes.body(node.stmt, live, skip)
         if step is not None:
             lanes.simple(step, live)
         live = live & lanes.truth(node.cond, live)

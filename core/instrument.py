@@ -68,6 +68,9 @@ class Site:
     free: bool = False  # loop sites whose control costs nothing (tile loops around a PE-array fold)
     children: list[Site] = attrs.field(factory=list, repr=False)  # sites nested in it (a cond: its then side)
     orelse: list[Site] = attrs.field(factory=list, repr=False)  # cond sites: the else side
+    # cond sites: whether the then / the else side ends the pass over its loop's body (a `continue` of its own,
+    # not inside a nested if or loop): what follows the cond in that body does not run after that side
+    skips: tuple[bool, bool] = (False, False)
 
 
 @attrs.define
@@ -307,11 +310,12 @@ class _Emitter:
             return self.stmt(node.stmt, in_region, ind, node.name, model)
         if isinstance(node, c_ast.Compound):
             return f"{ind}{{\n{self.block(node.block_items or [], in_region, ind + '  ', model)}{ind}}}\n"
-        if isinstance(node, (c_ast.For, c_ast.While)):
+        if isinstance(node, _LOOP_NODES):
             return self.loop(node, in_region, ind, label, model)
         if isinstance(node, c_ast.If):
             cond = self.stmt_of(node.cond)
-            s = self.site("cond", in_region, stmts=[cond] if cond is not None else [], label=label)
+            s = self.site("cond", in_region, stmts=[cond] if cond is not None else [], label=label,
+                          skips=(_continues(node.iftrue), _continues(node.iffalse)))
             add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
             then_m: list = []
             else_m: list = []
@@ -380,7 +384,7 @@ class _Emitter:
         spatial = lm is not None and not is_tile and bool(lm.spatial)
         if region == "array":
             return self.array(node, ind, label, kl, model)
-        head = self._head(node)
+        head, tail = self._head(node)
         var = kloop.var if kloop is not None else (
             _loop_var(node) if isinstance(node, c_ast.For) and node.init is not None else None)
         if var is not None and var in self.kernel_vars:
@@ -397,7 +401,7 @@ class _Emitter:
             s.body = sub
             n = f"__n{s.id}"
             return (f"{ind}{{\n{ind}  uint64_t {n} = 0;\n{ind}  {lab}{head} {{\n{inner_ind}{n}++;\n"
-                    f"{body}{ind}  }}\n{ind}  __region({s.id}, {n});\n{ind}}}\n")
+                    f"{body}{ind}  }}{tail}\n{ind}  __region({s.id}, {n});\n{ind}}}\n")
         in_array_band = kl is not None and any(kl in b for b in self.array_heads.values())
         s = self.site("loop", in_region, label=label, loop=kl, counted=self.lane0 is not None or not in_region,
                       free=in_array_band and not in_region)
@@ -407,7 +411,7 @@ class _Emitter:
                 self.lane0.append(f"{_loop_var(node)} == ({_init_text(node)})")
             items = _items(node)
             count = ""
-            if not any(isinstance(_unlabel(it), (c_ast.For, c_ast.While)) for it in items):
+            if not any(isinstance(_unlabel(it), _LOOP_NODES) for it in items):
                 # innermost: one stream step per iteration of the first PE (every spatial index at its start)
                 count = f"{inner_ind}if ({' && '.join(self.lane0) or '1'}) {self.array_counter}++;\n"
             body = self.inside(s.children, lambda: self.block(items, True, inner_ind, sub))
@@ -415,19 +419,19 @@ class _Emitter:
                 self.spatial_stack.pop()
                 self.lane0.pop()
             return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__it[{s.id}]++;\n{count}{body}"
-                    f"{ind}}}\n")
+                    f"{ind}}}{tail}\n")
         if in_region:
             if spatial:
                 self.spatial_stack.append(kl)
             body = self.inside(s.children, lambda: self.block(_items(node), True, inner_ind, sub))
             if spatial:
                 self.spatial_stack.pop()
-            return f"{ind}{lab}{head} {{\n{body}{ind}}}\n"
+            return f"{ind}{lab}{head} {{\n{body}{ind}}}{tail}\n"
         if test is not None:
             s.stmts = [test]
         body = self.inside(s.children, lambda: self.block(_items(node), False, inner_ind, sub))
         return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
-                f"__it[{s.id}]++; __cnt[{s.id}]++;\n{body}{ind}}}\n")
+                f"__it[{s.id}]++; __cnt[{s.id}]++;\n{body}{ind}}}{tail}\n")
 
     def array(self, node, ind: str, label: str | None, kl: str, model: list) -> str:
         """A PE-array fold: the band's point loops run as written (every PE's work, for the outputs and
@@ -446,13 +450,31 @@ class _Emitter:
         model.extend(sub)
         return f"{ind}{{\n{ind}  uint64_t {n} = 0;\n{text}{ind}  __fold({s.id}, {n});\n{ind}}}\n"
 
-    def _head(self, node) -> str:
+    def _head(self, node) -> tuple[str, str]:
+        """The loop's text before its body's brace and after it: ``for (...)`` / ``while (...)`` and nothing,
+        or ``do`` and `` while (...);`` (a do-while runs its body before the first test)."""
         if isinstance(node, c_ast.For):
             init = self.text(node.init) if node.init is not None else ""
             cond = self.text(node.cond) if node.cond is not None else ""
             nxt = self.text(node.next) if node.next is not None else ""
-            return f"for ({init}; {cond}; {nxt})"
-        return f"while ({self.text(node.cond)})"
+            return f"for ({init}; {cond}; {nxt})", ""
+        if isinstance(node, c_ast.DoWhile):
+            return "do", f" while ({self.text(node.cond)});"
+        return f"while ({self.text(node.cond)})", ""
+
+
+_LOOP_NODES = (c_ast.For, c_ast.While, c_ast.DoWhile)
+
+
+def _continues(node: c_ast.Node | None) -> bool:
+    """Whether a branch side holds a ``continue`` of its own: directly, or in a block or label of it (not inside
+    a nested ``if``, whose own cond site says so, nor inside a loop, whose ``continue`` is its own)."""
+    node = _unlabel(node) if node is not None else None
+    if isinstance(node, c_ast.Continue):
+        return True
+    if isinstance(node, c_ast.Compound):
+        return any(_continues(it) for it in node.block_items or [])
+    return False
 
 
 def _unlabel(n: c_ast.Node) -> c_ast.Node:

@@ -225,7 +225,7 @@ def _stmt(node: c_ast.Node, ctx: Ctx, parent: Loop | None, label: str | None = N
                             "return;", "write the value to an out array first (out[0] = v; return;)")
         return [Statement("return", ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
     raise ctx.error(node, f"unsupported statement: {type(node).__name__}",
-                    "for/while loops, if, assignments and declarations")
+                    "for, while and do-while loops, if, assignments, declarations, break, continue and return")
 
 
 def _track(node: c_ast.Node, ctx: Ctx) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 from pycparser import c_ast
 
-from .c_lanes import Lanes, Unsupported, array_reads, assigned, read_names
+from .c_lanes import Lanes, Unsupported
+from .c_names import array_reads, assigned, read_names
 from .kernel import Branch
 
 MAX_TRIPS = 200_000  # loop trips the run may take in all (one lane: about 1 s at most)

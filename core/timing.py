@@ -298,25 +298,36 @@ class _Walker:
 
     def cost(self, sites: list[Site], weight: float) -> float:
         """Expected cycles of one pass over ``sites``; ``weight`` is how often that pass runs (for stalls)."""
+        return self._pass(sites, weight)[0]
+
+    def _pass(self, sites: list[Site], weight: float) -> tuple[float, float]:
+        """(expected cycles of one pass over ``sites``, the probability that the pass ends in a ``continue`` of
+        the enclosing loop). A cond whose side continues leaves what follows it to the other side's share:
+        ``live`` is the probability that the pass reaches a site (hlsim adds a site's cycles only when the run
+        gets there)."""
         T = self.timing.T
-        total = 0.0
+        total, live, ended = 0.0, 1.0, 0.0
         for s in sites:
-            if s.in_region:
+            if s.in_region or live <= 0.0:
                 continue
             if s.kind == "block":
-                total += T[3 * s.id]
+                total += live * T[3 * s.id]
             elif s.kind == "cond":
                 p = self.prob(s)
-                total += T[3 * s.id] + p * self.cost(s.children, weight * p) + \
-                    (1 - p) * self.cost(s.orelse, weight * (1 - p))
+                c1, q1 = self._pass(s.children, weight * live * p)
+                c2, q2 = self._pass(s.orelse, weight * live * (1 - p))
+                total += live * (T[3 * s.id] + p * c1 + (1 - p) * c2)
+                skip = p * (1.0 if s.skips[0] else q1) + (1 - p) * (1.0 if s.skips[1] else q2)
+                ended += live * skip
+                live *= 1.0 - skip
             elif s.kind == "loop":
                 n = self.trips(s)
-                total += n * (T[3 * s.id] + self.cost(s.children, weight * n))
+                total += live * n * (T[3 * s.id] + self.cost(s.children, weight * live * n))
             elif s.region == "array":
-                total += T[3 * s.id] + (self.steps(s) - 1.0) * T[3 * s.id + 1]
+                total += live * (T[3 * s.id] + (self.steps(s) - 1.0) * T[3 * s.id + 1])
             else:
-                total += self.region(s, weight)
-        return total
+                total += live * self.region(s, weight * live)
+        return total, ended
 
     def steps(self, s: Site) -> float:
         """Stream steps of one PE-array fold: the temporal point loops' trips within a tile (on average)."""

@@ -98,25 +98,35 @@ class _Counts:
                 u["w"] += mult
                 self.stores += mult
 
-    def nodes(self, nodes, mult: float) -> None:
+    def nodes(self, nodes, mult: float) -> float:
+        """Count a pass over ``nodes`` run ``mult`` times; the probability that the pass ends in a ``continue``
+        of the enclosing loop (what follows a branch that continues runs on the other side's share only)."""
         design = self.design
+        live, ended = 1.0, 0.0
         for n in nodes:
+            if live <= 0.0:
+                break
             if isinstance(n, Loop):
                 self.loops.append(n)
                 trips = design.trips(n.label)
                 if n.cond_stmt is not None and (n.data_dependent or n.is_while):
                     # a data-dependent bound is evaluated by the datapath; counters are free
-                    self.stmt(n.cond_stmt, mult * (trips + 1))
-                self.nodes(n.body, mult * trips)
+                    self.stmt(n.cond_stmt, mult * live * (trips + 1))
+                self.nodes(n.body, mult * live * trips)     # a continue in there is the inner loop's
             elif isinstance(n, Branch):
                 p, note = design.branch_probability(n)
                 if note:
                     self.notes.append(note)
-                self.stmt(n.cond, mult)
-                self.nodes(n.then, mult * p)
-                self.nodes(n.orelse, mult * (1 - p))
+                self.stmt(n.cond, mult * live)
+                skip = p * self.nodes(n.then, mult * live * p) + (1 - p) * self.nodes(n.orelse, mult * live * (1 - p))
+                ended += live * skip
+                live *= 1.0 - skip
+            elif n.kind == "jump" and n.text.rstrip(";").strip() == "continue":
+                ended += live
+                live = 0.0
             elif n.kind == "stmt":
-                self.stmt(n, mult)
+                self.stmt(n, mult * live)
+        return ended
 
 
 def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int]) -> ArrayUse:

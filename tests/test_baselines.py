@@ -203,3 +203,36 @@ def test_a_fused_loop_is_featurised_over_its_members_trips(write):
                                                        strict=True) if kind == "loop")
     assert 8 in trips and 64 not in trips
     assert sequence.featurise(d).x.size and statements.featurise(d).x.size
+
+
+def test_a_loop_with_no_expected_trips_is_flagged_not_read_silently(write):
+    """A `while` on data with no hint and no declared input distribution: nothing gives its trips, the features
+    read it as 1 trip, and the baselines say so with a low confidence (before: a confident-looking number)."""
+    from llmulator.library import resolve
+    w = write("w.yaml", """
+        workload:
+          version: 1
+          name: halve
+          parameters: {N: 32}
+          arrays:
+            x: {shape: [N], dtype: int32, role: in}
+            c: {shape: [N], dtype: int32, role: out}
+          kernel: |
+            L_i: for (int i = 0; i < N; i++) {
+              int v = x[i];
+              int n = 0;
+              L_h: while (v > 1) {
+                v = v >> 1;
+                n++;
+              }
+              c[i] = n;
+            }
+        """)
+    m = write("m.yaml", "mapping: {version: 1, name: m, placement: {x: BRAM, c: BRAM}}")
+    d = load_design(resolve("architecture", "hls-fpga"), w, m)
+    from llmulator_plugins.baselines.features import unknown_trips
+    assert unknown_trips(d) == ["L_h"]
+    for cls in ESTIMATORS:
+        (e,) = cls().estimate([d])
+        assert e.confidence and max(e.confidence.values()) <= 0.2, cls.name
+        assert any("no expected trip count for loop(s) L_h" in n for n in e.notes), cls.name

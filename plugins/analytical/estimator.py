@@ -62,7 +62,10 @@ from . import model
 # 0.28: ... and the buffer periphery of a systolic PE array on a measured table (llmulator.periphery; osu018)
 # 0.29: ... and the buffers' crossbar in area (crosspoints x the measured xbar_in / xbar_out crosspoint; osu018);
 #       the note on output-stationary folds that overlap their drain with a shadow accumulator
-VERSION = "0.29"
+# 0.30: a `continue` skips the rest of its loop's body (cycles and operations follow the branch's share; the
+#       control run on input draws follows it too, so a loop with `continue` and an early `return` needs no hint);
+#       a do-while loop counted (hlsim 0.21)
+VERSION = "0.30"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -32,7 +32,10 @@ from llmulator.results import Estimate
 
 DEFAULT_MODELS = Path(__file__).resolve().parent / "default_model"
 # 0.2: outputs clipped to the training range, out-of-distribution designs flagged, power from energy and time
-VERSION = "0.2"
+# 0.3: a fused loop featurised over its members' trips (no crash where its head alone fits its tile); a loop
+#      with no expected trips (no hint, control not run from declared inputs) flagged with a low confidence
+#      (the dataset's feature cache stands: no synth-v3 mapping fuses loops)
+VERSION = "0.3"
 
 
 class BaselineEstimator:
@@ -128,6 +131,7 @@ class BaselineEstimator:
         from llmulator.results import power_mw
 
         from .data import DIMS, FEATURISERS, METRICS, pack
+        from .features import unknown_trips
         from .guards import OOD_CONFIDENCE, clip_confidence
         check = self._checker
         fn = FEATURISERS[self.name]
@@ -148,6 +152,10 @@ class BaselineEstimator:
                 m["power_mw"] = power_mw(m["energy_pj"], m["cycles"], d.arch.clock_mhz)
                 m["latency_us"] = m["cycles"] / d.arch.clock_mhz
                 reasons, notes = flags[i]
+                guessed = unknown_trips(d)
+                if guessed:
+                    reasons = [*reasons, f"no expected trip count for loop(s) {', '.join(guessed)} (no hint, and their "
+                               "control is not run from declared inputs): read as 1 trip"]
                 caps = {mt: clip_confidence(float(factor[i, j])) for j, mt in enumerate(METRICS)
                         if mt != "power_mw" and factor[i, j] > 1.0 + 1e-9}
                 for mt in list(caps):

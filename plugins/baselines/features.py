@@ -108,6 +108,18 @@ def trips(d: Design, label: str) -> float:
         return 1.0
 
 
+def unknown_trips(d: Design) -> list[str]:
+    """Loops whose expected trips nothing gives (no hint, and their control is not run from declared inputs):
+    the features read them as 1 trip (``trips``), so a prediction built on them is a guess."""
+    out = []
+    for label in d.tree.loops:
+        try:
+            d.trips(label)
+        except (SpecError, KeyError, ZeroDivisionError, ValueError):
+            out.append(label)
+    return out
+
+
 def mapped_trips(d: Design, label: str) -> tuple[float, float | None]:
     """Trips of the point loop and of its tile loop (None when the loop is not strip-mined), as the rendered
     code has them (llmulator.hls): a loop with others fused into it runs over the product of their trips,

@@ -65,7 +65,9 @@ from . import bounds, runner
 #       (llmulator.periphery); only osu018 designs
 # 0.20: ... and the buffers' crossbar in area (llmulator.periphery: crosspoints x the measured crosspoint of
 #       each side); only osu018 designs
-VERSION = "0.20"
+# 0.21: a do-while loop is counted (its sites were left out of the instrumented code: its body ran, its
+#       cycles and operations were not counted); no library or synth-v3 kernel has one
+VERSION = "0.21"
 
 
 class HlsimProfiler:

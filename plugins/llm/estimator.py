@@ -58,7 +58,7 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 # 0.5: ... and so does a design whose input-dependent control is priced from its declared inputs (interval +-6 %)
 # 0.6: "fixed" only where every branch that reads no array is priced too (an index condition, the kernel's scalar
 #      control or draws), not a hint or 0.5; the 90 % interval from the checkpoint's val-calibrated factors
-VERSION = "0.6"
+VERSION = "0.7"  # 0.7: a drawn design's interval follows its own draws (residual.draw_spread)
 
 
 def inference_dtype() -> str:
@@ -240,7 +240,7 @@ class LLMEstimator:
         A design without an analytical prior (when the checkpoint reads it) raises ``SpecError`` before the
         model runs, for a batch as for one design: callers price the rest one at a time."""
         from .guards import guard
-        from .residual import PRIOR_NOTES, copies_prior, prior_prediction
+        from .residual import PRIOR_NOTES, copies_prior, draw_spread, prior_prediction
         from .train import predict
         model, tok = self.load()
         if getattr(model, "numpy", False):
@@ -253,7 +253,7 @@ class LLMEstimator:
         for i, d in enumerate(designs):  # where the prior is the answer: the prior itself (residual.py), no prompt
             answer = copies_prior(d, self.meta) if priors[i] is not None else None
             if answer:
-                p = prior_prediction(priors[i], answer)
+                p = prior_prediction(priors[i], answer, draw_spread(d) if answer == "drawn" else None)
                 m, conf, interval, notes = guard(p["metrics"], p["confidence"], p["interval"], priors[i],
                                                  d.arch.clock_mhz)
                 out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval,
