@@ -168,6 +168,7 @@ class Loop:
     body: list[Node] = attrs.field(factory=list)  # the nodes inside it, in program order
     parent: Loop | None = attrs.field(default=None, repr=False)  # the loop around it (None at the top)
     is_while: bool = False  # a ``while`` loop (trip count from hints)
+    do_while: bool = False  # ... a ``do``-``while``: the body runs before the first test (one test per trip)
     cond_stmt: Statement | None = None  # a ``while`` loop's condition, evaluated once per trip
     kind: str = "loop"  # node kind, for walking a tree
     step_text: str | None = None  # a step that is an expression (``k += m``), or a geometric factor

@@ -254,6 +254,7 @@ def _loop(node, ctx: Ctx, parent: Loop | None, label: str | None) -> Loop:
     else:
         changing = enter(node, ctx, label, None)
         loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True, simple=False,
+                    do_while=isinstance(node, c_ast.DoWhile),
                     dynamic_reason="a while loop: its trips are what its condition makes of the run's values")
     at_head = ctx.values.copy()
     if isinstance(node, c_ast.For):

@@ -103,15 +103,14 @@ class _Counts:
         of the enclosing loop (what follows a branch that continues runs on the other side's share only)."""
         design = self.design
         live, ended = 1.0, 0.0
-        for n in nodes:
-            if live <= 0.0:
-                break
+        for n in nodes:   # after an unconditional continue (live 0) the rest counts nothing, but is still seen
             if isinstance(n, Loop):
                 self.loops.append(n)
                 trips = design.trips(n.label)
                 if n.cond_stmt is not None and (n.data_dependent or n.is_while):
-                    # a data-dependent bound is evaluated by the datapath; counters are free
-                    self.stmt(n.cond_stmt, mult * live * (trips + 1))
+                    # a data-dependent bound is evaluated by the datapath (once more to exit, but a do-while's
+                    # test comes after each trip); counters are free
+                    self.stmt(n.cond_stmt, mult * live * (trips + (0 if n.do_while else 1)))
                 self.nodes(n.body, mult * live * trips)     # a continue in there is the inner loop's
             elif isinstance(n, Branch):
                 p, note = design.branch_probability(n)

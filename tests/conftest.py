@@ -37,9 +37,10 @@ def write(tmp_path):
 
 
 def kernel_design(write, arch: str, kernel: str, arrays: str, reference: str, loops: str, placement: str,
-                  params: str = "{N: 64}", extra: str = "", hints: str = "{}"):
+                  params: str = "{N: 64}", extra: str = "", hints: str = "{}", inputs: str = ""):
     """A design from an architecture text and a one-kernel workload and mapping written inline (the
-    hand-counted timing tests build many small ones)."""
+    hand-counted timing tests build many small ones); ``inputs``: the workload's ``inputs:`` block, indented
+    under it."""
     from llmulator.design import load_design
 
     a = write("arch.yaml", arch)
@@ -53,6 +54,7 @@ workload:
   kernel: |
 {kernel}
   hints: {hints}
+{"  inputs:" + chr(10) + inputs if inputs else ""}
   reference: |
 {reference}
 """)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+from conftest import kernel_design
 from llmulator_plugins.analytical.estimator import AnalyticalEstimator
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
 
@@ -67,25 +68,9 @@ def _run(d):
 
 def _inputs(write, kernel: str, arrays: str, ref: str, inputs: str, params: str = "{N: 64}"):
     """A one-kernel design on ARCH with its inputs declared (every array on BUF, no mapping directives)."""
-    from llmulator.design import load_design
     names = [ln.split(":")[0].strip() for ln in arrays.splitlines()]
-    a = write("arch.yaml", ARCH)
-    w = write("w.yaml", f"""
-workload:
-  version: 1
-  name: w
-  parameters: {params}
-  arrays:
-{arrays}
-  kernel: |
-{kernel}
-  inputs:
-{inputs}
-  reference: |
-{ref}
-""")
-    m = write("m.yaml", "mapping: {version: 1, name: m, placement: {" + ", ".join(f"{n}: BUF" for n in names) + "}}")
-    return load_design(a, w, m)
+    return kernel_design(write, ARCH, kernel, arrays, ref, "{}", "{" + ", ".join(f"{n}: BUF" for n in names) + "}",
+                         params, inputs=inputs)
 
 
 @pytest.mark.parametrize("value, digits", [(12345, 5), (0, 1)])
@@ -96,6 +81,8 @@ def test_a_do_while_loop_is_counted_and_runs_its_body_before_the_first_test(writ
     # every element has `digits` digits: the body runs that often per element (once for 0: the test comes after)
     assert p.counters["trips.L_d"] == digits
     assert p.counters["ops.div"] == 64 * digits
+    # its test comes after each trip: once per trip, not once more to exit as a while's (the only compare here)
+    assert p.counters["ops.cmp"] == 64 * digits and e.breakdown["ops.cmp"] == pytest.approx(64 * digits)
     # the loop costs cycles: at least its divisions, one after another (one 8-cycle divider)
     assert p.metrics["cycles"] >= 64 * digits * 8
     assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=0.01)

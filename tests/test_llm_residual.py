@@ -127,23 +127,6 @@ def test_a_design_whose_input_dependent_control_is_priced_from_declared_inputs_g
     assert lo == pytest.approx(prior["cycles"] * (1 - spread)) and hi == pytest.approx(prior["cycles"] * (1 + spread))
 
 
-ARCH_TEXT = """
-architecture:
-  version: 1
-  name: alu
-  clock_mhz: 500
-  compute:
-    operators:
-      add: {count: 2, bits: 32, latency_cycles: 1}
-      mul: {count: 1, bits: 32, latency_cycles: 2}
-      cmp: {count: 2, bits: 32, latency_cycles: 1}
-      logic: {count: 2, bits: 32, latency_cycles: 1}
-      shift: {count: 2, bits: 32, latency_cycles: 1}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 64, bandwidth_bytes_per_cycle: 8, latency_cycles: 20}
-    - {name: BUF, kind: sram, capacity_kib: 16, width_bits: 32, banks: 2, ports: 2, latency_cycles: 1}
-"""
-
 COLLATZ = """
 workload:
   version: 1
@@ -190,7 +173,8 @@ def test_a_drawn_designs_interval_follows_how_much_one_input_moves_its_loops(wri
     from llmulator.input_trips import SEED0, input_trip_draws
     from llmulator.inputs import generate_inputs
     from llmulator_plugins.hlsim.profiler import HlsimProfiler
-    d = load_design(write("a.yaml", ARCH_TEXT), write("w.yaml", COLLATZ),
+    from test_control_jumps import ARCH
+    d = load_design(write("a.yaml", ARCH), write("w.yaml", COLLATZ),
                     write("m.yaml", "mapping: {version: 1, name: m, placement: {x: BUF, c: BUF}}"))
     assert residual.prior_answer(d) == "drawn"
     per = input_trip_draws(d, "L_w")

@@ -66,7 +66,7 @@ from . import bounds, runner
 # 0.20: ... and the buffers' crossbar in area (llmulator.periphery: crosspoints x the measured crosspoint of
 #       each side); only osu018 designs
 # 0.21: a do-while loop is counted (its sites were left out of the instrumented code: its body ran, its
-#       cycles and operations were not counted); no library or synth-v3 kernel has one
+#       cycles and operations were not counted), its test once per trip; no library or synth-v3 kernel has one
 VERSION = "0.21"
 
 
@@ -188,7 +188,9 @@ class HlsimProfiler:
             if c == 0:
                 continue
             if s.kind in ("loop", "region") and s.stmts:
-                c = counts[s.id][1] + counts[s.id][2]  # a data-dependent bound: every iteration, once more to exit
+                # a data-dependent bound: every iteration, and once more to exit (a do-while tests after each)
+                lp = d.tree.loops.get(s.loop) if s.loop else None
+                c = counts[s.id][1] + (0 if lp is not None and lp.do_while else counts[s.id][2])
             for st in s.stmts:
                 for k, v in d.stmt_ops(st).items():
                     ops[k] += v * c
