@@ -6,8 +6,7 @@ nesting, the statements of each body with the operations they perform (by
 operator class) and the array accesses with affine index forms where the index
 is affine, branches with their conditions (data-dependent ones marked).
 
-Positions in the kernel are mapped back to lines of the workload YAML file, so
-an error in a kernel is reported where the user wrote it.
+Positions in the kernel map back to lines of the workload YAML file (errors are reported where written).
 
 This module holds the tree's records and ``analyze``; the reading is split by
 job: ``kernel_parse`` (the C body -> the tree: statements, branches, loops),
