@@ -22,13 +22,11 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from llmulator_plugins.rtl.datapath import clog2 as _clog2
+
 XIN = {"requests": 8, "writers": 2, "width": 32, "depth": 256}     # 8 address bits
 XOUT = {"banks": 4, "ports": 2, "width": 32}
 KINDS = ("xbar_in", "xbar_out")
-
-
-def _clog2(n: int) -> int:
-    return max(1, (max(n, 1) - 1).bit_length())
 
 
 def xin_crosspoints(requests: int, writers: int, addr_bits: int, width: int) -> int:
