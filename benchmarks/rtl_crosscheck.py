@@ -298,6 +298,15 @@ def rtl_flops(d) -> dict[str, int] | None:
     return None
 
 
+def cached_vcd(text: str) -> Path | None:
+    """The activity VCD of the rtl profiler's cached simulation of the design ``text`` (its folders are keyed by
+    content; found here by the design text they hold), the newest where several hold it; None if none does."""
+    from llmulator_plugins.rtl import profiler as rp
+    sims = [f for f in rp.cache_root().glob("sim-*") if (f / "act.vcd").is_file() and (f / "design.v").is_file()
+            and (f / "design.v").read_text() == text]
+    return max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd" if sims else None
+
+
 def module_replay(d, module: str, inst: str) -> dict | None:
     """One module of the rtl design measured gate-level on the rtl run's own stimulus: the module's Verilog
     synthesised alone (cached by content), its inputs sampled from the rtl VCD each cycle and replayed on its
@@ -311,11 +320,9 @@ def module_replay(d, module: str, inst: str) -> dict | None:
     from llmulator_plugins.rtl import profiler as rp
     _plan, _lay, rtl = RtlProfiler(synthesize=True).build(d)
     text = rtl.text()
-    sims = [f for f in rp.cache_root().glob("sim-*") if (f / "act.vcd").is_file() and (f / "design.v").is_file()
-            and (f / "design.v").read_text() == text]
-    if not sims or module not in rtl.synth_modules:
+    vcd = cached_vcd(text)
+    if vcd is None or module not in rtl.synth_modules:
         return None
-    vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
     from llmulator_plugins.rtl.module_replay import replay_module, rtl_ports
     verilog = rtl.synth_modules[module]
     ins, outs = rtl_ports(verilog, module)
@@ -357,13 +364,11 @@ def buffer_replay(d) -> dict | None:
     from llmulator_plugins.rtl.module_replay import replay_buffer
     _plan, _lay, rtl = RtlProfiler(synthesize=True).build(d)
     text, stext = rtl.text(), rtl.text(synth=True)
-    sims = [f for f in rp.cache_root().glob("sim-*") if (f / "act.vcd").is_file() and (f / "design.v").is_file()
-            and (f / "design.v").read_text() == text]
     syns = [f for f in rp.cache_root().glob("syn-*") if (f / "net_hier.v").is_file()
             and (f / "design_syn.v").is_file() and (f / "design_syn.v").read_text() == stext]
-    if not sims or not syns:
+    vcd = cached_vcd(text)
+    if vcd is None or not syns:
         return None
-    vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
     nets = synth.split_modules((syns[0] / "net_hier.v").read_text())
     return replay_buffer("GLB", rtl.synth_modules, nets, vcd, rp.VCD_CYCLES, cz.find_tools(),
                          ROOT / ".eda" / "work" / "crosscheck-buffer")
@@ -416,11 +421,9 @@ def pe_replay(d, n: int, cycles: float, flow: bool = True) -> dict | None:
     text = rtl.text()
     # the rtl run's cached simulation and synthesis folders (profiler.py keys them by content; found here by
     # the design text they hold)
-    sims = [f for f in rp.cache_root().glob("sim-*") if (f / "act.vcd").is_file() and (f / "design.v").is_file()
-            and (f / "design.v").read_text() == text]
-    if not sims:
+    vcd = cached_vcd(text)
+    if vcd is None:
         return None
-    vcd = max(sims, key=lambda f: (f / "act.vcd").stat().st_mtime) / "act.vcd"
     tools = cz.find_tools()
     work = ROOT / ".eda" / "work" / "crosscheck-replay"
     pes = [f"u_pe_{a}_{b}" for a in range(plan.A) for b in range(plan.B)]

@@ -110,16 +110,35 @@ def engine_bits(plan, lay, kind: str) -> int:
     return 1 + NL + ring + lines + ctx                         # active, the lanes' grant flags
 
 
+def level_requests(plan, level: str) -> tuple[int, int]:
+    """(requesting lanes, of which the writer's) at one buffer level of the rtl profiler's memory system
+    (plugins/rtl/datapath.level_requests): a lane per stream element, the output's lanes twice (the writer and
+    the old-output reader)."""
+    lanes = {"S": plan.B, "X": plan.A, "Y": plan.B, "O": plan.B}
+    on = [r for r, o in plan.operands.items() if o.level == level]
+    return sum(lanes[r] * (2 if r == "O" else 1) for r in on), (lanes["O"] if "O" in on else 0)
+
+
+def xin_crosspoints(requests: int, writers: int, addr_bits: int, width: int) -> int:
+    """Select inputs x bits of one bank port's ``xin`` (datapath.xbar_modules): every request's address, and
+    every writer lane's data and byte mask."""
+    return requests * addr_bits + writers * (width + width // 8)
+
+
+def xout_crosspoints(bank_ports: int, width: int) -> int:
+    """Select inputs x bits of one reading lane's ``xout``: a word of every bank port."""
+    return bank_ports * width
+
+
 def periphery_bits(plan, lay) -> dict[str, int]:
     """Storage bits of the memory system the rtl profiler generates for ``plan`` placed by ``lay``."""
     engines = ["wr", "old"] + [e for e, r in (("rd_S", "S"), ("rd_X", "X"), ("rd_Y", "Y")) if r in plan.operands]
     out = {e: engine_bits(plan, lay, e) for e in engines}
     aw = _clog2(FIFO_DEPTH)
     out["out_queue"] = FIFO_DEPTH * plan.B * plan.operands["O"].bits + 2 * aw + aw + 1
-    lanes = {"S": plan.B, "X": plan.A, "Y": plan.B, "O": plan.B}
     for name, lv in lay.levels.items():
         # the arbiter's return path: per requesting lane, which bank and port served it, through the latency
-        n = sum(lanes[r] * (2 if r == "O" else 1) for r, o in plan.operands.items() if o.level == name)
+        n = level_requests(plan, name)[0]
         out[f"buf_{name}"] = n * lv.latency * (1 + _clog2(lv.banks) + _clog2(lv.ports + 1) + 1) + 64
     return out
 
@@ -128,15 +147,12 @@ def crossbar_crosspoints(plan, lay) -> dict[str, int]:
     """Crosspoints (a select input x a bit) of the buffers' crossbar the rtl profiler generates
     (plugins/rtl/datapath.buffer_module): per bank port an ``xin`` over every request's row address and the
     writer lanes' data and byte mask; per reading lane an ``xout`` over every bank port's word."""
-    lanes = {"S": plan.B, "X": plan.A, "Y": plan.B, "O": plan.B}
     out = {"xin": 0, "xout": 0}
     for name, lv in lay.levels.items():
-        on = [r for r, o in plan.operands.items() if o.level == name]
-        nreq = sum(lanes[r] * (2 if r == "O" else 1) for r in on)    # the writer and the old-output reader
-        nwr = lanes["O"] if "O" in on else 0
-        W, ports = lv.width, lv.banks * lv.ports
-        out["xin"] += ports * (nreq * _clog2(lv.depth) + nwr * (W + W // 8))
-        out["xout"] += (nreq - nwr) * ports * W
+        nreq, nwr = level_requests(plan, name)
+        ports = lv.banks * lv.ports
+        out["xin"] += ports * xin_crosspoints(nreq, nwr, _clog2(lv.depth), lv.width)
+        out["xout"] += (nreq - nwr) * xout_crosspoints(ports, lv.width)
     return out
 
 

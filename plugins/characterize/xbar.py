@@ -22,22 +22,12 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+from llmulator.periphery import xin_crosspoints, xout_crosspoints
 from llmulator_plugins.rtl.datapath import clog2 as _clog2
 
 XIN = {"requests": 8, "writers": 2, "width": 32, "depth": 256}     # 8 address bits
 XOUT = {"banks": 4, "ports": 2, "width": 32}
 KINDS = ("xbar_in", "xbar_out")
-
-
-def xin_crosspoints(requests: int, writers: int, addr_bits: int, width: int) -> int:
-    """Select inputs x bits of one ``xin`` (datapath.xbar_modules): the address of every request, the data
-    and byte mask of every writer lane."""
-    return requests * addr_bits + writers * (width + width // 8)
-
-
-def xout_crosspoints(bank_ports: int, width: int) -> int:
-    """Select inputs x bits of one ``xout``: a word of every bank port."""
-    return bank_ports * width
 
 
 def _wrapped(inner: str, ins: list[tuple[str, int]], outs: list[tuple[str, int]], name: str) -> str:
