@@ -284,15 +284,20 @@ class Lanes:
             if n.op in ("&&", "||"):
                 if has_step(n.right):
                     raise Unsupported("an increment C may skip")
-                a, b = self.ev(n.left) != 0, self.ev(n.right) != 0
+                a = self.ev(n.left) != 0
+                b = self._on(a if n.op == "&&" else ~a, n.right) != 0  # C evaluates it on those lanes only
                 return (a & b if n.op == "&&" else a | b).astype(np.int64)
-            return binary(n.op, self.ev(n.left), self.ev(n.right))
+            left, right = self.ev(n.left), self.ev(n.right)
+            if n.op in ("/", "%") and right.dtype.kind != "f" and self._active is not None:
+                right = np.where(self._active, right, np.where(right == 0, 1, right))  # a lane C never runs
+            return binary(n.op, left, right)
         if isinstance(n, c_ast.UnaryOp):
             return self.unary(n)
         if isinstance(n, c_ast.TernaryOp):
             if has_step(n.iftrue) or has_step(n.iffalse):
                 raise Unsupported("an increment C may skip")
-            return np.where(self.ev(n.cond) != 0, self.ev(n.iftrue), self.ev(n.iffalse))
+            c = self.ev(n.cond) != 0
+            return np.where(c, self._on(c, n.iftrue), self._on(~c, n.iffalse))
         if isinstance(n, c_ast.Cast):
             return wrap(self.ev(n.expr), ctype(_GEN.visit(n.to_type)))
         if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in _MATH:
@@ -300,6 +305,16 @@ class Lanes:
             out = _MATH[f](*[self.ev(a) for a in (n.args.exprs if n.args else [])])
             return np.asarray(out, dtype=np.float64) if f in _FLOAT_RESULT else out
         raise Unsupported(type(n).__name__)
+
+    def _on(self, lanes: np.ndarray, n) -> np.ndarray:
+        """``n`` where C evaluates it: on ``lanes`` of the running statement's (an arm of ``?:``, the right of
+        ``&&``), so a division by zero on a lane that never reaches it (``b ? a / b : 0``) is no error."""
+        outer = self._active
+        self._active = lanes if outer is None else outer & lanes
+        try:
+            return self.ev(n)
+        finally:
+            self._active = outer
 
     def name(self, name: str) -> np.ndarray:
         if name in self.unknown:

@@ -283,6 +283,7 @@ class _Builder:
         return last
 
     def assign(self, e: c_ast.Assignment) -> int:
+        e = _as_compound(e)
         rhs = e.rvalue
         if e.op in ("+=", "-=") and isinstance(rhs, c_ast.BinaryOp) and rhs.op == "*":  # fused: a mac
             a, b = self.visit(rhs.left), self.visit(rhs.right)
@@ -338,3 +339,30 @@ def _base(e: c_ast.ArrayRef) -> str:
     while isinstance(cur, c_ast.ArrayRef):
         cur = cur.name
     return cur.name if isinstance(cur, c_ast.ID) else ""
+
+
+def _as_compound(e: c_ast.Assignment) -> c_ast.Assignment:
+    """``x = x + a*b`` (or ``a*b + x``, ``x - a*b``) as the ``x += a*b`` it means, so both spellings are one mac.
+
+    HLS tools see one expression either way (the DSP fuses both); pricing the long form as a mul and an add
+    made the cost of a kernel depend on how its author spelled an accumulation. Only a product is rewritten:
+    other ``x = x + e`` keep their own evaluation, whose cost already equals ``x += e``.
+    """
+    rhs = e.rvalue
+    if e.op != "=" or not isinstance(rhs, c_ast.BinaryOp) or rhs.op not in ("+", "-"):
+        return e
+    target = _GEN.visit(e.lvalue)
+    if "++" in target or "--" in target:  # evaluated twice in the long form: not the compound one
+        return e
+    if _GEN.visit(rhs.left) == target and _is_product(rhs.right):
+        other = rhs.right
+    elif rhs.op == "+" and _GEN.visit(rhs.right) == target and _is_product(rhs.left):
+        other = rhs.left
+    else:
+        return e
+    return c_ast.Assignment(rhs.op + "=", e.lvalue, other, e.coord)
+
+
+def _is_product(e: c_ast.Node) -> bool:
+    return isinstance(e, c_ast.BinaryOp) and e.op == "*"
+

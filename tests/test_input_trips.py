@@ -163,6 +163,53 @@ def test_a_continue_sends_its_lanes_to_the_next_trip(write):
     assert d.trips("L_w") == pytest.approx(np.mean(got))
 
 
+EUCLID = """    L_i: for (int i = 0; i < N; i++) {
+      int u = a[i];
+      int v = b[i];
+      L_w: while (v) {
+        int t = u;
+        u = v;
+        v = t % v;
+      }
+      o[i] = (v != 0 ? u / v : u) + (v && u % v);
+    }"""
+
+
+def euclid_steps(u: int, v: int) -> int:
+    n = 0
+    while v:
+        u, v = v, u % v
+        n += 1
+    return n
+
+
+def test_a_division_on_a_lane_that_left_the_loop_is_not_run(write):
+    """Euclid's `v = t % v` divides by zero only on a lane whose loop has ended (and `?:`/`&&` guard the
+    others): C never runs it there, so the loop runs on the draws; every lane's trips are the hand count of
+    its pair (before, any lane at zero sent the loop to its hint of 40 where the draws take ~10)."""
+    from llmulator.input_trips import SEED0
+    from llmulator.inputs import generate_inputs
+    arrays = COLLATZ_ARRAYS + "\n    b: {shape: [N], dtype: int32, role: in}"
+    d = design(write, kernel=EUCLID, arrays=arrays, hints="{L_w: {expected_trips: 40}}",
+               placement="{a: BUF, b: BUF, o: BUF}",
+               inputs="arrays: {a: {distribution: randint, range: [0, 1000]}, b: {distribution: randint, range: "
+                      "[0, 1000]}}")
+    got = while_profile(d, "L_w")
+    n = 64
+    assert got is not None and len(got) % n == 0
+    for k in range(len(got) // n):
+        x = generate_inputs(d.workload, d.sizes, d.variant, seed=SEED0 + k)
+        assert got[k * n:(k + 1) * n] == [euclid_steps(int(u), int(v)) for u, v in zip(x["a"], x["b"], strict=True)], k
+    assert d.trips("L_w") == pytest.approx(np.mean(got)) and d.trips("L_w") < 15
+
+
+def test_a_division_by_zero_on_a_lane_that_runs_it_is_left_to_the_hint(write):
+    kernel = COLLATZ.replace("x = (x & 1) ? 3 * x + 1 : x >> 1;", "x = x / (x - 2);")
+    d = design(write, kernel=kernel, inputs="arrays: {a: {distribution: constant, value: 2}}",
+               hints="{L_w: {expected_trips: 8}}")
+    assert while_profile(d, "L_w") is None and d.trips("L_w") == 8
+
+
 def test_an_input_generator_is_user_code_and_is_never_run(write):
     d = design(write, inputs="generator: 'a[:] = 5'\narrays: {a: {distribution: randint, range: [1, 8]}}")
     assert while_profile(d, "L_w") is None
@@ -219,6 +266,12 @@ def _branch(d):
      "b: {distribution: randint, range: [0, 4]}}", 3 / 25),
     # both conditions at once: a loop index and an input (i < N / 2 half the entries, a odd half the draws)
     ("i < N / 2 && (a[i] & 1)", "", "{a: {distribution: randint, range: [0, 9]}}", 0.25),
+    # a division C runs only where its guard holds (b = 0 on a quarter of the lanes): (2, 1) and (3, 1) of 16
+    ("b[i] != 0 ? a[i] / b[i] > 1 : 0", "", "{a: {distribution: randint, range: [0, 3]}, "
+     "b: {distribution: randint, range: [0, 3]}}", 2 / 16),
+    # ... and on the right of && : a % b == 1 for (1, 2), (3, 2), (1, 3) of 16
+    ("b[i] && a[i] % b[i] == 1", "", "{a: {distribution: randint, range: [0, 3]}, "
+     "b: {distribution: randint, range: [0, 3]}}", 3 / 16),
 ])
 def test_a_branch_over_declared_inputs_is_taken_as_often_as_its_condition_holds_on_draws(write, cond, prefix,
                                                                                         inputs, want):

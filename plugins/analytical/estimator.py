@@ -65,7 +65,10 @@ from . import model
 # 0.30: a `continue` skips the rest of its loop's body (cycles and operations follow the branch's share; the
 #       control run on input draws follows it too, so a loop with `continue` and an early `return` needs no hint);
 #       a do-while loop counted (hlsim 0.21)
-VERSION = "0.30"
+# 0.31: `x = x + a*b` (and `a*b + x`, `x - a*b`) is one mac, as `x += a*b` is (hlsim 0.22); the control run on
+#       input draws divides only on the lanes C runs the division on (Euclid's `v = t % v` on a lane whose loop
+#       ended, `b ? a / b : 0`): such loops were left to their hint
+VERSION = "0.31"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

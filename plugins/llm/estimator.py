@@ -58,7 +58,8 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 # 0.5: ... and so does a design whose input-dependent control is priced from its declared inputs (interval +-6 %)
 # 0.6: "fixed" only where every branch that reads no array is priced too (an index condition, the kernel's scalar
 #      control or draws), not a hint or 0.5; the 90 % interval from the checkpoint's val-calibrated factors
-VERSION = "0.7"  # 0.7: a drawn design's interval follows its own draws (residual.draw_spread)
+# 0.7: a drawn design's interval follows its own draws (residual.draw_spread)
+VERSION = "0.8"  # 0.8: more designs drawn (analytical 0.31 runs a guarded or ended lane's division), so copied
 
 
 def inference_dtype() -> str:
