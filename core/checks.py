@@ -67,6 +67,36 @@ def unachievable_ii(d: Design) -> list[Diagnostic]:
     return out
 
 
+_NUMERIC_CLASSES = ("add", "mul", "mac", "div", "sqrt", "exp", "cmp")  # a unit for one number format
+
+
+def float_on_int_units(d: Design) -> list[Diagnostic]:
+    """Floating-point operations on classes the architecture declares ``numeric: int``: they are priced on
+    that integer unit (its latency, energy and area), which a float operation does not run on in hardware.
+    A warning, not an error: the design is priced, but on figures its author may not have meant."""
+    ops, w = d.arch.operators, d.workload
+    file = w.source_map.file if w.source_map else "<workload>"
+    afile = f" in {d.arch.source_map.file}" if d.arch.source_map else ""
+    out, seen = [], set()
+    for st, _loops in d.statements_with_loops():
+        runs_on = d.stmt_ops(st)
+        fl = {n.op for n in st.dag if n.is_float}
+        if "mac" in fl and "mac" not in runs_on:
+            fl |= {"mul", "add"}  # an unfused mac runs on the adder and multiplier
+        for cls in sorted(c for c in fl if c in _NUMERIC_CLASSES and runs_on.get(c) and c in ops):
+            if ops[cls].numeric != "int" or (st.line, cls) in seen:
+                continue
+            seen.add((st.line, cls))
+            out.append(Diagnostic(
+                file, st.line, None, "workload.kernel",
+                f"`{st.text}` does floating-point {cls}, and architecture '{d.arch.name}' declares its '{cls}' "
+                f"units numeric: int: it is priced on an integer {cls} (latency, energy and area)",
+                f"a '{cls}' unit of the statement's number format",
+                f"set `numeric: float` on compute.operators.{cls}{afile} if the hardware has a float unit, or "
+                "use integer arrays in the workload", severity="warning"))
+    return out
+
+
 def design_warnings(d: Design) -> list[Diagnostic]:
     """Every warning ``validate`` prints for a whole design."""
-    return missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d)
+    return missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d) + float_on_int_units(d)

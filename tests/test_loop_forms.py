@@ -179,6 +179,24 @@ def test_an_architecture_without_a_class_says_which_to_add_and_how(write):
     assert "'shift' (C `<<`, `>>`)" in dg.message and "shift: {count:" in dg.hint
 
 
+def test_validate_warns_when_float_operations_run_on_integer_units(write, capsys):
+    """A float multiply on a `numeric: int` multiplier is priced on the integer unit: validate says so at the
+    statement's line (hls-fpga's float mul, made int); the same kernel on int arrays, or on a float unit, is
+    not warned about."""
+    from llmulator.checks import float_on_int_units
+    fl = ("    x: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [N], dtype: fp32, role: out}")
+    kernel = "    L_a: for (int i = 0; i < N; i++) {\n      y[i] = x[i] * 2.5f;\n    }"
+    int_mul = ARCH.replace("mul: {count: 8, bits: 32, numeric: float", "mul: {count: 8, bits: 32, numeric: int")
+    assert int_mul != ARCH
+    d = kernel_design(write, int_mul, kernel, fl, "    pass", "{}", "{x: BRAM, y: BRAM}")
+    got = float_on_int_units(d)
+    assert [(g.line, g.severity) for g in got] == [(10, "warning")], got  # the statement's line in w.yaml
+    assert "floating-point mul" in got[0].message and "numeric: float" in got[0].hint
+    assert float_on_int_units(kernel_design(write, ARCH, kernel, fl, "    pass", "{}", "{x: BRAM, y: BRAM}")) == []
+    ints = kernel.replace("2.5f", "3")
+    assert float_on_int_units(kernel_design(write, int_mul, ints, ONE, "    pass", "{}", "{x: BRAM, y: BRAM}")) == []
+
+
 def test_learned_baselines_ignore_an_operator_class_training_never_varied():
     """A class no training architecture had (its feature never varied) must not drive a prediction to
     saturation: the same design on an architecture with and without such figures predicts the same."""
