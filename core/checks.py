@@ -35,6 +35,12 @@ def missing_hints(workload, tree=None, hints=None, design: Design | None = None)
         return csr_row_loop(workload, tree, label) is not None
 
     for loop in tree.loops.values():
+        if loop.static and design is not None:  # its bounds may follow a loop only the run counts
+            try:
+                design.trips(loop.label)
+            except SpecError as e:
+                out.extend(attrs.evolve(dg, severity="warning") for dg in e.diagnostics)
+            continue
         if loop.static or "expected_trips" in hints.get(loop.label, {}) or from_structure(loop.label):
             continue
         out.append(Diagnostic(
@@ -97,6 +103,62 @@ def float_on_int_units(d: Design) -> list[Diagnostic]:
     return out
 
 
+def operands_wider_than_units(d: Design) -> list[Diagnostic]:
+    """Integer multiplies (``mac``, ``mul``) whose operands are wider than the unit's ``bits``: they are priced on
+    that unit's figures (an 8-bit MAC's energy and area for int16 operands), which do not describe the
+    hardware that would run them. The operands are the arrays a statement reads and does not write (an
+    accumulator is wider than its operands by design)."""
+    ops, w = d.arch.operators, d.workload
+    file = w.source_map.file if w.source_map else "<workload>"
+    afile = f" in {d.arch.source_map.file}" if d.arch.source_map else ""
+    out, seen = [], set()
+    for st, _loops in d.statements_with_loops():
+        written = {a.array for a in st.accesses if a.is_write}
+        reads = {a.array for a in st.accesses if not a.is_write and a.array in w.arrays and a.array not in written
+                 and not w.arrays[a.array].dtype.startswith("fp")}  # integer operands: the PE arrays' MACs
+        if not reads:
+            continue
+        bits = max(w.arrays[a].bits for a in reads)
+        for cls in ("mac", "mul"):
+            unit = ops.get(cls)
+            if not d.stmt_ops(st).get(cls) or unit is None or bits <= unit.bits or (st.line, cls) in seen:
+                continue
+            seen.add((st.line, cls))
+            out.append(Diagnostic(
+                file, st.line, None, "workload.kernel",
+                f"`{st.text}` multiplies {bits}-bit operands on the {unit.bits}-bit '{cls}' units of architecture "
+                f"'{d.arch.name}': priced on their figures (latency, energy, area)",
+                f"'{cls}' units of at least {bits} bits",
+                f"set `bits: {bits}` on compute.operators.{cls}{afile} if the hardware multiplies that wide, or use "
+                "narrower arrays in the workload", severity="warning"))
+    return out
+
+
+def idle_tree_reductions(d: Design) -> list[Diagnostic]:
+    """``reduction: tree`` on a loop whose body accumulates into no local: the unrolled copies keep one partial
+    sum each only for a local accumulator (``acc += ...``); an array element (``y[i] += ...``) stays one serial
+    chain, as an HLS tool keeps a memory location, and the tree buys nothing."""
+    out = []
+    for label, loop in d.tree.loops.items():
+        lm = d.mapping.loop(label)
+        if lm is None or lm.reduction != "tree":
+            continue
+        stmts = [n for n in loop.descendants() if getattr(n, "kind", "") == "stmt"]
+        if any(st.writes_local and st.writes_local in st.reads_locals for st in stmts):
+            continue
+        into = [a for st in stmts for a in st.accesses if a.is_write and any(
+            b.array == a.array and not b.is_write and b.index_text == a.index_text for b in st.accesses)]
+        what = (f"accumulates into the array element `{into[0].array}[{']['.join(into[0].index_text)}]`, which "
+                "stays one serial chain" if into else "accumulates into nothing")
+        out.append(attrs.evolve(_mdiag(d.mapping, ("loops", label, "reduction"), f"reduction: tree on loop "
+                                       f"{label} has no effect: its body {what}; the copies keep partial sums of a "
+                                       "local accumulator only", "a local accumulator in the loop's body",
+                                       "accumulate into a local (`acc += ...;` in the loop, `y[i] = acc;` after it)"),
+                                severity="warning"))
+    return out
+
+
 def design_warnings(d: Design) -> list[Diagnostic]:
     """Every warning ``validate`` prints for a whole design."""
-    return missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d) + float_on_int_units(d)
+    return (missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d) + float_on_int_units(d)
+            + operands_wider_than_units(d) + idle_tree_reductions(d))

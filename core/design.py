@@ -70,17 +70,26 @@ class Design:
             return mean
         try:
             return self.tree.static_trips(label, self._names, hints)
-        except KeyError:
-            loop = self.tree.loops[label]
-            raise SpecError(Diagnostic(
-                self.workload.source_map.file if self.workload.source_map else "<workload>", loop.line, None,
-                f"workload.hints.{label}", f"loop {label} has a data-dependent trip count and no expected value",
-                "an expected trip count for static estimators",
-                f"add under workload: `hints: {{{label}: {{expected_trips: <expression>}}}}`")) from None
+        except KeyError as e:
+            raise SpecError(self._missing_trips(label, e.args[0] if e.args else label)) from None
         except ExprError as e:
             loop = self.tree.loops[label]
             raise SpecError(Diagnostic(self.workload.source_map.file if self.workload.source_map else "",
                                        loop.line, None, "workload.kernel", f"loop {label}: {e}")) from None
+
+    def _missing_trips(self, label: str, outer: str) -> Diagnostic:
+        """Why loop ``label`` has no expected trips: its own bound only the run knows, or (``outer`` another
+        loop) a bound that follows the variable of an enclosing loop whose trips only the run knows."""
+        loop, file = self.tree.loops[label], self.workload.source_map.file if self.workload.source_map else "<workload>"
+        fix = f"add under workload: `hints: {{{label}: {{expected_trips: <expression>}}}}`"
+        if outer == label:
+            return Diagnostic(file, loop.line, None, f"workload.hints.{label}", f"loop {label} has a data-dependent "
+                              "trip count and no expected value", "an expected trip count for static estimators", fix)
+        why = self.tree.loops[outer].dynamic_reason or "a data-dependent trip count"
+        return Diagnostic(file, loop.line, None, f"workload.hints.{label}", f"loop {label}'s bounds follow the "
+                          f"variable of loop {outer}, whose values only the run knows ({why})",
+                          f"an expected trip count per entry of {label}", f"{fix} (its trips per entry), or one "
+                          f"for {outer}, whose mean value it then takes")
 
     def trip_profile(self, label: str) -> list[int] | None:
         """Trips of every entry of a triangular loop (``LoopTree.trip_profile``), of a loop over one row

@@ -32,6 +32,7 @@ import pickle
 from pycparser import c_ast, c_generator, c_parser
 
 from . import nest
+from .c_switch import lower_switches
 from .kernel import C_TYPES, strip_comments
 
 _PRELUDE = (
@@ -116,7 +117,13 @@ def _parse_kernel(w) -> c_ast.Compound:
 def _parsed_body(src: str) -> bytes:
     """Parsing is most of rendering's cost and a DSE sweep or a dataset renders one kernel many times:
     the parsed AST is kept pickled (unpickling a copy is ~10x faster than ``copy.deepcopy``)."""
-    return pickle.dumps(c_parser.CParser().parse(src, filename="<kernel>").ext[-1].body)
+    body = c_parser.CParser().parse(src, filename="<kernel>").ext[-1].body
+    lower_switches(body, _unlowered)  # the if chain the loop tree reads (llmulator.c_switch), for hlsim too
+    return pickle.dumps(body)
+
+
+def _unlowered(node, msg: str, *_) -> Exception:
+    return ValueError(f"{msg} (line {node.coord.line if node is not None and node.coord else '?'})")
 
 
 def _const(v: int) -> c_ast.Constant:

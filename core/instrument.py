@@ -43,6 +43,7 @@ from pycparser import c_ast, c_generator
 
 from . import nest
 from .design import Design
+from .errors import InvariantError
 from .expr import ExprError, evaluate
 from .hls import mapped_kernel  # not via render, which imports inputs (numpy data, the sandbox): ~4 ms
 from .kernel import C_TYPES, Loop, Statement
@@ -164,14 +165,16 @@ class _Emitter:
         self.line: int | None = None
         self.scope: list[str] = []
         self.kernel_vars = {lp.var for lp in design.tree.loops.values() if lp.var}
-        self.by_text: dict[str, Statement] = {}
+        self.by_text: dict[str, list[Statement]] = {}  # text -> the statements of that text, in kernel order
         for node in design.tree.walk():
-            if getattr(node, "kind", "") == "stmt":
-                self.by_text.setdefault(node.text, node)
-            elif getattr(node, "kind", "") == "branch":
-                self.by_text.setdefault(node.cond.text, node.cond)
-            elif isinstance(node, Loop) and node.cond_stmt is not None:
-                self.by_text.setdefault(node.cond_stmt.text, node.cond_stmt)
+            st = (node if getattr(node, "kind", "") == "stmt" else node.cond if getattr(node, "kind", "") == "branch"
+                  else node.cond_stmt if isinstance(node, Loop) else None)
+            if st is not None:
+                self.by_text.setdefault(st.text, []).append(st)
+        # a parsed node's line in the workload file: two branches on one condition (`if (!c[i])` twice) are
+        # two sites, each with its own probability (the first one's used to stand for both)
+        self.line_shift = next((n.line - n.ast.coord.line for n in design.tree.walk()
+                                if getattr(n, "ast", None) is not None and n.ast.coord), None)
         self.nest = 0
         self.returns = False  # a `return` in the kernel: its body ends at the label __done
         self.tile_of: dict[str, str] = {}
@@ -261,8 +264,14 @@ class _Emitter:
         if isinstance(node, c_ast.Decl):
             if node.init is None:
                 return None
-            return self.by_text.get(f"{node.name} = {_GEN.visit(node.init)}")
-        return self.by_text.get(_GEN.visit(node))
+            same = self.by_text.get(f"{node.name} = {_GEN.visit(node.init)}")
+        else:
+            same = self.by_text.get(_GEN.visit(node))
+        if not same:
+            return None
+        if len(same) > 1 and self.line_shift is not None and node.coord is not None:
+            return next((st for st in same if st.line == node.coord.line + self.line_shift), same[0])
+        return same[0]
 
     # -- emission ---------------------------------------------------------------------------------
     def block(self, items: list[c_ast.Node], in_region: bool, ind: str, model: list | None = None,
@@ -336,6 +345,8 @@ class _Emitter:
             return f"{ind}{{ {flush}__nest[{self.nest}] += __cyc - __t0; goto __done; }}\n"
         if isinstance(node, c_ast.Pragma):
             return ""
+        if isinstance(node, (c_ast.Switch, c_ast.Case, c_ast.Default, c_ast.Goto)):
+            raise InvariantError(f"hlsim would run `{type(node).__name__}` uncounted (line {node.coord})")
         return f"{ind}{self.text(node)};\n"
 
     def _loop_label(self, label: str | None) -> str | None:

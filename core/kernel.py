@@ -1,10 +1,9 @@
 """Kernel analysis: the workload's HLS-C body parsed with pycparser into a loop tree.
 
-The tree gives what every estimator, the renderer and the profiler need:
-labelled loops with bounds (static, or data-dependent and marked so), their
-nesting, the statements of each body with the operations they perform (by
-operator class) and the array accesses with affine index forms where the index
-is affine, branches with their conditions (data-dependent ones marked).
+The tree gives what every estimator, the renderer and the profiler need: labelled loops with bounds
+(static, or data-dependent and marked so), their nesting, the statements of each body with the operations
+they perform (by operator class) and the array accesses with affine index forms where the index is affine,
+branches with their conditions (data-dependent ones marked).
 
 Positions in the kernel map back to lines of the workload YAML file (errors are reported where written).
 
@@ -258,13 +257,11 @@ class LoopTree:
 
     def static_trips(self, label: str, sizes: dict[str, float], hints: dict[str, Any] | None = None) -> float:
         """Expected trip count of one loop (per entry), using hints for data-dependent bounds."""
-        loop = self.loops[label]
-        hints = hints or {}
+        loop, hints = self.loops[label], hints or {}
         if loop.data_dependent or loop.is_while:
-            h = hints.get(label, {})
-            if "expected_trips" not in h:
+            if "expected_trips" not in hints.get(label, {}):
                 raise KeyError(label)
-            return float(evaluate(h["expected_trips"], sizes))
+            return float(evaluate(hints[label]["expected_trips"], sizes))
         names = dict(sizes)
         # outer variables the bounds need, directly or through an outer loop's own bounds
         # (k < j inside j < i needs the mean of j, which needs the mean of i)
@@ -272,6 +269,9 @@ class LoopTree:
         for anc in reversed(loop.ancestors()):
             if anc.var is not None and anc.var in needed:
                 needed |= set(anc.depends_on_outer)
+        own = hints.get(label, {}).get("expected_trips")
+        if own is not None and any((a.data_dependent or a.is_while) and a.var in needed for a in loop.ancestors()):
+            return float(evaluate(own, sizes))  # it follows a loop only the run counts: its own hint says more
         for anc in loop.ancestors():
             # triangular bounds: an outer variable at its mean value
             if anc.var is not None and anc.var in needed:

@@ -250,6 +250,8 @@ class _Builder:
         if e.op == "sizeof":
             return -1
         a = self.visit(e.expr)
+        if e.op in ("-", "~") and _folded(e.expr, self.ctx.params):
+            return a  # `-1`, `-N`: a constant the compiler folds, no operation
         if e.op == "-":
             self.count("add")
             return self.add("add", [a], fl=is_float(e.expr, self.ctx))
@@ -366,3 +368,7 @@ def _as_compound(e: c_ast.Assignment) -> c_ast.Assignment:
 def _is_product(e: c_ast.Node) -> bool:
     return isinstance(e, c_ast.BinaryOp) and e.op == "*"
 
+
+def _folded(e: c_ast.Node, params: set[str]) -> bool:
+    """A literal or a parameter: a constant at compile time, which an HLS tool folds."""
+    return isinstance(e, c_ast.Constant) or (isinstance(e, c_ast.ID) and e.name in params)

@@ -14,6 +14,7 @@ from collections import Counter
 from pycparser import c_ast, c_parser
 
 from . import loopforms as lf
+from .c_switch import lower_switches
 from .errors import Diagnostic, SpecError
 from .kernel import _GEN, _PRELUDE, C_TYPES, FUNC_CLASSES, Branch, Loop, LoopTree, Node, Statement, strip_comments
 from .kernel_expr import Ctx, expr_stmt
@@ -87,6 +88,7 @@ def _analyze(workload, file: str | None = None) -> LoopTree:
         raise SpecError(Diagnostic(file, line, None, "workload.kernel", f"C syntax error: {msg}",
                                    "HLS-C statements with labelled loops", hint)) from None
     func = ast.ext[-1]
+    lower_switches(func.body, ctx.error)
     body = func.body.block_items or []
     _check_subset(func.body, ctx)
     roots = _block(body, ctx, None)
@@ -225,7 +227,7 @@ def _stmt(node: c_ast.Node, ctx: Ctx, parent: Loop | None, label: str | None = N
                             "return;", "write the value to an out array first (out[0] = v; return;)")
         return [Statement("return", ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
     raise ctx.error(node, f"unsupported statement: {type(node).__name__}",
-                    "for, while and do-while loops, if, assignments, declarations, break, continue and return")
+                    "for, while and do-while loops, if, switch, assignments, declarations, break, continue and return")
 
 
 def _track(node: c_ast.Node, ctx: Ctx) -> None:

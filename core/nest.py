@@ -1,33 +1,27 @@
 """The loop-nest semantics of a mapping: one definition for render, hlsim and the analytical model.
 
-A *band* is a maximal perfect chain of loops (each loop's body is exactly the
-next loop). ``tile: T`` on a loop of a band whose exact trip count is larger
-than ``T`` (or not static) strip-mines it into a *tile loop* (over tiles) and a
-*point loop* (over the elements of one tile); an untiled loop is all point
-loop. A band that has a strip-mined loop or an ``order`` is rebuilt as
+A *band* is a maximal perfect chain of loops (each loop's body is exactly the next loop). ``tile: T`` on a
+loop of a band whose exact trip count is larger than ``T`` (or not static) strip-mines it into a *tile loop*
+(over tiles) and a *point loop* (over the elements of one tile); an untiled loop is all point loop. A band
+that has a strip-mined loop or an ``order`` is rebuilt as
 
     tile loops, outermost first, then point loops, outermost first,
 
-both in the same sequence: the band's loops listed in ``order``, then its
-other loops in kernel order. So ``order`` is one permutation of the band that
-applies at both levels (Timeloop's outer and inner level), and ``tile: 1``
-moves a whole loop up to the tile level. Loop primitives (pipeline, unroll,
-spatial) apply to point loops.
+both in the same sequence: the band's loops listed in ``order``, then its other loops in kernel order. So
+``order`` is one permutation of the band that applies at both levels (Timeloop's outer and inner level), and
+``tile: 1`` moves a whole loop up to the tile level. Loop primitives (pipeline, unroll, spatial) apply to
+point loops. A *triangular* band (a loop bound uses another band loop's variable) keeps the kernel's
+nesting: strip-mined loops are split in place, and an ``order`` other than the kernel's is refused.
 
-A *triangular* band (a loop bound uses another band loop's variable) keeps
-the kernel's nesting: strip-mined loops are split in place, and an ``order``
-other than the kernel's is refused.
+``fuse`` (PE-array bands only) flattens loops of a band into one mapped loop over the product of their
+trips, named by its outermost member (the *head*); its tile, spatial binding and place in ``order`` apply
+to the flattened index.
 
-``fuse`` (PE-array bands only) flattens loops of a band into one mapped loop
-over the product of their trips, named by its outermost member (the *head*);
-its tile, spatial binding and place in ``order`` apply to the flattened index.
-
-PE arrays: the point loops of a band with a loop bound to the PE array
-(``spatial``) form the array's *fold*: spatial point loops are unrolled over
-the PEs, every temporal point loop streams through the array one step per
-initiation interval (a PE array's controller is hardware: pragmas on those
-loops only set the target II), and the tile loops around it enumerate the
-folds. :func:`operand_reuse` says how many of a fold's accesses reach memory.
+PE arrays: the point loops of a band with a loop bound to the PE array (``spatial``) form the array's
+*fold*: spatial point loops are unrolled over the PEs, every temporal point loop streams through the array
+one step per initiation interval (a PE array's controller is hardware: pragmas on those loops only set the
+target II), and the tile loops around it enumerate the folds. :func:`operand_reuse` says how many of a
+fold's accesses reach memory.
 """
 
 from __future__ import annotations
@@ -189,9 +183,15 @@ def array_res_mii(design, ops_per_step: dict[str, float], lanes: float) -> float
 
 
 def stationary(dep: np.ndarray, is_sp: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """(B,) whether an operand stays put in a fold: its index uses no temporal point loop of more
-    than one trip (what costs a systolic array its preload)."""
+    """(B,) whether an operand stays put in a fold: no temporal point loop of more than one trip in its index."""
     return ~(dep[None, :] & ~is_sp & (t > 1)).any(axis=1)
+
+
+def output_held(dep: np.ndarray, is_sp: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """(B,) whether an output stays in the PEs through a fold (output stationary): stationary, and indexed by
+    every spatial loop, so each PE holds its own; PEs along a spatial loop the index does not use add into one
+    output, which flows out (a partial sum), even when the fold's stream is a single step."""
+    return stationary(dep, is_sp, t) & (dep[None, :] | ~is_sp).all(axis=1)
 
 
 def operand_reuse(dep: np.ndarray, is_sp: np.ndarray, t: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -319,7 +319,9 @@ def fold(design, band: list[str]) -> dict:
                                        tiles=np.ceil(trips[None, :] / t))[0])
         still |= design.workload.arrays[arr].role == "in" and bool(stationary(dep, is_sp, t)[0])
     lanes = float(np.where(is_sp[0], t[0], 1.0).prod())
-    outs = [a for a in written if bool(stationary(deps[a], is_sp, t)[0])]
+    # output stationary (the rtl profiler's "os" plan), as the RTL reads it even for a single-step stream
+    outs = [a for a in written if bool(output_held(deps[a], is_sp, t)[0])]
+    still = still and not outs  # output stationary: both inputs stream in from the edges, none is preloaded
     arrays = design.workload.arrays
     drain = bool(outs) and not shadow_accumulator_fits(design, max(arrays[a].bits for a in outs),
                                                        sum(arrays[a].bits for a in deps if a not in written))

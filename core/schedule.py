@@ -209,8 +209,7 @@ class GraphBuilder:
             elif kind == "branch":
                 if entry[1] is not None:
                     self.add_statement(entry[1])
-                self.add_model(entry[2], trips)  # predicated: both sides
-                self.add_model(entry[3], trips)
+                self._predicated(entry[2], entry[3], trips)
             else:
                 _, kl, is_tile, sub = entry
                 loop = self.d.tree.loops.get(kl) if kl is not None and not is_tile else None
@@ -221,6 +220,33 @@ class GraphBuilder:
                     self.add_model(sub, trips)
                 if var is not None:
                     self.env.pop(var, None)
+
+    def _predicated(self, then_m: list, else_m: list, trips) -> None:
+        """Both sides of a branch, predicated: each side reads the locals as they were before the branch
+        (not the other side's results), and a local either side writes leaves through a select of the
+        two values. ``if (c) a += x; else a = 0;`` thus keeps ``a``'s recurrence through the add (the else
+        side's constant used to hide it), and ``if (c) a += x; else a -= x;`` is one add deep, not two."""
+        before, before_alias = dict(self.local_def), dict(self.alias)
+        self.add_model(then_m, trips)
+        then_def, then_alias = self.local_def, self.alias
+        self.local_def, self.alias = dict(before), dict(before_alias)
+        self.add_model(else_m, trips)
+        for v in sorted(set(then_def) | set(self.local_def)):
+            a, b = then_def.get(v, before.get(v)), self.local_def.get(v, before.get(v))
+            if a == b:
+                continue
+            self.alias.pop(v, None)
+            if then_alias.get(v) is not None and then_alias.get(v) == self.alias.get(v):
+                self.alias[v] = then_alias[v]
+            producers = sorted({p for p in (a, b) if p is not None and p >= 0})
+            if not producers and a is not None and b is not None:
+                self.local_def[v] = -1  # a constant on both sides
+                continue
+            # a side that leaves the value from the last iteration reads it: the select waits on that too
+            sel = self._append(Node("select", op_latency(self.d, "select"), producers, None))
+            if a is None or b is None:
+                self.live_in[before_alias.get(v, v)].append(sel)
+            self.local_def[v] = sel
 
     # -- loop-carried dependences of the pipelined loop --------------------------------------------
     def _distance(self, ks: tuple | None, kl: tuple | None) -> int | None:

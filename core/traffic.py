@@ -292,6 +292,8 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
                 words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
         if arr.writes or arr.role in ("out", "inout"):
             words_out = loads * fp
+        if arr.role == "temp" and float(np.prod(arr.shape)) * arr.bits <= level.capacity_bits:
+            words_in = words_out = np.zeros(B)  # scratch that fits its level lives there: nothing outside holds it
         bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
         bursts = np.where(words_in > 0, loads, 0.0) + np.where(words_out > 0, loads, 0.0)
         lat = (np.minimum(bursts, 1.0) if level.double_buffered else bursts) * parent.latency_cycles

@@ -61,6 +61,20 @@ def test_a_tree_reduction_keeps_one_partial_sum_per_copy(write):
     assert any("needs II >= 7;" in n for n in p.notes), p.notes
 
 
+def test_a_tree_reduction_over_an_array_element_is_a_warning_that_says_how(write):
+    """`y[0] += a[i]` keeps one memory location: the unrolled copies stay one serial chain (RecMII 4 x (load 1
+    + add 7 + store 1) = 36, as without the tree), and validate says the tree has no effect and names the
+    local-accumulator rewrite; the local form takes the tree (RecMII 7) and gets no warning."""
+    from llmulator.checks import idle_tree_reductions
+    arr = dict(SUM, kernel="    L_i: for (int i = 0; i < N; i++) {\n      y[0] += a[i];\n    }")
+    d = design(write, loops="{L_i: {pipeline_ii: 1, unroll: 4, reduction: tree}}", add_latency=7, **arr)
+    (w,) = idle_tree_reductions(d)
+    assert w.severity == "warning" and "`y[0]`" in w.message and "acc +=" in w.hint
+    assert profile(d).breakdown["rec_mii.L_i"] == 36
+    local = design(write, loops="{L_i: {pipeline_ii: 1, unroll: 4, reduction: tree}}", add_latency=7, **SUM)
+    assert idle_tree_reductions(local) == []
+
+
 def test_a_plain_accumulation_is_bounded_by_the_adder(write):
     p = profile(design(write, loops="{L_i: {pipeline_ii: 1}}", add_latency=7, **SUM))
     assert p.breakdown["rec_mii.L_i"] == 7
@@ -115,6 +129,43 @@ def test_a_local_written_late_in_the_body_is_a_recurrence(write):
                   "        y[i] = t\n        x = a[i] + t",
         loops="{L_i: {pipeline_ii: 1}}", placement="{a: BUF, y: BUF}"))
     assert p.breakdown["rec_mii.L_i"] == 7
+
+
+BRANCHY = dict(
+    arrays="    a: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [1], dtype: fp32, role: out}",
+    loops="{L_i: {pipeline_ii: 1}}", placement="{a: BUF, y: BUF}")
+
+
+def _branchy_design(write, kernel: str, reference: str):
+    """The dependence architecture with the comparator and select a branch needs."""
+    arch = ARCH.replace("ADD", "4").replace("      mul: {count: 8", "      cmp: {count: 8, bits: 32, numeric: float, "
+                                             "latency_cycles: 1}\n      select: {count: 8, bits: 32, "
+                                             "latency_cycles: 0}\n      mul: {count: 8")
+    return kernel_design(write, arch, kernel, BRANCHY["arrays"], reference, BRANCHY["loops"], BRANCHY["placement"])
+
+
+def _branchy(then: str, other: str) -> str:
+    return (f"    float s = 0;\n    L_i: for (int i = 0; i < N; i++) {{\n      if (a[i] > 0.5f) {then} else {other}\n"
+            "    }\n    y[0] = s;")
+
+
+def test_a_reset_on_the_other_side_of_a_branch_keeps_the_accumulation_a_recurrence(write):
+    """`if (c) s += a[i]; else s = 0;`: the next iteration's add needs this one's s on the taken lanes, so
+    RecMII is the adder's 4 cycles. Before hlsim 0.23 the else side's constant hid the dependence: the schedule
+    ran at II 1 and hlsim's own bound check stopped the run (an InvariantError)."""
+    ref = "    s = np.float32(0)\n    for v in a:\n        s = s + v if v > 0.5 else np.float32(0)\n    y[0] = s"
+    p = profile(_branchy_design(write, _branchy("s += a[i];", "s = 0;"), ref))
+    assert p.breakdown["rec_mii.L_i"] == 4 and p.breakdown["ii.L_i"] == 4
+    assert p.metrics["cycles"] >= 64 * 4  # 64 iterations, one add of 4 cycles apart
+
+
+def test_both_sides_of_a_branch_update_in_parallel(write):
+    """`if (c) s += a[i]; else s -= a[i];`: predicated, the two sides read the s of the last iteration, and
+    a select picks one: the recurrence is one add (4), not the add then the subtract (8)."""
+    p = profile(_branchy_design(write, _branchy("s += a[i];", "s -= a[i];"),
+                                "    s = np.float32(0)\n    for v in a:\n        s = s + v if v > 0.5 else s - v\n"
+                                 "    y[0] = s"))
+    assert p.breakdown["rec_mii.L_i"] == 4 and p.breakdown["ii.L_i"] == 4
 
 
 FOUR = dict(

@@ -179,6 +179,29 @@ def test_an_architecture_without_a_class_says_which_to_add_and_how(write):
     assert "'shift' (C `<<`, `>>`)" in dg.message and "shift: {count:" in dg.hint
 
 
+SIEVE_LIKE = ("L_i: for (int i = 2; i * i < N; i++) {\n"
+              "  L_j: for (int j = i * i; j < N; j += i) { y[j] = 1; }\n}")
+
+
+def test_a_loop_bounded_by_an_uncounted_loops_variable_names_both_and_reads_its_own_hint(write, capsys):
+    """`j = i * i; j < N; j += i` inside `i * i < N` (not `i < BOUND`: only the run knows i's values): the
+    warning names L_j and L_i, and L_j's own hint is read (hand count for N = 64: i = 2..7, L_j runs
+    30 + 19 + 12 + 8 + 5 + 3 = 77 times in 6 entries); hlsim counts the same 77."""
+    d = design(write, SIEVE_LIKE)
+    with pytest.raises(SpecError) as e:
+        d.trips("L_j")
+    assert "L_j's bounds follow the variable of loop L_i" in e.value.diagnostics[0].message
+    files = [d.arch.source_map.file, d.workload.source_map.file, d.mapping.source_map.file]
+    assert main(["validate", *files]) == 0
+    assert "warning: workload.hints.L_j: loop L_j's bounds follow the variable of loop L_i" in capsys.readouterr().err
+    hinted = design(write, SIEVE_LIKE, hints="{L_j: {expected_trips: 77 / 6}}")
+    assert hinted.trips("L_j") == pytest.approx(77 / 6) and hinted.trips("L_i") == 6
+    prof = plugins.get("profilers", "hlsim").profile(hinted)
+    assert prof.counters["iterations.L_j"] == 77 and prof.counters["invocations.L_j"] == 6
+    est = plugins.get("estimators", "analytical").estimate([hinted])[0]
+    assert est.metrics["cycles"] == pytest.approx(prof.metrics["cycles"], rel=0.01)
+
+
 def test_validate_warns_when_float_operations_run_on_integer_units(write, capsys):
     """A float multiply on a `numeric: int` multiplier is priced on the integer unit: validate says so at the
     statement's line (hls-fpga's float mul, made int); the same kernel on int arrays, or on a float unit, is
@@ -195,6 +218,23 @@ def test_validate_warns_when_float_operations_run_on_integer_units(write, capsys
     assert float_on_int_units(kernel_design(write, ARCH, kernel, fl, "    pass", "{}", "{x: BRAM, y: BRAM}")) == []
     ints = kernel.replace("2.5f", "3")
     assert float_on_int_units(kernel_design(write, int_mul, ints, ONE, "    pass", "{}", "{x: BRAM, y: BRAM}")) == []
+
+
+def test_validate_warns_when_operands_are_wider_than_the_multiplier(write):
+    """int16 operands on hls-fpga's 8-bit mac are priced on the 8-bit unit: a warning at the statement's line;
+    int8 operands with an int32 accumulator are what the unit is for, and get none."""
+    from llmulator.checks import operands_wider_than_units
+    kernel = "    L_a: for (int i = 0; i < N; i++) {\n      y[0] += x[i] * w[i];\n    }"
+
+    def arrays(bits: int) -> str:
+        return (f"    x: {{shape: [N], dtype: int{bits}, role: in}}\n"
+                f"    w: {{shape: [N], dtype: int{bits}, role: in}}\n    y: {{shape: [1], dtype: int32, role: out}}")
+
+    wide = kernel_design(write, ARCH, kernel, arrays(16), "    pass", "{}", "{x: BRAM, w: BRAM, y: BRAM}")
+    (got,) = operands_wider_than_units(wide)
+    assert got.line == 11 and "16-bit operands on the 8-bit 'mac'" in got.message and "bits: 16" in got.hint
+    narrow = kernel_design(write, ARCH, kernel, arrays(8), "    pass", "{}", "{x: BRAM, w: BRAM, y: BRAM}")
+    assert operands_wider_than_units(narrow) == []
 
 
 def test_learned_baselines_ignore_an_operator_class_training_never_varied():

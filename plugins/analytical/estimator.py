@@ -68,7 +68,11 @@ from . import model
 # 0.31: `x = x + a*b` (and `a*b + x`, `x - a*b`) is one mac, as `x += a*b` is (hlsim 0.22); the control run on
 #       input draws divides only on the lanes C runs the division on (Euclid's `v = t % v` on a lane whose loop
 #       ended, `b ? a / b : 0`): such loops were left to their hint
-VERSION = "0.31"
+# 0.32: branches predicated and temp arrays on chip as hlsim 0.23; two branches of one condition text each take
+#       their own probability (the instrumented sites shared the first one's); a loop whose bounds follow a loop
+#       only the run counts (`for (j = i*i; j < N; j += i)` in `for (i = 2; i*i < N; i++)`) reads its own hint;
+#       a single-step PE-array stream as hlsim 0.23
+VERSION = "0.32"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -88,7 +88,8 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
             if arr.role == "in":
                 stationary |= lnest.stationary(v.dep(arr), is_sp, t)
             elif arr.writes:
-                out_still |= lnest.stationary(v.dep(arr), is_sp, t)
+                out_still |= lnest.output_held(v.dep(arr), is_sp, t)
+        stationary &= ~out_still  # output stationary: both inputs stream in, none is preloaded (nest.fold)
         fill = lnest.systolic_fill(design, [], stationary, out_still & ~shadow_fits(design, nest))
     elif pe is not None:
         fill = np.full(B, float(pe.pipeline_depth_cycles))

@@ -69,7 +69,13 @@ from . import bounds, runner
 #       cycles and operations were not counted), its test once per trip; no library or synth-v3 kernel has one
 # 0.22: `x = x + a*b` (and `a*b + x`, `x - a*b`) is the mac `x += a*b` is (llmulator.kernel_expr): the library
 #       GEMM written long ran 17,140 cycles on systolic-16x16 against 2,604 for `+=`, as the PE array takes a mac only
-VERSION = "0.22"
+# 0.23: both sides of a branch are predicated from the locals as they were before it, and a local either side
+#       writes leaves through a select (`if (c) a += x; else a = 0;` kept no recurrence: the schedule ran at II 1
+#       and the bound check stopped the run; `... else a -= x;` was two adds deep); a `temp` array that fits its
+#       level never moves to or from DRAM (the sieve's scratch was 81 % of its energy); a PE-array fold whose
+#       stream is one step runs the plan the rtl runs (ws: no output drain, os: no preload), not both (+4-5
+#       cycles per fold at 4x4: a matrix-vector product 202 against rtl's 154); `switch` lowered to if/else if
+VERSION = "0.23"
 
 
 class HlsimProfiler:

@@ -274,8 +274,8 @@ class RtlProfiler:
             mem_area += lv.area_um2
         o = plan.operands
         flow = (f"{plan.dataflow} ({plan.shape})" if plan.dataflow != "psum" else
-                f"psum: {o['S'].array} stationary, partial sums flowing (the workload is not read as a GEMM or "
-                "convolution with an einsum, so which input is the weight, ws or is, is not named)")
+                f"psum: {o['S'].array} stationary, partial sums flowing (which input is the layer's weight, ws or "
+                f"is, is not named: {_unnamed_layer(d)})")
         notes = [f"{flow} on a {counters['pe_rows']:g}x{counters['pe_cols']:g} systolic array; "
                  f"{counters['folds']:g} folds; operands on {', '.join(lay.levels)} (banked as specified), "
                  "preloaded: DRAM transfers are not simulated",
@@ -372,3 +372,16 @@ class RtlProfiler:
         except OSError:
             shutil.rmtree(tmp, ignore_errors=True)
         return out
+
+
+def _unnamed_layer(d) -> str:
+    """Why SCALE-Sim's layer reader, which names a layer's weight, does not read this workload."""
+    from llmulator.errors import UserError
+    from llmulator_plugins.scalesim.adapter import describe_layer
+    if not d.workload.einsum:
+        return "the workload declares no einsum"
+    try:
+        describe_layer(d)
+    except UserError as e:
+        return f"its einsum is not a GEMM or 2-D convolution SCALE-Sim reads ({str(e).splitlines()[0]})"
+    return "its einsum gives the stationary input no weight or input role"
