@@ -35,7 +35,8 @@ DEFAULT_MODELS = Path(__file__).resolve().parent / "default_model"
 # 0.3: a fused loop featurised over its members' trips (no crash where its head alone fits its tile); a loop
 #      with no expected trips (no hint, control not run from declared inputs) flagged with a low confidence
 #      (the dataset's feature cache stands: no synth-v3 mapping fuses loops)
-VERSION = "0.3"
+# 0.4: a 90 % interval in distribution, split-conformal on val (llmulator.conformal), stored by training
+VERSION = "0.4"
 
 
 class BaselineEstimator:
@@ -103,6 +104,7 @@ class BaselineEstimator:
             from .data import METRICS
             from .guards import Checker
             self._checker = Checker(self.name, config, model, METRICS)
+            self._calibration = config.get("interval")  # split-conformal factors from val (train.py), if any
             self._model = model
 
     def estimate(self, designs: Sequence) -> list[Estimate]:
@@ -128,6 +130,7 @@ class BaselineEstimator:
 
     def _estimate(self, model, designs: Sequence) -> list[Estimate]:
         import numpy as np
+        from llmulator.conformal import interval
         from llmulator.results import power_mw
 
         from .data import DIMS, FEATURISERS, METRICS, pack
@@ -174,12 +177,14 @@ class BaselineEstimator:
                     caps["power_mw"] = min(caps.get("power_mw", 1.0), caps.get("cycles", 1.0),
                                            caps.get("energy_pj", 1.0))
                 confidence = None
+                # in distribution: the 90 % interval val's residuals give; out of it, none (they do not describe it)
+                band = None if reasons else interval(m, getattr(self, "_calibration", None)) or None
                 if reasons:
                     confidence = {mt: min(OOD_CONFIDENCE, caps.get(mt, 1.0)) for mt in METRICS}
                     notes = [f"out of the training distribution (confidence <= {OOD_CONFIDENCE:g}): "
                              + "; ".join(reasons), *notes]
-                out.append(Estimate(self.name, self.version, m, confidence=confidence, seconds=dt, design=d.name,
-                                    notes=[f"model: {self.path}", *notes]))
+                out.append(Estimate(self.name, self.version, m, confidence=confidence, interval=band, seconds=dt,
+                                    design=d.name, notes=[f"model: {self.path}", *notes]))
         return out
 
 

@@ -54,11 +54,9 @@ def _load_tensors(path: Path) -> dict:
     return load_file(str(path))
 
 
-def evaluate(model, packed: dict[str, np.ndarray], idx: np.ndarray, batch: int = 256) -> dict[str, float]:
-    """Normalised MSE and MAPE (%) per metric on rows ``idx``."""
+def _logs(model, packed: dict[str, np.ndarray], idx: np.ndarray, batch: int = 256):
+    """(predicted, labelled) log-metrics of rows ``idx``, torch tensors [rows, metrics]."""
     import torch
-    if len(idx) == 0:
-        return {}
     model.eval()
     preds, ys = [], []
     with torch.no_grad():
@@ -67,7 +65,27 @@ def evaluate(model, packed: dict[str, np.ndarray], idx: np.ndarray, batch: int =
             preds.append(model.to_log(model(b)))
             ys.append(b["y"])
     model.train()
-    p, y = torch.cat(preds), torch.cat(ys)
+    return torch.cat(preds), torch.cat(ys)
+
+
+def interval_calibration(model, packed: dict[str, np.ndarray], idx: np.ndarray) -> dict:
+    """The split-conformal factors of the 90 % interval (``llmulator.conformal``) on held-out rows ``idx``:
+    cycles, energy and area, the metrics the estimator reports as the network predicts them (power is
+    derived from energy and cycles)."""
+    from llmulator.conformal import QUANTILES, factors
+    ratios = {}
+    if len(idx):
+        p, y = _logs(model, packed, idx)
+        r = (y - p).numpy()
+        ratios = {m: r[:, i].tolist() for i, m in enumerate(METRICS) if m in ("cycles", "energy_pj", "area_um2")}
+    return {"factors": factors(ratios), "rows": int(len(idx)), "split": "val", "quantiles": list(QUANTILES)}
+
+
+def evaluate(model, packed: dict[str, np.ndarray], idx: np.ndarray, batch: int = 256) -> dict[str, float]:
+    """Normalised MSE and MAPE (%) per metric on rows ``idx``."""
+    if len(idx) == 0:
+        return {}
+    p, y = _logs(model, packed, idx, batch)
     mse = (((p - y) / model.y_std) ** 2).mean().item()
     ape = ((p.exp() - y.exp()).abs() / y.exp()).mean(0) * 100
     return {"loss": round(mse, 5), **{f"mape.{m}": round(float(ape[i]), 2) for i, m in enumerate(METRICS)}}
@@ -201,5 +219,6 @@ def train(kind: str, data: str | Path, out: str | Path, epochs: int | None = Non
     cfg = json.loads((out / "config.json").read_text())
     cfg["trained"]["held_out"] = state["final"]
     cfg["trained"]["seconds"] = round(state["seconds"], 1)
+    cfg["interval"] = interval_calibration(model, packed, va)  # a 90 % interval from val's residuals
     atomic_write_json(out / "config.json", cfg)
     return state

@@ -20,26 +20,18 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
+from llmulator.conformal import FLOOR, MIN_ROWS, QUANTILES  # noqa: F401  (the llm's names for them)
 
 from .text import METRICS
 
-QUANTILES = (0.05, 0.95)
-MIN_ROWS = 30  # fewer held-out rows than this say too little about a 5 % tail
-FLOOR = 0.01  # the interval spans at least +-1 % (the prior's own, ``residual.PRIOR_SPREAD``): val's area is exact,
-#               which says nothing about an unseen architecture's
-
 
 def calibrate(preds: list[dict[str, Any]], truths: list[dict[str, float]], split: str = "val") -> dict[str, Any]:
-    """The interval factors of each metric from predictions (``metrics``) and their labels."""
-    factors = {}
-    for m in METRICS:
-        r = [math.log(float(t[m]) / float(p["metrics"][m])) for p, t in zip(preds, truths, strict=True)
-             if m in p["metrics"] and float(p["metrics"][m]) > 0 and float(t[m]) > 0]
-        if len(r) >= MIN_ROWS:
-            lo, hi = np.quantile(r, QUANTILES)
-            factors[m] = [min(1.0 - FLOOR, math.exp(lo)), max(1.0 + FLOOR, math.exp(hi))]
-    return {"factors": factors, "rows": len(preds), "split": split, "quantiles": list(QUANTILES)}
+    """The interval factors of each metric from predictions (``metrics``) and their labels
+    (``llmulator.conformal``)."""
+    from llmulator.conformal import factors
+    ratios = {m: [math.log(float(t[m]) / float(p["metrics"][m])) for p, t in zip(preds, truths, strict=True)
+                  if m in p["metrics"] and float(p["metrics"][m]) > 0 and float(t[m]) > 0] for m in METRICS}
+    return {"factors": factors(ratios), "rows": len(preds), "split": split, "quantiles": list(QUANTILES)}
 
 
 def apply(pred: dict[str, Any], calibration: dict[str, Any] | None) -> dict[str, Any]:
