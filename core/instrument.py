@@ -395,7 +395,9 @@ class _Emitter:
         spatial = lm is not None and not is_tile and bool(lm.spatial)
         if region == "array":
             return self.array(node, ind, label, kl, model)
-        head, tail = self._head(node)
+        head, tail = self._head(node)  # TEST_MARK where a counter of the test's evaluations may go
+        if not (test is not None and region is None and not in_region):
+            head, tail = head.replace(TEST_MARK, ""), tail.replace(TEST_MARK, "")
         var = kloop.var if kloop is not None else (
             _loop_var(node) if isinstance(node, c_ast.For) and node.init is not None else None)
         if var is not None and var in self.kernel_vars:
@@ -438,11 +440,14 @@ class _Emitter:
             if spatial:
                 self.spatial_stack.pop()
             return f"{ind}{lab}{head} {{\n{body}{ind}}}{tail}\n"
-        if test is not None:
+        count = f"__cnt[{s.id}]++; "
+        if test is not None:  # __cnt counts the test's evaluations: a break or return skips the exit test
             s.stmts = [test]
+            head, tail, count = head.replace(TEST_MARK, f"__cnt[{s.id}]++, "), tail.replace(
+                TEST_MARK, f"__cnt[{s.id}]++, "), ""
         body = self.inside(s.children, lambda: self.block(_items(node), False, inner_ind, sub))
         return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
-                f"__it[{s.id}]++; __cnt[{s.id}]++;\n{body}{ind}}}{tail}\n")
+                f"__it[{s.id}]++; {count}\n{body}{ind}}}{tail}\n")
 
     def array(self, node, ind: str, label: str | None, kl: str, model: list) -> str:
         """A PE-array fold: the band's point loops run as written (every PE's work, for the outputs and
@@ -466,15 +471,16 @@ class _Emitter:
         or ``do`` and `` while (...);`` (a do-while runs its body before the first test)."""
         if isinstance(node, c_ast.For):
             init = self.text(node.init) if node.init is not None else ""
-            cond = self.text(node.cond) if node.cond is not None else ""
+            cond = f"({TEST_MARK}{self.text(node.cond)})" if node.cond is not None else ""
             nxt = self.text(node.next) if node.next is not None else ""
             return f"for ({init}; {cond}; {nxt})", ""
         if isinstance(node, c_ast.DoWhile):
-            return "do", f" while ({self.text(node.cond)});"
-        return f"while ({self.text(node.cond)})", ""
+            return "do", f" while ({TEST_MARK}{self.text(node.cond)});"
+        return f"while ({TEST_MARK}{self.text(node.cond)})", ""
 
 
 _LOOP_NODES = (c_ast.For, c_ast.While, c_ast.DoWhile)
+TEST_MARK = "\x00"  # in a loop head from ``_head``: where ``__cnt[site]++, `` goes when the test is counted
 
 
 def _continues(node: c_ast.Node | None) -> bool:

@@ -281,8 +281,13 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         # placement per array that is the backing store, the outermost level; the levels in between
         # are bypassed (Timeloop's bypass), not charged for data they never hold
         parent, level = arch.memory[0], arch.memory[arr.level]
-        fp = footprints(arr, np.maximum(v.t_loops, 1.0))  # a loop run 0 times: one empty tile
-        out[f"need_bits.{level.name}"] += fp * arr.bits
+        t_full = np.maximum(v.t_loops, 1.0)  # a loop run 0 times: one empty tile
+        fp = footprints(arr, t_full)
+        out[f"need_bits.{level.name}"] += fp * arr.bits  # room for the largest tile
+        # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
+        # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
+        trips = np.maximum(nest.trips[None, :], 1.0)
+        fp = footprints(arr, np.where(t_full < trips, trips / np.ceil(trips / t_full), t_full))
         dep = v.dep(arr)
         loads = tile_loads(dep, v.outer, v.pos)
         words_in = words_out = np.zeros(B)

@@ -88,6 +88,31 @@ def test_a_do_while_loop_is_counted_and_runs_its_body_before_the_first_test(writ
     assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=0.01)
 
 
+STOP = """    int i;
+    L_s: for (i = 0; s[i] == t[i]; i++) {
+      if (s[i] == 0) {
+        break;
+      }
+    }
+    r[0] = i;"""
+
+
+@pytest.mark.parametrize("stop, tests", [(5, 6), (63, 64)])
+def test_a_loop_left_by_break_is_not_charged_the_exit_test_it_never_ran(write, stop, tests):
+    """Equal strings ending at `stop`: the test `s[i] == t[i]` runs for i = 0..stop (stop + 1 times) and the
+    break leaves before another; the body's `s[i] == 0` runs as often. hlsim before 0.23 counted the exit test
+    a while's or a for's normal end runs: one comparison and two loads more per early exit."""
+    arrays = ("    s: {shape: [N], dtype: int32, role: in}\n    t: {shape: [N], dtype: int32, role: in}\n"
+              "    r: {shape: [1], dtype: int32, role: out}")
+    gen = f"    generator: |\n      s[:] = 7\n      s[{stop}] = 0\n      t[:] = s"
+    d = kernel_design(write, ARCH, STOP, arrays, f"    r[0] = {stop}", "{}", "{s: BUF, t: BUF, r: BUF}",
+                      "{N: 64}", hints="{L_s: {expected_trips: 8}}", inputs=gen)
+    p = HlsimProfiler().profile(d)
+    assert p.functional_check == "pass", p.functional_check
+    assert p.counters["ops.cmp"] == 2 * tests  # the test and the body's compare, `tests` times each
+    assert p.counters["reads.BUF"] == 3 * tests  # s[i], t[i] in the test, s[i] in the body
+
+
 @pytest.mark.parametrize("density, p_zero", [(1.0, 0.25), (0.25, 0.75 + 0.25 * 0.25)])
 def test_continue_skips_the_rest_of_the_body_in_the_analytical_model(write, density, p_zero):
     """x uniform over 0..3 (a quarter zero), or with 3 in 4 elements set to zero: the statements after the

@@ -41,3 +41,17 @@ def test_a_negated_literal_or_parameter_is_folded(write, cond, adds):
     d = kernel_design(write, ARCH, kernel, arrays, "    pass", "{}", "{x: BRAM, y: BRAM}", params="{N: 64}")
     st = next(n for n in d.tree.walk() if getattr(n, "kind", "") == "stmt")
     assert st.ops.get("add", 0) == adds and st.ops.get("cmp", 0) == 1
+
+
+def test_an_edge_tile_moves_only_the_elements_it_holds(write):
+    """N = 10 in tiles of 4: tiles of 4, 4 and 2 elements, so x is read and y written back 10 words each,
+    not 3 x 4 = 12 (hlsim before 0.23 moved every edge tile as a full one: 20 % more DRAM writes on an outside
+    probe's 10 x 5 GEMM in tiles of 2)."""
+    kernel = "    L_a: for (int i = 0; i < N; i++) {\n      y[i] = x[i] * 2;\n    }"
+    arrays = "    x: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}"
+    d = kernel_design(write, ARCH, kernel, arrays, "    y[:] = x * 2", "{L_a: {tile: 4}}", "{x: BRAM, y: BRAM}",
+                      params="{N: 10}")
+    p = plugins.get("profilers", "hlsim").profile(d)
+    assert p.functional_check.startswith("pass"), p.functional_check
+    assert p.counters["reads.DRAM"] == 10 and p.counters["writes.DRAM"] == 10
+

@@ -72,7 +72,8 @@ from . import model
 #       their own probability (the instrumented sites shared the first one's); a loop whose bounds follow a loop
 #       only the run counts (`for (j = i*i; j < N; j += i)` in `for (i = 2; i*i < N; i++)`) reads its own hint;
 #       a single-step PE-array stream as hlsim 0.23
-VERSION = "0.32"
+# 0.33: edge tiles move the elements they hold (hlsim 0.24)
+VERSION = "0.33"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -75,7 +75,9 @@ from . import bounds, runner
 #       level never moves to or from DRAM (the sieve's scratch was 81 % of its energy); a PE-array fold whose
 #       stream is one step runs the plan the rtl runs (ws: no output drain, os: no preload), not both (+4-5
 #       cycles per fold at 4x4: a matrix-vector product 202 against rtl's 154); `switch` lowered to if/else if
-VERSION = "0.23"
+# 0.24: a loop's test is counted where it runs (no exit test after a break or return: one compare and its loads
+#       per early exit); an edge tile moves the elements it holds (10 in tiles of 4: 10 words, not 12)
+VERSION = "0.24"
 
 
 class HlsimProfiler:
@@ -195,10 +197,11 @@ class HlsimProfiler:
             c = counts.get(s.id, (0, 0, 0))[0]
             if c == 0:
                 continue
-            if s.kind in ("loop", "region") and s.stmts:
+            if s.kind == "region" and s.stmts:
                 # a data-dependent bound: every iteration, and once more to exit (a do-while tests after each)
                 lp = d.tree.loops.get(s.loop) if s.loop else None
                 c = counts[s.id][1] + (0 if lp is not None and lp.do_while else counts[s.id][2])
+            # (a loop site's count is its test's evaluations, counted in the test: none after a break or return)
             for st in s.stmts:
                 for k, v in d.stmt_ops(st).items():
                     ops[k] += v * c
