@@ -292,6 +292,8 @@ def _check_operators(d: Design) -> list[Diagnostic]:
                 continue  # multiplexers are free-standing logic
             alt = " (or mul and add)" if cls == "mac" else ""
             afile = f" in {a.source_map.file}" if a.source_map else ""
+            if a.source_map and _bundled(a.source_map.file):  # the installed copy: edit one of your own
+                afile = f" of a copy of {a.source_map.file} (`cp` it next to your workload and name the copy)"
             ops = ", ".join(f"`{o}`" for o, c in BINOP_CLASSES.items() if c == cls)
             what = f" (C {ops})" if ops else ""
             diags.append(Diagnostic(file, st.line, None, "workload.kernel",
@@ -382,3 +384,15 @@ def _close(word: str, options: list[str]) -> str:
     import difflib
     c = difflib.get_close_matches(word, options, n=1, cutoff=0.5)
     return f"did you mean '{c[0]}'?" if c else ""
+
+
+def _bundled(path: str) -> bool:
+    """Whether a spec file is one the package ships (llmulator.library), which an upgrade overwrites."""
+    from pathlib import Path
+
+    from .library import bundled
+    try:
+        return Path(path).resolve().is_relative_to(bundled().resolve())
+    except (OSError, ValueError):
+        return False
+

@@ -237,6 +237,29 @@ def test_validate_warns_when_operands_are_wider_than_the_multiplier(write):
     assert operands_wider_than_units(narrow) == []
 
 
+def test_a_missing_class_on_a_bundled_architecture_says_to_edit_a_copy(write):
+    """The installed library is overwritten by an upgrade: the hint names a copy, not the bundled file."""
+    arch = resolve("architecture", "edge-tiny")
+    w = write("w.yaml", """
+        workload:
+          version: 1
+          name: w
+          parameters: {N: 8}
+          arrays:
+            x: {shape: [N], dtype: int32, role: in}
+            y: {shape: [N], dtype: int32, role: out}
+          kernel: |
+            L_a: for (int i = 0; i < N; i++) { y[i] = x[i] % 3; }
+          reference: |
+            y[:] = x % 3
+        """)
+    m = write("m.yaml", "mapping:\n  version: 1\n  name: m\n  workload: w\n  architecture: edge-tiny\n")
+    with pytest.raises(SpecError) as e:
+        load_design(arch, w, m)
+    dg = next(d for d in e.value.diagnostics if "'div'" in d.message)
+    assert f"of a copy of {arch}" in dg.hint
+
+
 def test_learned_baselines_ignore_an_operator_class_training_never_varied():
     """A class no training architecture had (its feature never varied) must not drive a prediction to
     saturation: the same design on an architecture with and without such figures predicts the same."""
