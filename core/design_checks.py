@@ -11,6 +11,7 @@ names are checked by ``llmulator.design_levels``.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import nest
@@ -85,9 +86,12 @@ def _check_loop(d: Design, label: str, lm, spatial_use: dict[str, float]) -> lis
     m, tree = d.mapping, d.tree
     if label not in tree.loops:
         labels = list(tree.loops)
-        return [_mdiag(m, ("loops", label), f"unknown loop label '{label}'",
+        branch = any(getattr(n, "kind", "") == "branch" and n.label == label for n in tree.walk())
+        return [_mdiag(m, ("loops", label), f"'{label}' labels an if, not a loop: mapping directives apply to loops"
+                       if branch else f"unknown loop label '{label}'",
                        "one of: " + ", ".join(lb for lb in labels if not lb.startswith("_")),
-                       _close(label, labels), key=True)]
+                       "a branch's label names it for its taken_probability hint (workload.hints)" if branch
+                       else _close(label, labels), key=True)]
     loop = tree.loops[label]
     diags = _check_legal(d, label, loop, lm)
     if lm.tile is not None:
@@ -388,8 +392,6 @@ def _close(word: str, options: list[str]) -> str:
 
 def _bundled(path: str) -> bool:
     """Whether a spec file is one the package ships (llmulator.library), which an upgrade overwrites."""
-    from pathlib import Path
-
     from .library import bundled
     try:
         return Path(path).resolve().is_relative_to(bundled().resolve())

@@ -151,6 +151,9 @@ class _Builder:
                 self.copied = self.local_refs[-2 - r]
         else:
             self.visit(n)
+            if isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "++", "p--", "--") and isinstance(n.expr, c_ast.ID) \
+                    and n.expr.name in ctx.locals and n.expr.name not in ctx.loop_vars:
+                self.written = n.expr.name  # `k++;` assigns k as `k += 1` does: its next value needs this one
         return Statement(_GEN.visit(n) if decl_name is None else f"{decl_name} = {_GEN.visit(n)}",
                          ctx.line(n), self.ops, self.unfused, self.accesses, self.dag, self.written,
                          self.reads_locals, copies=self.copied)
@@ -235,6 +238,8 @@ class _Builder:
             raise self.error(f"unsupported operator '{e.op}'")
         if self.addr_mode:
             return self.pick(a, b)
+        if _folded(e, self.ctx.params):
+            return -1  # `H - 1`, `N / 2`: a constant the compiler folds, no operation
         self.count(cls)
         return self.add(cls, [a, b], fl=is_float(e, self.ctx))
 
@@ -370,5 +375,14 @@ def _is_product(e: c_ast.Node) -> bool:
 
 
 def _folded(e: c_ast.Node, params: set[str]) -> bool:
-    """A literal or a parameter: a constant at compile time, which an HLS tool folds."""
-    return isinstance(e, c_ast.Constant) or (isinstance(e, c_ast.ID) and e.name in params)
+    """A literal, a parameter, or an expression of them (no call, no side effect): a constant at compile time,
+    which an HLS tool folds (the rendered C defines the parameters)."""
+    if isinstance(e, c_ast.Constant) or (isinstance(e, c_ast.ID) and e.name in params):
+        return True
+    if isinstance(e, c_ast.UnaryOp):
+        return e.op in ("-", "+", "~", "!") and _folded(e.expr, params)
+    if isinstance(e, c_ast.BinaryOp):
+        return _folded(e.left, params) and _folded(e.right, params)
+    if isinstance(e, c_ast.Cast):
+        return _folded(e.expr, params)
+    return False

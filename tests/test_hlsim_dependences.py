@@ -3,6 +3,7 @@ and arrays (distance vectors), unrolled chains, banks of block and cyclic partit
 
 from __future__ import annotations
 
+import pytest
 from conftest import kernel_design
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
 
@@ -73,6 +74,17 @@ def test_a_tree_reduction_over_an_array_element_is_a_warning_that_says_how(write
     assert profile(d).breakdown["rec_mii.L_i"] == 36
     local = design(write, loops="{L_i: {pipeline_ii: 1, unroll: 4, reduction: tree}}", add_latency=7, **SUM)
     assert idle_tree_reductions(local) == []
+
+
+@pytest.mark.parametrize("step", ["k++;", "++k;", "k += 1;", "k = k + 1;"])
+def test_a_counter_carries_its_adder_however_it_is_spelled(write, step):
+    """`k++` is `k += 1`: the next iteration's k needs this one's add, RecMII 4 (before hlsim 0.25 the
+    increment statement assigned no local, so `k++` had no recurrence and ran at II 1)."""
+    kernel = f"    int k = 0;\n    L_i: for (int i = 0; i < N; i++) {{\n      {step}\n      y[i] = k;\n    }}"
+    arrays = "    a: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [N], dtype: int32, role: out}"
+    p = profile(design(write, kernel, arrays, "    y[:] = np.arange(1, N + 1)", "{L_i: {pipeline_ii: 1}}",
+                       "{a: BUF, y: BUF}"))
+    assert p.breakdown["rec_mii.L_i"] == 4
 
 
 def test_a_plain_accumulation_is_bounded_by_the_adder(write):

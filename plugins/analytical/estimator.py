@@ -73,7 +73,8 @@ from . import model
 #       only the run counts (`for (j = i*i; j < N; j += i)` in `for (i = 2; i*i < N; i++)`) reads its own hint;
 #       a single-step PE-array stream as hlsim 0.23
 # 0.33: edge tiles move the elements they hold (hlsim 0.24)
-VERSION = "0.33"
+# 0.34: `k++` and constant folding as hlsim 0.25
+VERSION = "0.34"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
