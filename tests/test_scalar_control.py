@@ -22,7 +22,7 @@ FIR = """    int state = 0;
       int k = state;
       L_t: for (int i = 0; i < NTAPS; i++) {
         acc += h[i] * buf[k];
-        if (--k < 0) k = NTAPS - 1;
+        if (--k < 0) k += NTAPS;  // an add on the wrap: the branch's share moves the cycles
       }
       y[n] = acc;
       if (++state >= NTAPS) state = 0;
