@@ -11,12 +11,13 @@ names are checked by ``llmulator.design_levels``.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import nest
 from .errors import Diagnostic, SpecError, UserError
 from .kernel import BINOP_CLASSES, Loop
+from .library import is_bundled
+from .order_legality import reversed_dependence
 from .specs import Mapping
 from .yamlsrc import SourceMap
 
@@ -207,6 +208,9 @@ def _check_order(d: Design, tree) -> list[Diagnostic]:
                                 f"{', '.join(outside)} not in band {' > '.join(band)}",
                                 "a permutation of loops of one perfectly nested band",
                                 "statements between loops prevent interchange"))
+        elif (why := reversed_dependence(d, band, nest.loop_sequence(m.order, band))) is not None:
+            diags.append(_mdiag(m, ("order",), f"order reverses a dependence: {why}", "an order that runs every "
+                                "write before the reads of its element", "keep the kernel's order for these loops"))
     return diags
 
 
@@ -296,7 +300,7 @@ def _check_operators(d: Design) -> list[Diagnostic]:
                 continue  # multiplexers are free-standing logic
             alt = " (or mul and add)" if cls == "mac" else ""
             afile = f" in {a.source_map.file}" if a.source_map else ""
-            if a.source_map and _bundled(a.source_map.file):  # the installed copy: edit one of your own
+            if a.source_map and is_bundled(a.source_map.file):  # the installed copy: edit one of your own
                 afile = f" of a copy of {a.source_map.file} (`cp` it next to your workload and name the copy)"
             ops = ", ".join(f"`{o}`" for o, c in BINOP_CLASSES.items() if c == cls)
             what = f" (C {ops})" if ops else ""
@@ -388,13 +392,3 @@ def _close(word: str, options: list[str]) -> str:
     import difflib
     c = difflib.get_close_matches(word, options, n=1, cutoff=0.5)
     return f"did you mean '{c[0]}'?" if c else ""
-
-
-def _bundled(path: str) -> bool:
-    """Whether a spec file is one the package ships (llmulator.library), which an upgrade overwrites."""
-    from .library import bundled
-    try:
-        return Path(path).resolve().is_relative_to(bundled().resolve())
-    except (OSError, ValueError):
-        return False
-

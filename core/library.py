@@ -37,6 +37,14 @@ def bundled() -> Path:
     return Path(__file__).resolve().parent.parent / "library"  # a source tree that was never installed
 
 
+def is_bundled(path: str | Path) -> bool:
+    """Whether a spec file is one the package ships, which an upgrade overwrites (edit a copy instead)."""
+    try:
+        return Path(path).resolve().is_relative_to(bundled())
+    except (OSError, ValueError):
+        return False
+
+
 def files(root: Path, kind: str) -> list[Path]:
     """The YAML files of one kind under a library folder (its sub-folder, or a flat folder's own files)."""
     folder = root / FOLDERS[kind]

@@ -287,7 +287,9 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
         # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
         trips = np.maximum(nest.trips[None, :], 1.0)
-        fp = footprints(arr, np.where(t_full < trips, trips / np.ceil(trips / t_full), t_full))
+        own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
+        own[[g[0] for g in v.groups if len(g) == 1]] = True
+        fp = footprints(arr, np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full))
         dep = v.dep(arr)
         loads = tile_loads(dep, v.outer, v.pos)
         words_in = words_out = np.zeros(B)
