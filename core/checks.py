@@ -76,31 +76,40 @@ def unachievable_ii(d: Design) -> list[Diagnostic]:
 _NUMERIC_CLASSES = ("add", "mul", "mac", "div", "sqrt", "exp", "cmp")  # a unit for one number format
 
 
+def _statement_warnings(d: Design, findings) -> list[Diagnostic]:
+    """One warning per statement line and operator class that ``findings(statement)`` yields as
+    ``(class, message, expected, hint)``."""
+    w = d.workload
+    file = w.source_map.file if w.source_map else "<workload>"
+    out, seen = [], set()
+    for st, _loops in d.statements_with_loops():
+        for cls, msg, expected, hint in findings(st):
+            if (st.line, cls) not in seen:
+                seen.add((st.line, cls))
+                out.append(Diagnostic(file, st.line, None, "workload.kernel", msg, expected, hint, severity="warning"))
+    return out
+
+
 def float_on_int_units(d: Design) -> list[Diagnostic]:
     """Floating-point operations on classes the architecture declares ``numeric: int``: they are priced on
     that integer unit (its latency, energy and area), which a float operation does not run on in hardware.
     A warning, not an error: the design is priced, but on figures its author may not have meant."""
-    ops, w = d.arch.operators, d.workload
-    file = w.source_map.file if w.source_map else "<workload>"
+    ops = d.arch.operators
     afile = f" in {d.arch.source_map.file}" if d.arch.source_map else ""
-    out, seen = [], set()
-    for st, _loops in d.statements_with_loops():
+
+    def findings(st):
         runs_on = d.stmt_ops(st)
         fl = {n.op for n in st.dag if n.is_float}
         if "mac" in fl and "mac" not in runs_on:
             fl |= {"mul", "add"}  # an unfused mac runs on the adder and multiplier
         for cls in sorted(c for c in fl if c in _NUMERIC_CLASSES and runs_on.get(c) and c in ops):
-            if ops[cls].numeric != "int" or (st.line, cls) in seen:
-                continue
-            seen.add((st.line, cls))
-            out.append(Diagnostic(
-                file, st.line, None, "workload.kernel",
-                f"`{st.text}` does floating-point {cls}, and architecture '{d.arch.name}' declares its '{cls}' "
-                f"units numeric: int: it is priced on an integer {cls} (latency, energy and area)",
-                f"a '{cls}' unit of the statement's number format",
-                f"set `numeric: float` on compute.operators.{cls}{afile} if the hardware has a float unit, or "
-                "use integer arrays in the workload", severity="warning"))
-    return out
+            if ops[cls].numeric == "int":
+                yield (cls, f"`{st.text}` does floating-point {cls}, and architecture '{d.arch.name}' declares its "
+                       f"'{cls}' units numeric: int: it is priced on an integer {cls} (latency, energy and area)",
+                       f"a '{cls}' unit of the statement's number format",
+                       f"set `numeric: float` on compute.operators.{cls}{afile} if the hardware has a float unit, "
+                       "or use integer arrays in the workload")
+    return _statement_warnings(d, findings)
 
 
 def operands_wider_than_units(d: Design) -> list[Diagnostic]:
@@ -109,29 +118,22 @@ def operands_wider_than_units(d: Design) -> list[Diagnostic]:
     hardware that would run them. The operands are the arrays a statement reads and does not write (an
     accumulator is wider than its operands by design)."""
     ops, w = d.arch.operators, d.workload
-    file = w.source_map.file if w.source_map else "<workload>"
     afile = f" in {d.arch.source_map.file}" if d.arch.source_map else ""
-    out, seen = [], set()
-    for st, _loops in d.statements_with_loops():
+
+    def findings(st):
         written = {a.array for a in st.accesses if a.is_write}
         reads = {a.array for a in st.accesses if not a.is_write and a.array in w.arrays and a.array not in written
                  and not w.arrays[a.array].dtype.startswith("fp")}  # integer operands: the PE arrays' MACs
-        if not reads:
-            continue
-        bits = max(w.arrays[a].bits for a in reads)
+        bits = max((w.arrays[a].bits for a in reads), default=0)
         for cls in ("mac", "mul"):
             unit = ops.get(cls)
-            if not d.stmt_ops(st).get(cls) or unit is None or bits <= unit.bits or (st.line, cls) in seen:
-                continue
-            seen.add((st.line, cls))
-            out.append(Diagnostic(
-                file, st.line, None, "workload.kernel",
-                f"`{st.text}` multiplies {bits}-bit operands on the {unit.bits}-bit '{cls}' units of architecture "
-                f"'{d.arch.name}': priced on their figures (latency, energy, area)",
-                f"'{cls}' units of at least {bits} bits",
-                f"set `bits: {bits}` on compute.operators.{cls}{afile} if the hardware multiplies that wide, or use "
-                "narrower arrays in the workload", severity="warning"))
-    return out
+            if d.stmt_ops(st).get(cls) and unit is not None and bits > unit.bits:
+                yield (cls, f"`{st.text}` multiplies {bits}-bit operands on the {unit.bits}-bit '{cls}' units of "
+                       f"architecture '{d.arch.name}': priced on their figures (latency, energy, area)",
+                       f"'{cls}' units of at least {bits} bits",
+                       f"set `bits: {bits}` on compute.operators.{cls}{afile} if the hardware multiplies that wide, "
+                       "or use narrower arrays in the workload")
+    return _statement_warnings(d, findings)
 
 
 def idle_tree_reductions(d: Design) -> list[Diagnostic]:
