@@ -228,16 +228,14 @@ class GraphBuilder:
         side's constant used to hide it), and ``if (c) a += x; else a -= x;`` is one add deep, not two."""
         before, before_alias = dict(self.local_def), dict(self.alias)
         self.add_model(then_m, trips)
-        then_def, then_alias = self.local_def, self.alias
+        then_def = self.local_def
         self.local_def, self.alias = dict(before), dict(before_alias)
         self.add_model(else_m, trips)
         for v in sorted(set(then_def) | set(self.local_def)):
             a, b = then_def.get(v, before.get(v)), self.local_def.get(v, before.get(v))
             if a == b:
                 continue
-            self.alias.pop(v, None)
-            if then_alias.get(v) is not None and then_alias.get(v) == self.alias.get(v):
-                self.alias[v] = then_alias[v]
+            self.alias.pop(v, None)  # a value of its own now (a select, or a constant), no copy of another local
             producers = sorted({p for p in (a, b) if p is not None and p >= 0})
             if not producers and a is not None and b is not None:
                 self.local_def[v] = -1  # a constant on both sides
