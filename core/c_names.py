@@ -7,6 +7,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 _STEP = ("p++", "++", "p--", "--")
+LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)  # the loop statements of the kernel subset
 
 
 def has_step(node) -> bool:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 from pycparser import c_ast
 
-_LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
+from .c_names import LOOPS
 
 
 def lower_switches(body: c_ast.Compound, error: Callable[..., Exception]) -> None:
@@ -104,5 +104,5 @@ class _Lower(c_ast.NodeVisitor):
                 raise self.error(n, "a break that leaves a switch from inside one of its cases",
                                  "break only as the last statement of a case group",
                                  "put the rest of the case under an if (or else) instead of breaking out early")
-            if not isinstance(n, (*_LOOPS, c_ast.Switch)):
+            if not isinstance(n, (*LOOPS, c_ast.Switch)):
                 todo.extend(child for _, child in n.children())

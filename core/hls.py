@@ -32,6 +32,7 @@ import pickle
 from pycparser import c_ast, c_generator, c_parser
 
 from . import nest
+from .c_names import LOOPS
 from .c_switch import lower_switches
 from .kernel import C_TYPES, strip_comments
 
@@ -41,7 +42,6 @@ _PRELUDE = (
     "typedef float _Float16;\n"
 )
 
-_LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
 
 
 class Comment(c_ast.Node):
@@ -191,7 +191,7 @@ class _Rewriter:
             if isinstance(node, c_ast.Label):
                 self.explicit.add(node.name)
                 visit(node.stmt, node.name)
-            elif isinstance(node, _LOOPS):
+            elif isinstance(node, LOOPS):
                 if label is None:
                     auto += 1
                     label = f"_L{auto}"
@@ -271,10 +271,10 @@ class _Rewriter:
 
     def stmt(self, node) -> list[c_ast.Node]:
         if isinstance(node, c_ast.Label):
-            if isinstance(node.stmt, _LOOPS):
+            if isinstance(node.stmt, LOOPS):
                 return [self.loop(node.stmt)]
             return [c_ast.Label(node.name, self.one(node.stmt))]
-        if isinstance(node, _LOOPS):
+        if isinstance(node, LOOPS):
             return [self.loop(node)]
         if isinstance(node, c_ast.Compound):
             return [c_ast.Compound(self.block(node.block_items))]
@@ -360,7 +360,7 @@ class _Rewriter:
         for lb in band[:-1]:
             st = self.nodes[lb].stmt
             items = (st.block_items or []) if isinstance(st, c_ast.Compound) else [st]
-            own[lb] = [it for it in items if not isinstance(it, (c_ast.Label, *_LOOPS))]
+            own[lb] = [it for it in items if not isinstance(it, (c_ast.Label, *LOOPS))]
         items = self.body_items(self.nodes[band[-1]])
         for kind, lb in reversed(nest.mapped_band(self.d, band)):
             group = nest.members(self.d, lb)

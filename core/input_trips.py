@@ -38,7 +38,7 @@ from pycparser import c_ast
 
 from . import kernel_values as kv
 from .c_lanes import Lanes, Unsupported
-from .c_names import array_reads, assigned, read_names
+from .c_names import LOOPS, array_reads, assigned, read_names
 from .c_slice import chain_to, kept_statements, narrow, slice_body, step_nodes
 from .errors import UserError
 from .inputs import _structure_outputs
@@ -51,7 +51,6 @@ MAX_INPUT_ELEMENTS = 4_000_000  # elements of the input arrays in all draws toge
 MAX_TRIPS = 20_000  # trips of one lane (each is a NumPy pass: a runaway lone lane costs at most ~0.5 s)
 MAX_WORK = 20_000_000  # lane-trips in all
 SEED0 = 1_000_003  # the draws' seeds: SEED0, SEED0 + 1, ... (not a workload's own seed)
-_LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
 _CACHE: dict[tuple, object] = {}  # per design content and question: trips and return share, a share, or None
 _CACHE_SIZE = 256
 
@@ -146,7 +145,7 @@ class _Run:
         body the run skips; ``watch``: a branch in its body whose condition must be evaluated each trip
         (its scalars join the slice, its arrays the draws)."""
         chain = chain_to(self.tree.body, lambda n: isinstance(n, c_ast.Label) and n.name == label)
-        if chain is None or not isinstance(chain[-1].stmt, _LOOPS):
+        if chain is None or not isinstance(chain[-1].stmt, LOOPS):
             raise Unsupported("loop not found")
         node = chain[-1].stmt
         prefix, ancestors, steps = self._place(chain)
@@ -172,7 +171,7 @@ class _Run:
         if chain is None:
             raise Unsupported("branch not found")
         inner = [chain[k - 1].name for k, n in enumerate(chain[:-1])
-                 if isinstance(n, _LOOPS) and k > 0 and isinstance(chain[k - 1], c_ast.Label)]
+                 if isinstance(n, LOOPS) and k > 0 and isinstance(chain[k - 1], c_ast.Label)]
         loop = self.tree.loops.get(inner[-1]) if inner else None
         if loop is not None and (loop.is_while or loop.data_dependent):
             return self._share_in_loop(branch_node, loop.label)
@@ -201,14 +200,14 @@ class _Run:
             chain = chain[:-1]  # a labelled statement: the label is what its block holds
         ancestors = []
         for k, n in enumerate(chain[:-1]):
-            if isinstance(n, _LOOPS):
+            if isinstance(n, LOOPS):
                 if k == 0 or not isinstance(chain[k - 1], c_ast.Label) or chain[k - 1].name not in self.tree.loops:
                     raise Unsupported("an enclosing loop without a label")
                 ancestors.append(self.tree.loops[chain[k - 1].name])
         k, steps = len(chain) - 1, []
         while True:
             target, holder = chain[k], (chain[k - 1] if k >= 1 else None)
-            if holder is None or isinstance(holder, _LOOPS):
+            if holder is None or isinstance(holder, LOOPS):
                 return [], ancestors, steps[::-1]  # the statement is its loop's whole body
             if isinstance(holder, c_ast.If):  # a side without braces
                 steps.append(([], holder, target is holder.iftrue))
@@ -217,7 +216,7 @@ class _Run:
                 items = holder.block_items or []
                 before = items[:next(i for i, it in enumerate(items) if it is target)]
                 parent = chain[k - 2] if k >= 2 else None
-                if holder is self.tree.body or isinstance(parent, _LOOPS):
+                if holder is self.tree.body or isinstance(parent, LOOPS):
                     return before, ancestors, steps[::-1]
                 if not isinstance(parent, c_ast.If):
                     raise Unsupported("a block that is neither a loop body nor a branch's side")

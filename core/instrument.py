@@ -42,6 +42,7 @@ import attrs
 from pycparser import c_ast, c_generator
 
 from . import nest
+from .c_names import LOOPS
 from .design import Design
 from .errors import InvariantError
 from .expr import ExprError, evaluate
@@ -319,7 +320,7 @@ class _Emitter:
             return self.stmt(node.stmt, in_region, ind, node.name, model)
         if isinstance(node, c_ast.Compound):
             return f"{ind}{{\n{self.block(node.block_items or [], in_region, ind + '  ', model)}{ind}}}\n"
-        if isinstance(node, _LOOP_NODES):
+        if isinstance(node, LOOPS):
             return self.loop(node, in_region, ind, label, model)
         if isinstance(node, c_ast.If):
             cond = self.stmt_of(node.cond)
@@ -424,7 +425,7 @@ class _Emitter:
                 self.lane0.append(f"{_loop_var(node)} == ({_init_text(node)})")
             items = _items(node)
             count = ""
-            if not any(isinstance(_unlabel(it), _LOOP_NODES) for it in items):
+            if not any(isinstance(_unlabel(it), LOOPS) for it in items):
                 # innermost: one stream step per iteration of the first PE (every spatial index at its start)
                 count = f"{inner_ind}if ({' && '.join(self.lane0) or '1'}) {self.array_counter}++;\n"
             body = self.inside(s.children, lambda: self.block(items, True, inner_ind, sub))
@@ -479,7 +480,6 @@ class _Emitter:
         return f"while ({TEST_MARK}{self.text(node.cond)})", ""
 
 
-_LOOP_NODES = (c_ast.For, c_ast.While, c_ast.DoWhile)
 TEST_MARK = "\x00"  # in a loop head from ``_head``: where ``__cnt[site]++, `` goes when the test is counted
 
 

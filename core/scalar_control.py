@@ -21,11 +21,10 @@ import numpy as np
 from pycparser import c_ast
 
 from .c_lanes import Lanes, Unsupported
-from .c_names import array_reads, assigned, read_names
+from .c_names import LOOPS, array_reads, assigned, read_names
 from .kernel import Branch
 
 MAX_TRIPS = 200_000  # loop trips the run may take in all (one lane: about 1 s at most)
-_LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
 _CACHE: dict[tuple, dict[int, float]] = {}
 
 
@@ -101,7 +100,7 @@ def _skipped(body, watched: list) -> set[int]:
         for n in nodes:
             if id(n) in live:
                 continue
-            if isinstance(n, (c_ast.If, *_LOOPS)):
+            if isinstance(n, (c_ast.If, *LOOPS)):
                 control = _control(n)
                 hit = any(id(x) in live for x in _statements(_inner(n))) or \
                     any(assigned(c) & needed for c in control)
@@ -115,7 +114,7 @@ def _skipped(body, watched: list) -> set[int]:
                 needed |= reads
                 changed = True
     for n in nodes:
-        if id(n) in live and not isinstance(n, (c_ast.If, *_LOOPS)) and array_reads(n):
+        if id(n) in live and not isinstance(n, (c_ast.If, *LOOPS)) and array_reads(n):
             raise Unsupported("a scalar the control needs is computed from an array")
     for n in watched:
         if array_reads(n.cond):
@@ -145,7 +144,7 @@ def _statements(node):
         yield from _statements(node.block_items or [])
     elif isinstance(node, c_ast.Label):
         yield from _statements(node.stmt)
-    elif isinstance(node, (c_ast.If, *_LOOPS)):
+    elif isinstance(node, (c_ast.If, *LOOPS)):
         yield node
         yield from _statements(_inner(node))
     else:
