@@ -99,33 +99,51 @@ class _Counts:
                 self.stores += mult
 
     def nodes(self, nodes, mult: float) -> float:
-        """Count a pass over ``nodes`` run ``mult`` times; the probability that the pass ends in a ``continue``
-        of the enclosing loop (what follows a branch that continues runs on the other side's share only)."""
+        """Count a pass over ``nodes`` run ``mult`` times; the probability that the pass ends in a ``continue``,
+        ``break`` or ``return`` (what follows a branch that jumps runs on the other side's share only)."""
+        return self._pass(nodes, mult)[0]
+
+    def _pass(self, nodes, mult: float) -> tuple[float, float, float]:
+        """:meth:`nodes`, and the probabilities that the pass ends in a ``break`` and in a ``return``: the loop's
+        exit test is then not evaluated (a test counts as C runs it, as hlsim counts it), and a ``return`` ends
+        the enclosing loops' passes too."""
         design = self.design
-        live, ended = 1.0, 0.0
-        for n in nodes:   # after an unconditional continue (live 0) the rest counts nothing, but is still seen
+        live, ended, broke, returned = 1.0, 0.0, 0.0, 0.0
+        for n in nodes:   # after an unconditional jump (live 0) the rest counts nothing, but is still seen
             if isinstance(n, Loop):
                 self.loops.append(n)
                 trips = design.trips(n.label)
+                _, b, r = self._pass(n.body, mult * live * trips)     # a continue or break in there is its own
+                left = min(1.0, trips * r)  # the share of this loop's entries that return
                 if n.cond_stmt is not None and (n.data_dependent or n.is_while):
-                    # a data-dependent bound is evaluated by the datapath (once more to exit, but a do-while's
-                    # test comes after each trip); counters are free
-                    self.stmt(n.cond_stmt, mult * live * (trips + (0 if n.do_while else 1)))
-                self.nodes(n.body, mult * live * trips)     # a continue in there is the inner loop's
+                    # a data-dependent bound is evaluated by the datapath (once more to exit, unless the entry
+                    # ended in a jump; a do-while's test comes after each trip); counters are free
+                    exits = 0.0 if n.do_while else 1.0 - min(1.0, trips * (b + r))
+                    self.stmt(n.cond_stmt, mult * live * (trips + exits))
+                ended += live * left
+                returned += live * left
+                live *= 1.0 - left
             elif isinstance(n, Branch):
                 p, note = design.branch_probability(n)
                 if note:
                     self.notes.append(note)
                 self.stmt(n.cond, mult * live)
-                skip = p * self.nodes(n.then, mult * live * p) + (1 - p) * self.nodes(n.orelse, mult * live * (1 - p))
-                ended += live * skip
-                live *= 1.0 - skip
-            elif n.kind == "jump" and n.text.rstrip(";").strip() == "continue":
-                ended += live
-                live = 0.0
+                sides = self._pass(n.then, mult * live * p), self._pass(n.orelse, mult * live * (1 - p))
+                e, b, r = (p * one + (1 - p) * other for one, other in zip(*sides, strict=True))
+                ended += live * e
+                broke += live * b
+                returned += live * r
+                live *= 1.0 - e
+            elif n.kind == "jump":
+                word = n.text.rstrip(";").strip().split()[0] if n.text.strip() else ""
+                if word in ("continue", "break", "return"):
+                    ended += live
+                    broke += live if word == "break" else 0.0
+                    returned += live if word == "return" else 0.0
+                    live = 0.0
             elif n.kind == "stmt":
                 self.stmt(n, mult * live)
-        return ended
+        return ended, broke, returned
 
 
 def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int]) -> ArrayUse:

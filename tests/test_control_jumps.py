@@ -111,6 +111,46 @@ def test_a_loop_left_by_break_is_not_charged_the_exit_test_it_never_ran(write, s
     assert p.functional_check == "pass", p.functional_check
     assert p.counters["ops.cmp"] == 2 * tests  # the test and the body's compare, `tests` times each
     assert p.counters["reads.BUF"] == 3 * tests  # s[i], t[i] in the test, s[i] in the body
+    # the analytical model prices the hinted 8 trips, each ending in the break at the hint's rate: the test and
+    # the body's compare once per trip, no exit test (before analytical 0.35: one compare more per entry)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = AnalyticalEstimator().estimate([d])[0]
+    assert d.trips("L_s") == 8
+    assert e.breakdown["ops.cmp"] == pytest.approx(2 * 8)
+
+
+FIND = """    int lo = 0;
+    int hi = N - 1;
+    L_b: while (lo <= hi) {
+      int mid = (lo + hi) / 2;
+      L_lt: if (v[mid] < key[0]) {
+        lo = mid + 1;
+      } else L_gt: if (v[mid] > key[0]) {
+        hi = mid - 1;
+      } else {
+        r[0] = mid;
+        return;
+      }
+    }
+    r[0] = -1;"""
+
+
+@pytest.mark.parametrize("key, tests, compares", [(31, 1, 2), (2, 6, 11), (-5, 7, 12)])
+def test_a_loop_left_by_return_is_not_charged_the_exit_test(write, key, tests, compares):
+    """Binary search for `key` in v = 0..63. Hand counts: 31 is the first probe (one test, both compares, return);
+    2 takes probes 31, 15, 7, 3 (two compares each: not below, above), 1 (below: one compare) and 2 (two: found),
+    six tests and 11 compares; -5 takes probes 31, 15, 7, 3, 1, 0 (two compares each) and a seventh test that
+    fails. A `return` skips the test a normal exit runs (hlsim 0.24; the analytical model from 0.35)."""
+    arrays = ("    v: {shape: [N], dtype: int32, role: in}\n    key: {shape: [1], dtype: int32, role: in}\n"
+              "    r: {shape: [1], dtype: int32, role: out}")
+    ref = "    r[0] = key[0] if 0 <= key[0] < N else -1"
+    inputs = (f"    arrays:\n      v: {{distribution: arange, start: 0, step: 1}}\n"
+              f"      key: {{distribution: constant, value: {key}}}")
+    d = kernel_design(write, ARCH, FIND, arrays, ref, "{}", "{v: BUF, key: BUF, r: BUF}", "{N: 64}", inputs=inputs)
+    p, e = _run(d)
+    assert p.counters["ops.cmp"] == tests + compares
+    assert e.breakdown["ops.cmp"] == pytest.approx(tests + compares)
 
 
 @pytest.mark.parametrize("density, p_zero", [(1.0, 0.25), (0.25, 0.75 + 0.25 * 0.25)])

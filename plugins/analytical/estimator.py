@@ -74,7 +74,9 @@ from . import model
 #       a single-step PE-array stream as hlsim 0.23
 # 0.33: edge tiles move the elements they hold (hlsim 0.24)
 # 0.34: `k++` and constant folding as hlsim 0.25
-VERSION = "0.34"
+# 0.35: a loop entry that ends in a `break` or `return` is not charged the exit test it never runs (as hlsim
+#       0.24 counts it), and the statements after a branch that breaks or returns run on the other share only
+VERSION = "0.35"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
