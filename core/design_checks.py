@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from . import nest
 from .errors import Diagnostic, SpecError, UserError
+from .errors import did_you_mean as _close
 from .kernel import BINOP_CLASSES, Loop
 from .library import is_bundled
 from .order_legality import reversed_dependence
+from .reduction_legality import illegal_tree
 from .specs import Mapping
 from .yamlsrc import SourceMap
 
@@ -95,6 +97,9 @@ def _check_loop(d: Design, label: str, lm, spatial_use: dict[str, float]) -> lis
                        else _close(label, labels), key=True)]
     loop = tree.loops[label]
     diags = _check_legal(d, label, loop, lm)
+    if lm.reduction == "tree" and (why := illegal_tree(d, label)) is not None:
+        diags.append(_mdiag(m, ("loops", label, "reduction"), f"reduction: tree on loop {label}: {why}",
+                            "associative accumulations only", "remove `reduction: tree`: the loop's copies chain"))
     if lm.tile is not None:
         tile, complete = _check_tile(d, label, loop, lm)
         diags.extend(tile)
@@ -208,6 +213,11 @@ def _check_order(d: Design, tree) -> list[Diagnostic]:
                                 f"{', '.join(outside)} not in band {' > '.join(band)}",
                                 "a permutation of loops of one perfectly nested band",
                                 "statements between loops prevent interchange"))
+        elif nest.is_triangular(d, band) and nest.loop_sequence(m.order, band) != band:
+            try:
+                nest.mapped_band(d, band)  # refuses with its own message
+            except SpecError as e:
+                diags.extend(e.diagnostics)
         elif (why := reversed_dependence(d, band, nest.loop_sequence(m.order, band))) is not None:
             diags.append(_mdiag(m, ("order",), f"order reverses a dependence: {why}", "an order that runs every "
                                 "write before the reads of its element", "keep the kernel's order for these loops"))
@@ -386,9 +396,3 @@ def _dedupe(diags: list[Diagnostic]) -> list[Diagnostic]:
             seen.add(k)
             out.append(dg)
     return out
-
-
-def _close(word: str, options: list[str]) -> str:
-    import difflib
-    c = difflib.get_close_matches(word, options, n=1, cutoff=0.5)
-    return f"did you mean '{c[0]}'?" if c else ""

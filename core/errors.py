@@ -59,3 +59,10 @@ class SpecUnsupported(SpecError, UserError):
 class InvariantError(Exception):
     """A model broke a physical bound (fewer cycles than its units, ports or recurrences allow):
     an internal error, reported with the design's name. Exit 1."""
+
+
+def did_you_mean(word: str, options: list[str]) -> str:
+    """A hint naming the closest of ``options`` to a misspelt ``word``, or "" when none is close."""
+    import difflib
+    c = difflib.get_close_matches(word, options, n=1, cutoff=0.5)
+    return f"did you mean '{c[0]}'?" if c else ""

@@ -232,3 +232,19 @@ def test_the_profile_command_prints_why_the_ii_is_larger(capsys):
     out = capsys.readouterr().out
     assert "note: L_j: pipeline_ii 1 is not achievable: a loop-carried dependence (local `sum`" in out
     assert "runs at II 4" in out
+
+
+def test_a_pipelined_pointer_chase_is_bounded_by_its_load_not_by_an_add(write):
+    """`p = nx[p]` carries p through a load alone: II = the BRAM's 2-cycle latency (hls-fpga), so 128 steps take
+    at least 127 x 2 + 2 cycles. hlsim's own bound check took the chain's step for an add (4 cycles on
+    hls-fpga) and stopped the run: "needs >= 508, has 326" (found by an outside user)."""
+    from llmulator.library import resolve
+    kernel = "    int p = 0;\n    L_i: for (int i = 0; i < N; i++) {\n      p = nx[p];\n    }\n    o[0] = p;"
+    arrays = "    nx: {shape: [N], dtype: int32, role: in}\n    o: {shape: [1], dtype: int32, role: out}"
+    ref = "    p = 0\n    for i in range(N):\n        p = int(nx[p])\n    o[0] = p"
+    d = kernel_design(write, resolve("architecture", "hls-fpga").read_text(), kernel, arrays, ref,
+                      "{L_i: {pipeline_ii: 1}}", "{nx: BRAM, o: BRAM}", params="{N: 128}",
+                      inputs="    arrays:\n      nx: {distribution: permutation}")
+    p = profile(d)
+    assert p.breakdown["ii.L_i"] == 2
+    assert p.breakdown["compute_cycles.L_i"] >= 127 * 2 + 2

@@ -1,0 +1,99 @@
+"""Whether ``reduction: tree`` may split a loop's accumulators into partial results (reassociation legality).
+
+Why: ``reduction: tree`` on an unrolled or pipelined loop gives each copy its own partial value of every local
+the body carries from one iteration to the next, and combines the partials on exit. That is the same result
+only when each update folds a value that does not depend on the accumulator into it with one associative
+operation (``s += e``, ``s = s * e``, ``s = max(s, e)``, ``s ^= e``), and nothing else in the body reads the
+running value. An outside user wrote ``s = s * C + x[i]`` (a Horner recurrence, each step a multiply and an
+add after the previous one) with ``reduction: tree``: the schedule split it into independent copies and ran
+256 steps in 456-1,024 cycles where the chain needs at least 1,792, and nothing said the mapping was wrong
+(the functional check runs the sequential C, so it passed). Each statement is read back from its C text with
+pycparser; what this accepts is a reassociation an HLS tool performs, what it refuses names the statement.
+"""
+
+from __future__ import annotations
+
+from pycparser import c_ast, c_parser
+
+_ASSOC = {"+", "*", "&", "|", "^"}   # binary operators a chain of updates may regroup
+_COMPOUND = {"+=", "-=", "*=", "&=", "|=", "^="}   # `s -= e` is `s += -e`
+_MINMAX = {"max", "min", "fmax", "fmin", "fmaxf", "fminf"}
+_PARSER = c_parser.CParser()
+
+
+def illegal_tree(design, label: str) -> str | None:
+    """Why ``reduction: tree`` on loop ``label`` would change what the loop computes, as text, or None."""
+    loop = design.tree.loops[label]
+    stmts, conds = [], []
+    for n in loop.descendants():
+        if getattr(n, "kind", "") == "stmt":
+            stmts.append(n)
+        elif getattr(n, "kind", "") == "branch":
+            conds.append(n.cond)
+        if getattr(n, "cond_stmt", None) is not None:
+            conds.append(n.cond_stmt)
+    carried = sorted({st.writes_local for st in stmts if st.writes_local and st.writes_local in st.reads_locals})
+    for s in carried:
+        for st in stmts:
+            if st.writes_local == s and not _combines(st.text, s):
+                return (f"`{st.text}` is not an associative update of `{s}` (`{s} += e`, `{s} *= e`, "
+                        f"`{s} = max({s}, e)`, ... with `e` not reading `{s}`): its copies cannot run apart")
+            if s in st.reads_locals and st.writes_local != s:
+                return f"`{st.text}` reads the running value of `{s}`, which partial results do not hold"
+        for c in conds:
+            if s in c.reads_locals:
+                return f"the condition `{c.text}` reads the running value of `{s}`, which partial results do not hold"
+    return None
+
+
+def _combines(text: str, s: str) -> bool:
+    """``text`` (one C statement) folds into ``s`` a value that does not read ``s``, with one associative op."""
+    try:
+        stmt = _PARSER.parse("void f(void) { " + text.rstrip(";") + "; }").ext[0].body.block_items[0]
+    except Exception:  # noqa: BLE001 - not a statement this reads back: not judged legal
+        return False
+    if isinstance(stmt, c_ast.UnaryOp) and stmt.op in ("p++", "p--", "++", "--"):
+        return _is(stmt.expr, s)
+    if not isinstance(stmt, c_ast.Assignment) or not _is(stmt.lvalue, s):
+        return False
+    if stmt.op in _COMPOUND:
+        return not _uses(stmt.rvalue, s)
+    if stmt.op != "=":
+        return False
+    rv = stmt.rvalue
+    if isinstance(rv, c_ast.FuncCall) and isinstance(rv.name, c_ast.ID) and rv.name.name in _MINMAX:
+        args = rv.args.exprs if rv.args is not None else []
+        return len(args) == 2 and sum(_is(a, s) for a in args) == 1 and not any(
+            _uses(a, s) for a in args if not _is(a, s))
+    if isinstance(rv, c_ast.TernaryOp):   # s = (e > s) ? e : s, a max or min written out
+        sides = [rv.iftrue, rv.iffalse]
+        other = [x for x in sides if not _is(x, s)]
+        return (len(other) == 1 and not _uses(other[0], s) and isinstance(rv.cond, c_ast.BinaryOp)
+                and rv.cond.op in ("<", ">", "<=", ">=") and _uses(rv.cond, s))
+    if isinstance(rv, c_ast.BinaryOp) and (rv.op in _ASSOC or rv.op == "-"):
+        terms = _chain(rv, "+" if rv.op in ("+", "-") else rv.op)
+        mine = [(sign, t) for sign, t in terms if _uses(t, s)]
+        return len(mine) == 1 and mine[0][0] and _is(mine[0][1], s)
+    return False
+
+
+def _chain(e, op: str) -> list[tuple[bool, c_ast.Node]]:
+    """The operands of a chain of ``op`` (``+`` includes ``-``), each with True where it is not subtracted."""
+    if isinstance(e, c_ast.BinaryOp) and (e.op == op or (op == "+" and e.op == "-")):
+        right = _chain(e.right, op)
+        if e.op == "-":
+            right = [(not sign, t) for sign, t in right]
+        return _chain(e.left, op) + right
+    return [(True, e)]
+
+
+def _is(e, s: str) -> bool:
+    while isinstance(e, c_ast.Cast):
+        e = e.expr
+    return isinstance(e, c_ast.ID) and e.name == s
+
+
+def _uses(e, s: str) -> bool:
+    if isinstance(e, c_ast.ID):
+        return e.name == s
+    return any(_uses(child, s) for _, child in e.children())
