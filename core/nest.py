@@ -32,6 +32,7 @@ import numpy as np
 
 from .errors import SpecError
 from .foldwords import fold_strides
+from .systolic import array_io_cycles, pe_register_level, preload_pes, shadow_accumulator_fits, systolic_fill  # noqa: F401 - re-exported: the per-fold constants are part of the nest semantics
 from .words import per_word, word_factor
 from .yamlsrc import SourceMap
 
@@ -325,60 +326,10 @@ def fold(design, band: list[str]) -> dict:
     arrays = design.workload.arrays
     drain = bool(outs) and not shadow_accumulator_fits(design, max(arrays[a].bits for a in outs),
                                                        sum(arrays[a].bits for a in deps if a not in written))
+    codes = np.array([[{"rows": 1, "cols": 2}.get(m.loop(lb).spatial, 0) for lb in heads]])
+    preload = float(preload_pes(design, [deps[a] for a in written], codes)[0]) if design.arch.pe_array else 0.0
     return {"lanes": lanes, "reuse": reuse, "words": words, "stationary": still, "dep": deps,
-            "output_stationary": bool(outs), "output_drain": drain}
-
-
-def pe_register_level(design):
-    """The per-PE register level (``PE_REG``): the innermost regfile with one instance per PE and a
-    finite capacity, or None when the architecture declares none."""
-    pe = design.arch.pe_array
-    if pe is None:
-        return None
-    found = [lv for lv in design.arch.memory
-             if lv.kind == "regfile" and lv.instances == pe.size and math.isfinite(lv.capacity_bits)]
-    return found[-1] if found else None
-
-
-def shadow_accumulator_fits(design, out_bits: int, in_bits: int) -> bool:
-    """Whether each PE can keep a second (shadow) accumulator, so that an output-stationary fold's
-    results drain while the next fold accumulates: two accumulators plus the input operands' registers
-    must fit the PE register level; an architecture without one does not limit it."""
-    lv = pe_register_level(design)
-    return lv is None or lv.capacity_bits >= 2 * out_bits + in_bits
-
-
-def systolic_fill(design, band: list[str], stationary: bool, output_drain: bool = False) -> float:
-    """Fill and drain of one fold on a systolic array, what the generated RTL (plugins/rtl) does:
-
-    * the skew R + C - 2 (SCALE-Sim's per-fold model);
-    * when an input operand is stationary (weight/input stationary): its preload of R cycles, and one
-      cycle more, in which the last partial sum leaves the edge PE's output register before the next
-      fold's preload may start (SCALE-Sim counts the cycle of the last MAC instead);
-    * ``output_drain`` (an output-stationary fold whose PEs have no room for a shadow accumulator,
-      :func:`shadow_accumulator_fits`): R cycles in which the accumulators shift out, one row per cycle,
-      before the next fold may accumulate (SCALE-Sim overlaps them, as a second accumulator would).
-
-    A broadcast array pays its PE pipeline depth. ``stationary`` and ``output_drain`` may be bool arrays
-    over B mappings (the analytical model's batch): the fill is then an array too."""
-    pe = design.arch.pe_array
-    if pe is None:
-        return 0.0
-    if pe.interconnect == "systolic":
-        return (pe.rows + pe.cols - 2) + np.where(stationary, pe.rows + 1, 0) + np.where(output_drain, pe.rows, 0)
-    return float(pe.pipeline_depth_cycles)
-
-
-def array_io_cycles(design) -> float:
-    """Cycles a nest on a systolic array pays once beyond its body's schedule, for the register stages
-    between the buffer and the array that the body's schedule (load latency, MAC, store) does not see,
-    as the generated RTL (plugins/rtl) has them: the buffer request is registered before the bank's
-    latency starts (1), and results leave through the output queue, the writer's accumulation with the
-    stored value and its registered write (3). Measured on its VCD: 3 cycles from start to the first
-    array step and 4 from the last step to done, 7 against the 3 the body's schedule pays beyond one II
-    (load latency 2, store 1)."""
-    pe = design.arch.pe_array
-    return 4.0 if pe is not None and pe.interconnect == "systolic" else 0.0
+            "output_stationary": bool(outs), "output_drain": drain, "preload": preload}
 
 
 def point_extent(design, label: str) -> float:

@@ -191,7 +191,7 @@ class Timing:
                     rec_mii = max(rec_mii, combining_latency(d, st))
         target = max(d.mapping.loop(lb).pipeline_ii or 1 for lb in band)
         ii = max(target, res_mii, rec_mii)
-        fill = float(lnest.systolic_fill(d, band, f["stationary"], f["output_drain"]))
+        fill = float(lnest.systolic_fill(d, band, f["stationary"], f["output_drain"], f["preload"]))
         if f["output_stationary"] and not f["output_drain"] and d.arch.pe_array is not None:
             note = (f"{s.loop}: output-stationary folds drain while the next accumulates (the PE registers hold a "
                     f"second accumulator); a PE with one (the rtl profiler's) takes {d.arch.pe_array.rows} more "

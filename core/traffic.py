@@ -67,7 +67,12 @@ def nest_of(design: Design, top: Loop) -> Nest:
     labels = [lp.label for lp in loops]
     trips = np.array([design.trips(lb) for lb in labels], dtype=float)
     var_index = {lp.var: i for i, lp in enumerate(loops) if lp.var}
-    arrays = [_array_use(design, name, u, len(loops), var_index) for name, u in c.per_array.items()]
+    # a loop over a segment its enclosing loops' data choose (`for (j = p[i]; j < p[i + 1]; j++)`): each outer
+    # step moves the segment on by its length, CSR's disjoint rows (before: one row's worth of v[j] was taken
+    # for the whole array, as if every row read the same elements)
+    segments = {i: ([var_index[v] for v in lp.depends_on_outer if v in var_index], trips[i])
+                for i, lp in enumerate(loops) if lp.data_dependent and not lp.is_while and lp.var}
+    arrays = [_array_use(design, name, u, len(loops), var_index, segments) for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.loads, c.stores, c.notes)
@@ -146,9 +151,13 @@ class _Counts:
         return ended, broke, returned
 
 
-def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int]) -> ArrayUse:
+def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int],
+               segments: dict[int, tuple[list[int], float]] | None = None) -> ArrayUse:
     """One array's use in a nest: which loops its index depends on (with the largest coefficient per
-    dimension), the spread of constant offsets, indirect dimensions, and its expected reads/writes."""
+    dimension), the spread of constant offsets, indirect dimensions, and its expected reads/writes.
+    ``segments``: loop index -> (the outer loops its data-dependent bounds read, its mean trips); a dimension
+    that such a loop indexes moves by a segment per step of those outer loops, where no dimension of the
+    array is indexed by them already."""
     spec = design.workload.arrays[name]
     shape = design.workload.shape(name, design.sizes)
     ndim = len(shape)
@@ -175,6 +184,15 @@ def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict
         coefs[d] = sorted(best.items())
         spread.append((max(consts) - min(consts)) if consts else 0.0)
         indirect.append(ind)
+    for li, (outer, length) in (segments or {}).items():
+        for d in range(ndim):
+            c = dict(coefs[d]).get(li)
+            if c is None:
+                continue
+            for oi in outer:
+                if not any(oi in dict(cs) for cs in coefs):
+                    coefs[d] = sorted(coefs[d] + [(oi, c * max(length, 1.0))])
+                    dep[oi] = True
     if any(indirect):
         dep[:] = True  # an indirect index may touch anything: no reuse assumed
     level = design.arch.level_index(design.placement(name))
@@ -330,6 +348,31 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
             out[f"write_bits.{lv}"] += w * arr.bits
     out["cycles"] = cycles
     return out
+
+
+def statement_transfers(d: Design, stmts: list) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
+    """:func:`tile_transfers` for top-level statements (outside every loop, run once): each element they read
+    of an input comes from the backing store and each element they write of an output goes back to it, as a
+    nest's tiles do (before, `out[0] = s;` after a loop never reached DRAM, and `s = a[0];` before one came
+    from nowhere). Arrays on the backing store itself, and ``temp`` arrays that fit their level, move nothing."""
+    parent = d.arch.memory[0]
+    moved: dict[str, list[float]] = {}
+    cycles = 0.0
+    elements = {(a.array, a.is_write, tuple(a.index_text)) for st in stmts for a in st.accesses
+                if a.array in d.workload.arrays}
+    for name, write in sorted({(n, w) for n, w, _ in elements}):
+        spec, level = d.workload.arrays[name], d.arch.level(d.placement(name))
+        size = float(np.prod(d.workload.shape(name, d.sizes))) * spec.bits
+        if level.name == parent.name or (spec.role == "temp" and size <= level.capacity_bits) or (
+                not write and spec.role == "out"):
+            continue
+        words = float(sum(1 for n, w, _ in elements if n == name and w == write))
+        cycles += np.ceil(words * spec.bits / 8.0 / parent.bandwidth_bytes_per_cycle) + parent.latency_cycles
+        for lv, k in ((parent.name, 2 if write else 0), (level.name, 0 if write else 2)):
+            m = moved.setdefault(lv, [0.0, 0.0, 0.0, 0.0])
+            m[k] += words
+            m[k + 1] += words * spec.bits
+    return float(cycles), {lv: tuple(v) for lv, v in moved.items()}
 
 
 def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, float, float, float]]]:

@@ -282,3 +282,72 @@ def test_bank_hash_is_a_bijection_and_spreads_strided_words(banks):
         for stride in (banks, banks * banks):
             assert len({lv.bank_of(3 + stride * j) for j in range(banks)}) == banks
             assert len({(3 + stride * j) % banks for j in range(banks)}) == 1
+
+
+@needs_iverilog
+def test_a_reduction_on_the_columns_preloads_along_the_columns(write, tmp_path, monkeypatch):
+    """GEMM 1x1x4 on a 1x4 array with L_k (the reduction) on the columns: the output varies along neither PE
+    dimension the partial sums travel, so the rtl runs its plan transposed and preloads the 4 weights along the
+    columns. Hand count: preload A = 4, stream T = 1, skew A + B - 1 = 4 + 1 - 1, plus 7 once per run = 16.
+    hlsim and the analytical model took the preload from the rows (1): 13 (an outside user's probe)."""
+    from llmulator.design import load_design
+    from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    from llmulator_plugins.rtl.profiler import RtlProfiler
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    arch = write("a.yaml", """architecture:
+  version: 1
+  name: a1x4
+  clock_mhz: 1000
+  technology: 45nm
+  compute:
+    pe_array: {rows: 1, cols: 4, interconnect: systolic}
+    operators:
+      mac: {count: 4, bits: 8, latency_cycles: 1}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 128, bandwidth_bytes_per_cycle: 16, latency_cycles: 100}
+    - {name: GLB, kind: sram, capacity_kib: 64, width_bits: 128, banks: 4, ports: 2, latency_cycles: 2}
+    - {name: PE_REG, kind: regfile, capacity_kib: 0.0078125, width_bits: 32, instances: 4, latency_cycles: 0}
+""")
+    work = write("w.yaml", """workload:
+  version: 1
+  name: gemm
+  parameters: {M: 1, N: 1, K: 4}
+  arrays:
+    A: {shape: [M, K], dtype: int8, role: in}
+    B: {shape: [K, N], dtype: int8, role: in}
+    C: {shape: [M, N], dtype: int32, role: out}
+  einsum: "C[m,n] += A[m,k] * B[k,n]"
+  kernel: |
+    L_m: for (int m = 0; m < M; m++) {
+      L_n: for (int n = 0; n < N; n++) {
+        L_k: for (int k = 0; k < K; k++) {
+          C[m][n] += A[m][k] * B[k][n];
+        }
+      }
+    }
+  inputs:
+    seed: 1
+    arrays:
+      A: {distribution: randint, range: [-128, 127]}
+      B: {distribution: randint, range: [-128, 127]}
+  reference: |
+    C = A.astype(np.int32) @ B.astype(np.int32)
+""")
+    mapping = write("m.yaml", """mapping:
+  version: 1
+  name: ws-kcols
+  loops:
+    L_n: {tile: 1, spatial: rows}
+    L_k: {tile: 4, spatial: cols}
+  order: [L_n, L_k, L_m]
+  placement: {A: GLB, B: GLB, C: GLB}
+""")
+    d = load_design(arch, work, mapping)
+    rtl = RtlProfiler(synthesize=False, simulator="icarus").profile(d)
+    assert rtl.functional_check == "pass" and rtl.metrics["cycles"] == 16
+    hl = HlsimProfiler().profile(d)
+    est = AnalyticalEstimator().estimate([d])[0]
+    for breakdown in (hl.breakdown, est.breakdown):
+        (compute,) = [v for k, v in breakdown.items() if k.startswith("compute_cycles.")]
+        assert compute == 16

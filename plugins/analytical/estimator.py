@@ -76,7 +76,8 @@ from . import model
 # 0.34: `k++` and constant folding as hlsim 0.25
 # 0.35: a loop entry that ends in a `break` or `return` is not charged the exit test it never runs (as hlsim
 #       0.24 counts it), and the statements after a branch that breaks or returns run on the other share only
-VERSION = "0.35"
+# 0.36: top-level statements' DRAM words, CSR segments and the transposed preload as hlsim 0.26
+VERSION = "0.36"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -130,12 +131,14 @@ class AnalyticalEstimator:
         for k, top_label in enumerate(inst.nest_loops):
             compute = expected.cycles[k]
             if top_label is None:  # a top-level statement: run once, its accesses at their arrays' levels
-                nest_cycles.append(compute * runs)
-                terms["compute_cycles"] += compute * runs
-                terms["ideal_cycles"] += compute * runs
                 own_ops: dict[str, float] = {}
                 own_traffic: dict[str, float] = {}
                 ld, st = _top_statements(d, inst.trees[k], own_ops, own_traffic)
+                cyc = _top_transfers(d, inst.trees[k], compute, own_traffic)
+                nest_cycles.append(cyc * runs)
+                terms["compute_cycles"] += compute * runs
+                terms["ideal_cycles"] += compute * runs
+                terms["stall_cycles"] += (cyc - compute) * runs
                 for acc, own in ((ops_total, own_ops), (traffic_total, own_traffic)):
                     for key, v in own.items():
                         acc[key] = acc.get(key, 0.0) + v * runs
@@ -349,6 +352,18 @@ def declared_input_notes(d: Design) -> list[str]:
                 out.append(f"{n.label}: taken {d._input_branches[id(n)]:.3g} of the time, from the distributions "
                            f"its condition reads; its taken_probability hint ({hint}) is not read")
     return out
+
+
+def _top_transfers(d: Design, sites, compute: float, own_traffic: dict[str, float]) -> float:
+    """A top-level statement's cycles with its elements' trips to and from the backing store (added to
+    ``own_traffic``), as hlsim charges them (``llmulator.traffic.statement_transfers``)."""
+    transfer, moved = traffic.statement_transfers(d, [st for s in sites if s.kind == "block" for st in s.stmts])
+    for lv, (r, rb, wr, wb) in moved.items():
+        for key, v in (("reads", r), ("read_bits", rb), ("writes", wr), ("write_bits", wb)):
+            own_traffic[f"{key}.{lv}"] = own_traffic.get(f"{key}.{lv}", 0.0) + v
+    bw = max((own_traffic.get(f"read_bits.{lv.name}", 0.0) + own_traffic.get(f"write_bits.{lv.name}", 0.0)) / 8.0
+             / lv.bandwidth_bytes_per_cycle for lv in d.arch.memory)
+    return float(traffic.nest_time(d, compute, transfer, bw))
 
 
 def _top_statements(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]) -> tuple[int, int]:

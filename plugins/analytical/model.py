@@ -90,7 +90,8 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
             elif arr.writes:
                 out_still |= lnest.output_held(v.dep(arr), is_sp, t)
         stationary &= ~out_still  # output stationary: both inputs stream in, none is preloaded (nest.fold)
-        fill = lnest.systolic_fill(design, [], stationary, out_still & ~shadow_fits(design, nest))
+        preload = lnest.preload_pes(design, [v.dep(arr) for arr in nest.arrays if arr.writes], v.spatial)
+        fill = lnest.systolic_fill(design, [], stationary, out_still & ~shadow_fits(design, nest), preload)
     elif pe is not None:
         fill = np.full(B, float(pe.pipeline_depth_cycles))
     else:

@@ -80,7 +80,13 @@ from . import bounds, runner
 # 0.25: `k++;` assigns k as `k += 1` does (no recurrence before: an outside merge ran at II 1 with `i++`, II 4 with
 #       `i = i + 1`); a constant expression of literals and parameters is folded (`r < H - 1` charged an add per
 #       execution: +23 % on an outside stencil)
-VERSION = "0.25"
+# 0.26: a statement outside every loop moves its elements to and from DRAM as a nest's tiles do (`out[0] = s;`
+#       after a loop never left the chip); a loop over a segment its enclosing loop's data choose
+#       (`for (j = p[i]; j < p[i + 1]; j++)`) reads a new segment per row (one row's worth stood for all: an
+#       outside CSR sum 80 DRAM words against 1,089); a PE array whose partial sums travel along its columns
+#       (the reduction on the columns) preloads along the columns, as the rtl's transposed plan does (13
+#       cycles against rtl's 16 on a 1x4 array); the bound check takes a pointer chase's step for its load
+VERSION = "0.26"
 
 
 class HlsimProfiler:
@@ -258,12 +264,15 @@ class HlsimProfiler:
                 breakdown[f"datapath_bits.{label}.{lv}"] = b
             if top is not None:
                 transfer, moved = traffic.tile_transfers(dm, dm.tree.loops[top])
-                for lv, (r, rb, wr, wb) in moved.items():
-                    acc_bits[lv][0] += r
-                    acc_bits[lv][1] += rb
-                    acc_bits[lv][2] += wr
-                    acc_bits[lv][3] += wb
-                    level_bits[lv] += rb + wb
+            else:  # a top-level statement's elements come from and go back to the backing store
+                transfer, moved = traffic.statement_transfers(dm, [st for s in inst.trees[k] if s.kind == "block" and
+                                                                   counts.get(s.id, (0,))[0] for st in s.stmts])
+            for lv, (r, rb, wr, wb) in moved.items():
+                acc_bits[lv][0] += r
+                acc_bits[lv][1] += rb
+                acc_bits[lv][2] += wr
+                acc_bits[lv][3] += wb
+                level_bits[lv] += rb + wb
             # every level moves at most its bandwidth per cycle: datapath accesses and tile transfers
             bw_cycles = {lv.name: level_bits[lv.name] / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory}
             bw = max(bw_cycles.values(), default=0.0)

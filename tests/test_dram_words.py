@@ -1,0 +1,55 @@
+"""DRAM words against hand counts where an outside user found them wrong (hlsim 0.26, the analytical model
+with it): a statement outside every loop moves its elements to and from DRAM as a nest's tiles do, and a loop
+over a segment its enclosing loop's data choose (CSR rows) reads a new segment for each row."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from conftest import kernel_design
+from llmulator.library import resolve
+from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+from llmulator_plugins.hlsim.profiler import HlsimProfiler
+
+ARCH = resolve("architecture", "hls-fpga").read_text()
+
+
+def _both(d):
+    p = HlsimProfiler().profile(d)
+    assert p.functional_check == "pass", p.functional_check
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = AnalyticalEstimator().estimate([d])[0]
+    return p, e
+
+
+def test_statements_outside_loops_read_and_write_dram(write):
+    """`s = a[0]` before the loop and `out[0] = s` after it: a[0..255] come from DRAM (256 words) and out[0]
+    goes back (1 word). Before, a[0] came from nowhere (255) and the result never left the chip (0)."""
+    kernel = ("    int s = a[0];\n    L_i: for (int i = 1; i < N; i++) {\n      s = s ^ a[i];\n    }\n"
+              "    out[0] = s;")
+    arrays = "    a: {shape: [N], dtype: int32, role: in}\n    out: {shape: [1], dtype: int32, role: out}"
+    d = kernel_design(write, ARCH, kernel, arrays, "    out[0] = np.bitwise_xor.reduce(a)", "{}",
+                      "{a: BRAM, out: BRAM}", params="{N: 256}")
+    p, e = _both(d)
+    for counts in (p.counters, e.breakdown):
+        assert counts["reads.DRAM"] == 256 and counts["writes.DRAM"] == 1
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+@pytest.mark.parametrize("rows, nnz", [(64, 1024), (16, 200)])
+def test_a_csr_row_loop_reads_every_rows_segment(write, rows, nnz):
+    """Row sums of a CSR matrix: v[j] for j in [p[i], p[i + 1]) reads each of the nnz values once: nnz words,
+    plus p's words (p[i + 1] for every row: `rows` words; p[0], read only where the first row's loop starts,
+    is not among them). Before, the segment of one row stood for the whole array: 64 + 16 words for 64 rows."""
+    kernel = ("    L_i: for (int i = 0; i < M; i++) {\n      float s = 0;\n"
+              "      L_j: for (int j = p[i]; j < p[i + 1]; j++) {\n        s += v[j];\n      }\n      y[i] = s;\n    }")
+    arrays = ("    p: {shape: [\"M + 1\"], dtype: int32, role: in}\n    c: {shape: [NNZ], dtype: int32, role: in}\n"
+              "    v: {shape: [NNZ], dtype: fp32, role: in}\n    y: {shape: [M], dtype: fp32, role: out}")
+    ref = "    y[:] = [v[p[i]:p[i + 1]].sum(dtype=np.float32) for i in range(M)]"
+    d = kernel_design(write, ARCH, kernel, arrays, ref, "{}", "{p: BRAM, c: BRAM, v: BRAM, y: BRAM}",
+                      params=f"{{M: {rows}, NNZ: {nnz}}}",
+                      inputs="    structures:\n      - {kind: csr, row_ptr: p, col_idx: c}")
+    p, e = _both(d)
+    for counts in (p.counters, e.breakdown):
+        assert counts["reads.DRAM"] == nnz + rows and counts["writes.DRAM"] == rows
