@@ -351,3 +351,33 @@ def test_a_reduction_on_the_columns_preloads_along_the_columns(write, tmp_path, 
     for breakdown in (hl.breakdown, est.breakdown):
         (compute,) = [v for k, v in breakdown.items() if k.startswith("compute_cycles.")]
         assert compute == 16
+
+
+@needs_iverilog
+@pytest.mark.parametrize("df", ["ws", "os"])
+def test_an_inout_output_starts_from_its_given_values(write, tmp_path, monkeypatch, df):
+    """`C += A @ B` with C given (role inout, values 100 + i): the writer adds the array's sums to what the
+    buffer holds, so the buffer must start with C's values. Before profiler 0.5 it started from zeros and every
+    output was 100 + i short (an outside user's `C += A @ B` failed its functional check, exit 4)."""
+    from llmulator_plugins.rtl.profiler import RtlProfiler
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    d = design(write, 2, df, 3, 2, 4)
+    inout = GEMM.format(m=3, nn=2, k=4).replace("role: out", "role: inout").replace(
+        "      B: {distribution: randint, range: [-128, 127]}",
+        "      B: {distribution: randint, range: [-128, 127]}\n      C: {distribution: arange, start: 100, step: 1}"
+    ).replace("    C = A.astype(np.int32) @ B.astype(np.int32)", "    C += A.astype(np.int32) @ B.astype(np.int32)")
+    d = load_design(d.arch.source_map.file, write("inout.yaml", inout), d.mapping.source_map.file)
+    p = RtlProfiler(synthesize=False, simulator="icarus").profile(d)
+    assert p.functional_check == "pass", p.functional_check
+
+
+def test_a_multi_cycle_mac_is_named_in_the_rtl_notes(write):
+    """The generated PE's MAC takes one cycle; where the spec's takes more, the profile says so (an outside
+    user's 4-cycle MAC: hlsim 19 cycles, rtl 16, and nothing said why)."""
+    from llmulator_plugins.rtl.notes import mac_latency_note
+    assert mac_latency_note(design(write, 2, "ws", 2, 2, 2)) == []
+    slow = ARCH.replace("latency_cycles: 1}}", "latency_cycles: 4}}")
+    d = load_design(write("slow.yaml", slow.format(n=2, nn=4)), write("g.yaml", GEMM.format(m=2, nn=2, k=2)),
+                    design(write, 2, "ws", 2, 2, 2).mapping.source_map.file)
+    (note,) = mac_latency_note(d)
+    assert "takes 1 cycle, not the spec's 4" in note

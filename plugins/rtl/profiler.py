@@ -22,16 +22,20 @@ import time
 from pathlib import Path
 
 import numpy as np
-from llmulator import nest
 from llmulator.design import Design
 from llmulator.errors import UserError
 from llmulator.inputs import Inputs, inputs_for, np_dtype, run_reference
 from llmulator.results import Profile
 
+from .notes import drain_note, mac_latency_note
+
 # 0.2: the PEs' energy from a gate-level replay of sampled PEs
 # 0.3: the replay priced from its gate-level VCD cell by cell (characterize's vcdpower), not OpenSTA; the
 #      engines, the writer and the output queue replayed whole the same way (module_replay)
-VERSION = "0.4"
+# 0.4: the buffer module (arbiter, crossbar) replayed gate-level
+# 0.5: an `inout` output starts from its given values (it started from zeros); a note where the spec's MAC
+#      takes more than one cycle (the generated PE's takes one)
+VERSION = "0.5"
 SIM_VERSION = "0.2"        # the simulation's key: what it simulates has not changed since 0.2
 VCD_CYCLES = 2000          # the activity window: the first cycles after start (fills, streams, drains)
 SIM_LIMIT = 50_000_000     # cycles before the testbench gives up (a stalled controller)
@@ -87,17 +91,6 @@ def pe_corrected(syn: dict, plan, breakdown: dict[str, float], counters: dict[st
     breakdown["energy_pj.rtl.pe_array"] = fixed * cycles
     breakdown["energy_pj.rtl.pe_array.opensta"] = flow * cycles
     return total - flow + fixed
-
-
-def _drain_note(d: Design, plan) -> list[str]:
-    """Where the spec's PE registers hold a second accumulator, hlsim overlaps an os fold's drain with the
-    next fold; the generated PE holds one, so the rtl's cycles are higher by design: say so."""
-    o = plan.operands
-    if plan.shape == "os" and nest.shadow_accumulator_fits(d, o["O"].bits, o["X"].bits + o["Y"].bits):
-        return [f"the generated PE holds one accumulator, so each fold's results shift out ({plan.A} cycles) "
-                "before the next fold accumulates; the spec's PE registers have room for a second (or it states "
-                "none), so hlsim and the analytical model overlap that drain"]
-    return []
 
 
 @contextlib.contextmanager
@@ -177,7 +170,11 @@ class RtlProfiler:
         out_shape = w.shape(out_name, d.sizes)
         out_dtype = np_dtype(w.arrays[out_name].dtype)
         arrays = {}
-        for role in ("S", "X", "Y"):
+        # an `inout` output starts from its given values: the writer adds the array's sums to what the buffer
+        # holds, so they go into the buffer's image (before profiler 0.5 it started from zeros: `C += A @ B`
+        # failed its functional check, found by an outside user)
+        starts = ("O",) if w.arrays[out_name].role == "inout" else ()
+        for role in ("S", "X", "Y") + starts:
             if role in plan.operands:
                 n = plan.operands[role].array
                 if n not in inputs.arrays:
@@ -280,7 +277,7 @@ class RtlProfiler:
                  f"{counters['folds']:g} folds; operands on {', '.join(lay.levels)} (banked as specified), "
                  "preloaded: DRAM transfers are not simulated",
                  "cycles: counted by the generated hardware from start to the last output write"]
-        notes += _drain_note(d, plan)
+        notes += drain_note(d, plan) + mac_latency_note(d)
         metrics = {"cycles": cycles, "latency_us": cycles / arch.clock_mhz}
         if self.synthesize:
             syn = self._synth(d, plan, lay, rtl, res, skey)

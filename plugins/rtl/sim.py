@@ -34,11 +34,12 @@ class SimResult:
 
 
 def pack(lay: Layout, plan: Plan, arrays: dict[str, np.ndarray]) -> dict[str, list[int]]:
-    """Word images per level (index = global word), operands packed, the output zero."""
+    """Word images per level (index = global word), operands packed, the output zero unless ``arrays`` holds its
+    starting values (an ``inout`` output)."""
     images: dict[str, list[int]] = {n: [0] * lv.used_words for n, lv in lay.levels.items()}
     for role, pl in lay.placed.items():
         op = plan.operands[role]
-        if role == "O":
+        if role == "O" and op.array not in arrays:
             continue
         flat = np.asarray(arrays[op.array]).reshape(-1).astype(np.int64) & ((1 << op.bits) - 1)
         img = images[pl.level]
