@@ -277,6 +277,30 @@ def test_a_saturated_output_is_clipped_to_the_training_range_and_flagged(monkeyp
     assert e.confidence["power_mw"] < 0.2
 
 
+@pytest.mark.parametrize("cls", ESTIMATORS)
+def test_a_baseline_far_from_the_analytical_count_is_flagged_with_its_interval_covering_it(monkeypatch, cls):
+    """An outside user's bit-reversal kernel: tlp 15,776 cycles, its in-distribution interval 9,581-26,786,
+    hlsim and the analytical model 687. Now a baseline more than 4x from the analytical count keeps at most 0.2
+    confidence, its interval covers that count, and a note says so (baselines 0.5); within 4x nothing changes."""
+    est = cls()
+    d = _gemm()
+    (free,) = est.estimate([d])
+    truth = AnalyticalEstimator().estimate([d])[0].metrics
+    monkeypatch.setattr(est, "_analytical_metrics", lambda _d: {**truth, "cycles": free.metrics["cycles"] / 23.0})
+    (e,) = est.estimate([d])
+    assert e.metrics == free.metrics
+    assert e.confidence["cycles"] < 0.2
+    lo, hi = e.interval["cycles"]
+    assert lo <= free.metrics["cycles"] / 23.0 and hi >= free.metrics["cycles"]
+    assert any("cycles" in n and "over 4x apart" in n for n in e.notes)
+    monkeypatch.setattr(est, "_analytical_metrics", lambda _d: {**truth, "cycles": free.metrics["cycles"] / 3.9,
+                                                                "energy_pj": free.metrics["energy_pj"],
+                                                                "power_mw": free.metrics["power_mw"],
+                                                                "area_um2": free.metrics["area_um2"]})
+    (near,) = est.estimate([d])
+    assert near.confidence == free.confidence and not any("4x apart" in n for n in near.notes)
+
+
 def test_baseline_power_is_derived_from_energy_and_cycles():
     designs = [_gemm(), _spmv()]
     for cls in ESTIMATORS:

@@ -15,7 +15,9 @@ Outputs are guarded (``guards.py``): log-predictions clipped to the range of
 the training targets, ``power_mw`` derived from energy and cycles, and a
 design out of the training distribution (features beyond their training
 range, design features training never varied, a clipped prediction) reported
-with a confidence of at most 0.2 and a note saying why.
+with a confidence of at most 0.2 and a note saying why. A prediction more than 4x from the analytical
+estimator's count of the same design keeps at most 0.2 confidence too, its interval widened to cover that
+count (``llmulator.prior_check``, the rule the ``llm`` estimator follows against its prior).
 """
 
 from __future__ import annotations
@@ -36,7 +38,9 @@ DEFAULT_MODELS = Path(__file__).resolve().parent / "default_model"
 #      with no expected trips (no hint, control not run from declared inputs) flagged with a low confidence
 #      (the dataset's feature cache stands: no synth-v3 mapping fuses loops)
 # 0.4: a 90 % interval in distribution, split-conformal on val (llmulator.conformal), stored by training
-VERSION = "0.4"
+# 0.5: a prediction more than 4x from the analytical count is flagged (llmulator.prior_check): an outside
+#      bit-reversal kernel got tlp 15,776 cycles with an in-distribution interval of 9,581-26,786 (hlsim 687)
+VERSION = "0.5"
 
 
 class BaselineEstimator:
@@ -131,6 +135,7 @@ class BaselineEstimator:
     def _estimate(self, model, designs: Sequence) -> list[Estimate]:
         import numpy as np
         from llmulator.conformal import interval
+        from llmulator.prior_check import check_against_prior
         from llmulator.results import power_mw
 
         from .data import DIMS, FEATURISERS, METRICS, pack
@@ -183,9 +188,24 @@ class BaselineEstimator:
                     confidence = {mt: min(OOD_CONFIDENCE, caps.get(mt, 1.0)) for mt in METRICS}
                     notes = [f"out of the training distribution (confidence <= {OOD_CONFIDENCE:g}): "
                              + "; ".join(reasons), *notes]
+                prior = self._analytical_metrics(d)
+                if prior is not None:  # more than 4x from the analytical count: not a design this model learned
+                    confidence, band, far = check_against_prior(m, confidence, band, prior)
+                    notes = [*far, *notes]
                 out.append(Estimate(self.name, self.version, m, confidence=confidence, interval=band, seconds=dt,
                                     design=d.name, notes=[f"model: {self.path}", *notes]))
         return out
+
+    def _analytical_metrics(self, d) -> dict[str, float] | None:
+        """The analytical estimator's metrics of ``d``, the reference of the far-from-prior rule; None where it
+        cannot price the design (the rule then does not apply)."""
+        if getattr(self, "_analytical", None) is None:
+            from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+            self._analytical = AnalyticalEstimator()
+        try:
+            return dict(self._analytical.estimate([d])[0].metrics)
+        except Exception:  # noqa: BLE001 - no analytical count, no reference: the learned estimate stands alone
+            return None
 
 
 class GNNEstimator(BaselineEstimator):

@@ -31,10 +31,8 @@ import math
 from typing import Any
 
 from llmulator.errors import Diagnostic, SpecError
+from llmulator.prior_check import FAR, FAR_CONFIDENCE, check_against_prior, confidence_cap, far_ratio  # noqa: F401 - the far-from-prior rule, shared with the baselines
 from llmulator.results import METRICS, power_mw
-
-FAR = 4.0  # a prediction further than this factor from the analytical prior is flagged
-FAR_CONFIDENCE = 0.2  # the most confidence such a prediction keeps (at exactly FAR; less beyond)
 
 
 def _file_of(d) -> str:
@@ -73,24 +71,6 @@ def prior_of(d, analytical=None) -> dict[str, float]:
     return metrics
 
 
-def far_ratio(value: float, prior: float) -> float:
-    """How many times apart a prediction and its prior are (>= 1; inf when one is zero and the other not)."""
-    if value == prior:
-        return 1.0
-    if value <= 0 or prior <= 0:
-        return math.inf
-    return max(value / prior, prior / value)
-
-
-def confidence_cap(ratio: float) -> float:
-    """The most confidence a prediction ``ratio`` times away from its prior keeps (1 within :data:`FAR`)."""
-    if ratio <= FAR:
-        return 1.0
-    if math.isinf(ratio):
-        return 0.0
-    return FAR_CONFIDENCE / (1.0 + math.log2(ratio / FAR))
-
-
 def derive_power(metrics: dict[str, float], confidence: dict[str, float] | None,
                  interval: dict[str, tuple[float, float]] | None, clock_mhz: float) -> None:
     """``power_mw`` (value, confidence, interval) from energy and cycles, in place."""
@@ -110,35 +90,6 @@ def derive_power(metrics: dict[str, float], confidence: dict[str, float] | None,
             interval.pop("power_mw", None)
     elif interval is not None:
         interval.pop("power_mw", None)
-
-
-def check_against_prior(metrics: dict[str, float], confidence: dict[str, float] | None,
-                        interval: dict[str, tuple[float, float]] | None, prior: dict[str, float],
-                        which: tuple[str, ...] = METRICS) -> tuple[dict[str, float] | None, dict | None, list[str]]:
-    """Cap the confidence and widen the interval of every metric (of ``which``) more than :data:`FAR` from the
-    prior.
-
-    Returns (confidence, interval, notes); a head that reports no confidence or interval gets them for the
-    flagged metrics only."""
-    notes = []
-    for m in which:
-        if m not in metrics or m not in prior:
-            continue
-        v, p = float(metrics[m]), float(prior[m])
-        ratio = far_ratio(v, p)
-        if ratio <= FAR:
-            continue
-        cap = confidence_cap(ratio)
-        confidence = {} if confidence is None else confidence
-        confidence[m] = min(confidence.get(m, 1.0), cap)
-        interval = {} if interval is None else interval
-        lo, hi = interval.get(m, (v, v))
-        interval[m] = (min(lo, v, p), max(hi, v, p))
-        apart = "one of them zero" if math.isinf(ratio) else \
-            f"{ratio:.3g}x {'above' if v > p else 'below'} it, over {FAR:g}x apart"
-        notes.append(f"{m} {v:.3g} against the analytical prior {p:.3g} ({apart}): confidence capped at "
-                     f"{confidence[m]:.2g}, 90 % interval widened to cover the prior")
-    return confidence, interval, notes
 
 
 def guard(metrics: dict[str, float], confidence: dict[str, Any] | None, interval: dict[str, Any] | None,
