@@ -126,6 +126,9 @@ class Lanes:
         self.types: dict[str, tuple[str, int]] = {}
         self.unknown: set[str] = set()  # locals whose value here no lane knows (set by code not run)
         self.watch: dict[int, list[int]] = {}  # id of an ``if`` -> [lanes that reached it, lanes that took it]
+        # id of a loop inside what runs -> [each entry's trips, the trips per draw]: a loop whose entries only
+        # the run of an enclosing data-dependent loop makes (input_trips)
+        self.loop_watch: dict[int, list] = {}
         self.loop_budget: int | None = None  # trips the loops it runs may take in all (None: it runs no loop)
         self.returned: int | None = None  # lanes a ``return`` ended (None: a ``return`` is outside what it runs)
         self._active: np.ndarray | None = None  # the lanes the statement being run runs on (an increment's)
@@ -188,22 +191,30 @@ class Lanes:
             raise Unsupported("a loop inside what runs")
         if isinstance(node, c_ast.For) and node.init is not None:
             self.simple(node.init, mask)
-        if node.cond is None:
-            raise Unsupported("a loop without a condition")
         step = node.next if isinstance(node, c_ast.For) else None
-        live = mask.copy() if isinstance(node, c_ast.DoWhile) else mask & self.truth(node.cond, mask)
+        # `for (;;)` (no condition) ends through its body's break
+        live = mask.copy() if isinstance(node, c_ast.DoWhile) or node.cond is None else \
+            mask & self.truth(node.cond, mask)
+        counts = np.zeros(mask.size, dtype=np.int64) if id(node) in self.loop_watch else None
         self._depth += 1
         try:
             while live.any():
                 self.loop_budget -= int(live.sum())
                 if self.loop_budget < 0:
                     raise Unsupported("the loops run past their trip budget")
+                if counts is not None:
+                    counts[live] += 1
                 live = self.body(node.stmt, live, skip)
                 if step is not None and live.any():
                     self.simple(step, live)
-                live = live & self.truth(node.cond, live)
+                if node.cond is not None:
+                    live = live & self.truth(node.cond, live)
         finally:
             self._depth -= 1
+        if counts is not None:
+            entries, per_draw = self.loop_watch[id(node)]
+            entries.extend(counts[mask].tolist())
+            np.add.at(per_draw, self.draw[mask], counts[mask])
 
     def body(self, stmt, live: np.ndarray, skip=frozenset()) -> np.ndarray:
         """One pass of a loop body on the lanes of ``live``: the lanes still in the loop after it (those that

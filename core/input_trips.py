@@ -131,7 +131,10 @@ class _Run:
     def profile(self, label: str) -> tuple[list[int], float, list[float]]:
         """(each lane's trips, the share of lanes a ``return`` ended, the trips of each draw's lanes together)
         of one run of the loop."""
-        got = self._loop_lanes(label)
+        try:
+            got = self._loop_lanes(label)
+        except _DynamicEntries:
+            return self._nested_profile(label)
         if got is None:
             return [], 0.0, []
         n = got[0].size()
@@ -150,11 +153,16 @@ class _Run:
         node = chain[-1].stmt
         prefix, ancestors, steps = self._place(chain)
         head = [node.init] if isinstance(node, c_ast.For) and node.init is not None else []
-        if node.cond is None:
-            raise Unsupported("a loop without a condition")
-        control = [node.cond] + ([node.next] if isinstance(node, c_ast.For) and node.next is not None else [])
-        watched = [watch.cond] if watch is not None else []
+        # `for (;;)` ends only through its body's break or return: the lanes run until every one has left
+        control = ([node.cond] if node.cond is not None else []) + (
+            [node.next] if isinstance(node, c_ast.For) and node.next is not None else [])
+        # a watched branch's condition, or a watched loop's control, joins what the run needs
+        watched = [c for c in ((watch.cond, getattr(watch, "init", None), getattr(watch, "next", None))
+                               if watch is not None else ()) if c is not None]
         skip, needed = slice_body(node.stmt, set().union(*(read_names(c) for c in control + watched)))
+        if watch is not None and isinstance(watch, LOOPS):  # the watched loop runs, and what holds it
+            around = chain_to(node.stmt, lambda n: n is watch) or []
+            skip = skip - {id(n) for n in around}
         if steps:  # the loop's own init runs right before it, in the innermost branch's side
             steps[-1] = (steps[-1][0] + head, *steps[-1][1:])
         else:
@@ -165,6 +173,22 @@ class _Run:
         if lanes is not None and not ancestors:
             lanes.returned = 0  # one lane is one run of the kernel: a ``return`` ends its loop (and it)
         return None if lanes is None else (lanes, node, skip)
+
+    def _nested_profile(self, label: str) -> tuple[list[int], float, list[float]]:
+        """:meth:`profile` of a loop inside a loop whose trips the data decide (`while (j < N && a[j] == c)`
+        inside `while (i < N)`): its entries are what the outer loop's run makes, so the outermost such loop
+        runs on its lanes with this one watched, each entry's trips counted (``Lanes.loop_watch``)."""
+        inner = self.tree.loops[label]
+        outer = [a for a in _ancestors(inner) if a.data_dependent or a.is_while or a.var is None][-1]
+        chain = chain_to(self.tree.body, lambda n: isinstance(n, c_ast.Label) and n.name == label)
+        got = self._loop_lanes(outer.label, watch=chain[-1].stmt)
+        if got is None:
+            return [], 0.0, []
+        lanes = got[0]
+        lanes.loop_watch[id(chain[-1].stmt)] = [[], np.zeros(int(lanes.draw.max()) + 1)]
+        _trips(*got)
+        trips, per_draw = lanes.loop_watch[id(chain[-1].stmt)]
+        return trips, 0.0, per_draw.tolist()
 
     def share(self, branch_node) -> float | None:
         chain = chain_to(self.tree.body, lambda n: n is branch_node)
@@ -274,7 +298,7 @@ class _Run:
         envs: list[dict[str, float]] = [dict(self.d._names)]
         for anc in ancestors:
             if anc.data_dependent or anc.is_while or anc.var is None:
-                raise Unsupported("an enclosing loop with data-dependent trips")
+                raise _DynamicEntries("an enclosing loop with data-dependent trips")
             grown = []
             for env in envs:
                 grown.extend({**env, anc.var: v} for v in kv.values(anc, env))
@@ -296,12 +320,26 @@ class _Run:
         return {a: np.stack([g[a] for g in got]) for a in reads}
 
 
+class _DynamicEntries(Unsupported):
+    """A loop whose entries only the run of an enclosing data-dependent loop makes (``_nested_profile``)."""
+
+
+def _ancestors(loop) -> list:
+    """The loops around ``loop``, innermost first."""
+    out, p = [], loop.parent
+    while p is not None:
+        out.append(p)
+        p = p.parent
+    return out
+
+
 def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:
     """Run the loop on every lane; each lane's count of body executions."""
     trips = np.zeros(lanes.size(), dtype=np.int64)
     ids = np.arange(lanes.size())
     step = node.next if isinstance(node, c_ast.For) else None
-    live = np.ones(lanes.size(), dtype=bool) if isinstance(node, c_ast.DoWhile) else lanes.truth(node.cond)
+    live = np.ones(lanes.size(), dtype=bool) if isinstance(node, c_ast.DoWhile) or node.cond is None else \
+        lanes.truth(node.cond)
     work = 0
     for _ in range(MAX_TRIPS):
         if not live.any():
@@ -316,7 +354,8 @@ def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:
         live = lanes.body(node.stmt, live, skip)
         if step is not None:
             lanes.simple(step, live)
-        live = live & lanes.truth(node.cond, live)
+        if node.cond is not None:
+            live = live & lanes.truth(node.cond, live)
     raise Unsupported("a lane runs past MAX_TRIPS")
 
 

@@ -444,3 +444,42 @@ def test_a_condition_that_steps_a_scalar_the_loop_needs_stays_in_the_slice(write
     }"""
     d = design(write, kernel=kernel, inputs="arrays: {a: {distribution: constant, value: 8}}")
     assert set(while_profile(d, "L_w")) == {4}
+
+
+RUNS = """    int i = 0;
+    int n = 0;
+    L_o: while (i < N) {
+      int c = a[i];
+      L_run: while (i < N && a[i] == c) {
+        i++;
+      }
+      n++;
+    }
+    o[0] = n;"""
+RUNS_ARRAYS = "    a: {shape: [N], dtype: int32, role: in}\n    o: {shape: [1], dtype: int32, role: out}"
+
+
+@pytest.mark.parametrize("values, runs", [("{distribution: constant, value: 4}", [64]),
+                                          ("{distribution: arange, start: 0, step: 1}", [1] * 64)])
+def test_a_loop_inside_a_loop_the_data_ends_runs_on_that_loops_entries(write, values, runs):
+    """Run lengths: the inner while's entries are what the outer while makes of the data, so the outer loop runs
+    on its lanes with the inner one counted per entry (an outside user's run-length kernel was refused for want
+    of a hint). Hand counts: a constant input is one run of 64; 0..63 is 64 runs of one. Every draw's runs add
+    up to N."""
+    d = design(write, kernel=RUNS, arrays=RUNS_ARRAYS, hints="{}", placement="{a: BUF, o: BUF}",
+               inputs=f"arrays: {{a: {values}}}")
+    prof = while_profile(d, "L_run")
+    assert sorted(set(prof)) == sorted(set(runs))
+    assert d.trips("L_o") == len(runs) and d.trips("L_run") == 64 / len(runs)
+
+
+def test_a_for_ever_loop_left_by_break_runs_on_the_draws(write):
+    """`for (;;) { if (n >= N || a[n] == 3) break; n++; }` is the `while (n < N && a[n] != 3)` of the same
+    kernel: both run on the draws (the `for (;;)` form asked for a hint). a uniform over 0..3: the body runs
+    until the pass that finds the first 3, a geometric count with p = 1/4: 4 passes expected (64 lanes drawn)."""
+    kernel = ("    int n = 0;\n    L_w: for (;;) {\n      if (n >= N || a[n] == 3) {\n        break;\n      }\n"
+              "      n++;\n    }\n    o[0] = n;")
+    d = design(write, kernel=kernel, arrays=RUNS_ARRAYS, hints="{}", placement="{a: BUF, o: BUF}",
+               inputs="arrays: {a: {distribution: randint, range: [0, 3]}}")
+    prof = while_profile(d, "L_w")
+    assert prof is not None and 3.0 < np.mean(prof) < 5.0

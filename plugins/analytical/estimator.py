@@ -77,7 +77,10 @@ from . import model
 # 0.35: a loop entry that ends in a `break` or `return` is not charged the exit test it never runs (as hlsim
 #       0.24 counts it), and the statements after a branch that breaks or returns run on the other share only
 # 0.36: top-level statements' DRAM words, CSR segments and the transposed preload as hlsim 0.26
-VERSION = "0.36"
+# 0.37: a loop inside a loop whose trips the data decide runs on that loop's entries in the control run (run
+#       lengths: `while (i < N && a[i] == c)` inside `while (i < N)` asked for a hint); `for (;;)` left by break
+#       runs on the draws as its `while` form does
+VERSION = "0.37"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
