@@ -160,7 +160,33 @@ def idle_tree_reductions(d: Design) -> list[Diagnostic]:
     return out
 
 
+def partitions_beyond_banks(d: Design) -> list[Diagnostic]:
+    """Partitions of the arrays on one level that outnumber its banks: the schedule gives each partition
+    ports of its own (``llmulator.costs.array_ports``), so its II is optimistic there; the level's
+    bandwidth still bounds the run (an outside user's three arrays at cyclic 8 on 4 single-port banks:
+    II 1 in the schedule where the ports allow 6, the total caught by the bandwidth bound)."""
+    out = []
+    for lv in d.arch.memory:
+        if lv.kind == "dram":
+            continue
+        parts = {}
+        for arr in d.workload.arrays:
+            p = d.mapping.partition.get(arr)
+            if p is not None and d.placement(arr) == lv.name:
+                parts[arr] = d.workload.shape(arr, d.sizes)[p.dim - 1] if p.type == "complete" else p.factor
+        if parts and sum(parts.values()) > lv.banks:
+            first = sorted(parts)[0]
+            out.append(attrs.evolve(_mdiag(d.mapping, ("partition", first), f"the partitions of "
+                                           f"{', '.join(f'{a} ({n})' for a, n in sorted(parts.items()))} on "
+                                           f"{lv.name} are {sum(parts.values())}, the level has {lv.banks} banks: "
+                                           "the schedule gives each partition ports of its own, so its II is "
+                                           "optimistic; the level's bandwidth still bounds the run",
+                                           f"at most {lv.banks} partitions on {lv.name}",
+                                           "lower the factors, or give the level more banks"), severity="warning"))
+    return out
+
+
 def design_warnings(d: Design) -> list[Diagnostic]:
     """Every warning ``validate`` prints for a whole design."""
     return (missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d) + float_on_int_units(d)
-            + operands_wider_than_units(d) + idle_tree_reductions(d))
+            + operands_wider_than_units(d) + idle_tree_reductions(d) + partitions_beyond_banks(d))

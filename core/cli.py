@@ -610,9 +610,10 @@ def cmd_estimate(args) -> int:
         raise UserError("no estimator could price this design:\n" + "\n".join(
             f"{n}: {m}" for n, msgs in refused.items() for m in msgs))
     status = 3 if failed else 0  # 3: a plugin raised; the other estimators' results are printed all the same
+    warned = _design_warning_lines(d)
     if args.json:
         print(json.dumps({"design": d.to_dict(), "estimates": [e.to_dict() for e in estimates],
-                          "skipped": skipped,
+                          "warnings": warned, "skipped": skipped,
                           "refused": refused,
                           "failed": failed},
                          indent=2))
@@ -638,8 +639,21 @@ def cmd_estimate(args) -> int:
         con.print(f"[dim]skipped {n}: {why}[/dim]")
     elif skipped:  # one line, not a paragraph per estimator; --json and `llmulator plugins` give the reasons
         con.print(f"[dim]skipped (not available): {', '.join(skipped)}; reasons with --json[/dim]")
+    for w in warned:
+        console(stderr=True).print(w, markup=False, highlight=False)
     _print_failures("estimator", failed)
     return status
+
+
+def _design_warning_lines(d) -> list[str]:
+    """validate's warnings about a design, which ``estimate`` prints beside its prices: the same facts in both
+    places (an outside user saw `validate` warn of 32-bit operands on an 8-bit MAC, and `estimate`, which
+    prices them on it, say nothing)."""
+    from . import checks
+    try:
+        return [w.format() for w in checks.design_warnings(d)]
+    except (SpecError, UserError):  # what cannot be checked is the estimators' to refuse
+        return []
 
 
 def cmd_profile(args) -> int:

@@ -53,6 +53,19 @@ def test_estimate_json_is_machine_readable(capsys):
     assert e["metrics"]["cycles"] > 0 and e["terms"]["ideal_cycles"] > 0
 
 
+def test_estimate_prints_the_warnings_validate_prints(capsys):
+    """attention-qk's fp scale on systolic-16x16's int units: validate warns, and estimate, which prices it on
+    them, says the same (on stderr, and under "warnings" in its JSON)."""
+    design = ["systolic-16x16", "attention-qk", "attention-qk-opt"]
+    assert main(["validate", *design]) == 0
+    said = [ln for ln in capsys.readouterr().err.splitlines() if "warning:" in ln]
+    assert said
+    assert main(["estimate", *design, "--estimator", "analytical"]) == 0
+    assert said[0] in capsys.readouterr().err
+    assert main(["estimate", *design, "--estimator", "analytical", "--json"]) == 0
+    assert any(said[0] in w for w in json.loads(capsys.readouterr().out)["warnings"])
+
+
 def test_bad_usage_exits_2_with_a_message(capsys):
     assert main(["estimate", *DESIGN, "--estimator", "nope"]) == 2
     assert "unknown estimator 'nope'" in capsys.readouterr().err

@@ -250,3 +250,21 @@ def test_a_pipelined_pointer_chase_is_bounded_by_its_load_not_by_an_add(write):
     p = profile(d)
     assert p.breakdown["ii.L_i"] == 2
     assert p.breakdown["compute_cycles.L_i"] >= 127 * 2 + 2
+
+
+def test_more_partitions_than_banks_is_a_warning_that_names_them(write):
+    """Three arrays at cyclic 8 on BUF's 16 banks: 24 partitions. The schedule gives each partition ports of
+    its own, so validate says the II is optimistic there (an outside user's 24 partitions on 4 banks); 16 or
+    fewer partitions get no warning."""
+    from llmulator.checks import partitions_beyond_banks
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      z[i] = x[i] + y[i];\n    }"
+    arrays = "\n".join(f"    {a}: {{shape: [N], dtype: fp32, role: {r}}}" for a, r in (("x", "in"), ("y", "in"),
+                                                                                       ("z", "out")))
+    part = "  partition:\n" + "".join(f"    {a}: {{type: cyclic, factor: F, dim: 1}}\n" for a in "xyz")
+    many = design(write, kernel, arrays, "    z[:] = x + y", "{L_i: {unroll: 8}}", "{x: BUF, y: BUF, z: BUF}",
+                  extra=part.replace("F", "8"))
+    (w,) = partitions_beyond_banks(many)
+    assert w.severity == "warning" and w.path == "mapping.partition.x" and "are 24, the level has 16" in w.message
+    few = design(write, kernel, arrays, "    z[:] = x + y", "{L_i: {unroll: 4}}", "{x: BUF, y: BUF, z: BUF}",
+                 extra=part.replace("F", "4"))
+    assert partitions_beyond_banks(few) == []
