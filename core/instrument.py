@@ -392,6 +392,11 @@ class _Emitter:
             kloop.data_dependent or kloop.is_while) else None
         if test is not None and (in_region or region is not None):
             sub.append(("stmt", test))  # part of the scheduled body
+        pre = ""  # a head's initialiser that reads an array (`j = p[i]`): a statement run once per entry
+        if kloop is not None and kloop.init_stmts and not in_region and region != "array":
+            at = self.site("block", False, stmts=list(kloop.init_stmts))
+            model.extend(("stmt", st) for st in kloop.init_stmts)
+            pre = f"{ind}__cyc += __T[{3 * at.id}]; __cnt[{at.id}]++;\n"
         model.append(("loop", kl, is_tile, sub))
         spatial = lm is not None and not is_tile and bool(lm.spatial)
         if region == "array":
@@ -414,7 +419,7 @@ class _Emitter:
             self.region_id = None
             s.body = sub
             n = f"__n{s.id}"
-            return (f"{ind}{{\n{ind}  uint64_t {n} = 0;\n{ind}  {lab}{head} {{\n{inner_ind}{n}++;\n"
+            return (f"{pre}{ind}{{\n{ind}  uint64_t {n} = 0;\n{ind}  {lab}{head} {{\n{inner_ind}{n}++;\n"
                     f"{body}{ind}  }}{tail}\n{ind}  __region({s.id}, {n});\n{ind}}}\n")
         in_array_band = kl is not None and any(kl in b for b in self.array_heads.values())
         s = self.site("loop", in_region, label=label, loop=kl, counted=self.lane0 is not None or not in_region,
@@ -447,7 +452,7 @@ class _Emitter:
             head, tail, count = head.replace(TEST_MARK, f"__cnt[{s.id}]++, "), tail.replace(
                 TEST_MARK, f"__cnt[{s.id}]++, "), ""
         body = self.inside(s.children, lambda: self.block(_items(node), False, inner_ind, sub))
-        return (f"{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
+        return (f"{pre}{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
                 f"__it[{s.id}]++; {count}\n{body}{ind}}}{tail}\n")
 
     def array(self, node, ind: str, label: str | None, kl: str, model: list) -> str:

@@ -7,11 +7,10 @@ branches with their conditions (data-dependent ones marked).
 
 Positions in the kernel map back to lines of the workload YAML file (errors are reported where written).
 
-This module holds the tree's records and ``analyze``; the reading is split by
-job: ``kernel_parse`` (the C body -> the tree: statements, branches, loops),
-``kernel_heads`` (a ``for`` head -> a counted or a dynamic loop),
-``kernel_expr`` (one statement -> its operations, accesses and DAG) and
-``kernel_values`` (loop-variable values and conditions, for trip counts).
+This module holds the tree's records and ``analyze``; the reading is split by job: ``kernel_parse`` (the C
+body -> the tree: statements, branches, loops), ``kernel_heads`` (a ``for`` head -> a counted or a dynamic loop),
+``kernel_expr`` (one statement -> its operations, accesses and DAG) and ``kernel_values`` (loop-variable values
+and conditions, for trip counts).
 """
 
 from __future__ import annotations
@@ -168,6 +167,7 @@ class Loop:
     is_while: bool = False  # a ``while`` loop (trip count from hints)
     do_while: bool = False  # ... a ``do``-``while``: the body runs before the first test (one test per trip)
     cond_stmt: Statement | None = None  # a ``while`` loop's condition, evaluated once per trip
+    init_stmts: list[Statement] = attrs.field(factory=list)  # a ``for`` head's initialisers that read arrays
     kind: str = "loop"  # node kind, for walking a tree
     step_text: str | None = None  # a step that is an expression (``k += m``), or a geometric factor
     step_op: str = "+"  # "+" (additive), or "*", "/", "<<", ">>" (``i *= 2``, ``j >>= 1``)

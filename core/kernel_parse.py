@@ -252,7 +252,10 @@ def _loop(node, ctx: Ctx, parent: Loop | None, label: str | None) -> Loop:
         raise ctx.error(node, f"duplicate loop label '{label}'", "unique labels")
     line = ctx.line(node)
     if isinstance(node, c_ast.For):
+        # an initialiser that reads an array (`j = p[i]`, a CSR row's start) is a load once per entry
+        heads = [expr_stmt(e, ctx, v) for v, e in (lf.read_inits(node.init) or [])]
         loop, changing = for_head(node, ctx, parent, label, line)
+        loop.init_stmts = [st for st in heads if st.accesses]
     else:
         changing = enter(node, ctx, label, None)
         loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True, simple=False,

@@ -33,6 +33,10 @@ class ArrayUse:
     shape: tuple[int, ...]
     reads: float  # datapath reads of this array over the whole nest (expected)
     writes: float
+    # the nest's code reads / writes it somewhere: its tile is loaded / written back whatever the data decide
+    # (a transfer is set up before the nest runs; a branch never taken on this input does not cancel it)
+    read_here: bool = True
+    written_here: bool = True
 
 
 @attrs.define
@@ -55,6 +59,10 @@ class Nest:
     loads: float  # datapath loads over the nest
     stores: float
     notes: list[str]
+    # a triangular loop (`for (j = 0; j <= i; j++)`): loop index -> (the outer loops its bounds read, its most
+    # trips per entry): a tile spans the most, where the array is not indexed by those outer loops as well
+    spans: dict[int, tuple[list[int], float]] = attrs.field(factory=dict)
+    written_before: frozenset[str] = frozenset()  # arrays something before this nest writes (they hold data)
 
 
 def nest_of(design: Design, top: Loop) -> Nest:
@@ -75,7 +83,25 @@ def nest_of(design: Design, top: Loop) -> Nest:
     arrays = [_array_use(design, name, u, len(loops), var_index, segments) for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
-    return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.loads, c.stores, c.notes)
+    spans = {}
+    for i, lp in enumerate(loops):
+        outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
+        if outer and lp.static and design.trip_profile(lp.label):
+            spans[i] = (outer, float(max(design.trip_profile(lp.label))))
+    return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.loads, c.stores, c.notes, spans,
+                written_before(design, top))
+
+
+def written_before(design: Design, first) -> frozenset[str]:
+    """Arrays the kernel writes before the node ``first`` (a top-level loop or statement): what they hold
+    then is data a nest reading them must load (an ``out`` array a producer loop wrote)."""
+    out = set()
+    for n in design.tree.walk():
+        if n is first:
+            break
+        st = n.cond if isinstance(n, Branch) else n if getattr(n, "kind", "") == "stmt" else None
+        out.update(a.array for a in (st.accesses if st is not None else ()) if a.is_write)
+    return frozenset(out)
 
 
 class _Counts:
@@ -118,6 +144,8 @@ class _Counts:
             if isinstance(n, Loop):
                 self.loops.append(n)
                 trips = design.trips(n.label)
+                for st in n.init_stmts:  # a head's initialiser that reads an array: once per entry
+                    self.stmt(st, mult * live)
                 _, b, r = self._pass(n.body, mult * live * trips)     # a continue or break in there is its own
                 left = min(1.0, trips * r)  # the share of this loop's entries that return
                 if n.cond_stmt is not None and (n.data_dependent or n.is_while):
@@ -196,7 +224,8 @@ def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict
     if any(indirect):
         dep[:] = True  # an indirect index may touch anything: no reuse assumed
     level = design.arch.level_index(design.placement(name))
-    return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"])
+    return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
+                    any(a.is_read for a in u["accs"]), any(a.is_write for a in u["accs"]))
 
 
 @attrs.define
@@ -297,92 +326,6 @@ def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray) -> np.ndarra
 
 def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
     return np.where(dep[None, :], outer, 1.0).prod(axis=1)
-
-
-def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
-    """Tile fills and write-backs between each on-chip level and the backing store for B mappings (``v``):
-    words and bits read and written per level, the elements each level must hold (``need_bits``),
-    and the transfer cycles (``cycles``): each transfer moves at the parent's bandwidth and pays the
-    parent's latency once per burst (one burst per tile load or write-back); a double-buffered level
-    hides every burst's latency but the first behind the previous tile's work."""
-    arch = d.arch
-    B = v.t.shape[0]
-    out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
-           for k in ("reads", "writes", "read_bits", "write_bits", "need_bits")}
-    cycles = np.zeros(B)
-    for arr in nest.arrays:
-        if arr.level == 0:
-            continue
-        # the tile comes from (and goes back to) the nearest outer level that holds the array: with one
-        # placement per array that is the backing store, the outermost level; the levels in between
-        # are bypassed (Timeloop's bypass), not charged for data they never hold
-        parent, level = arch.memory[0], arch.memory[arr.level]
-        t_full = np.maximum(v.t_loops, 1.0)  # a loop run 0 times: one empty tile
-        fp = footprints(arr, t_full)
-        out[f"need_bits.{level.name}"] += fp * arr.bits  # room for the largest tile
-        # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
-        # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
-        trips = np.maximum(nest.trips[None, :], 1.0)
-        own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
-        own[[g[0] for g in v.groups if len(g) == 1]] = True
-        fp = footprints(arr, np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full))
-        dep = v.dep(arr)
-        loads = tile_loads(dep, v.outer, v.pos)
-        words_in = words_out = np.zeros(B)
-        if arr.reads or arr.role in ("in", "inout"):
-            words_in = loads * fp
-            if arr.role == "out":  # only partial sums come back
-                words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
-        if arr.writes or arr.role in ("out", "inout"):
-            words_out = loads * fp
-        if arr.role == "temp" and float(np.prod(arr.shape)) * arr.bits <= level.capacity_bits:
-            words_in = words_out = np.zeros(B)  # scratch that fits its level lives there: nothing outside holds it
-        bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
-        bursts = np.where(words_in > 0, loads, 0.0) + np.where(words_out > 0, loads, 0.0)
-        lat = (np.minimum(bursts, 1.0) if level.double_buffered else bursts) * parent.latency_cycles
-        cycles += np.ceil((bits_in + bits_out) / 8.0 / parent.bandwidth_bytes_per_cycle) + lat
-        for lv, r, w in ((parent.name, words_in, words_out), (level.name, words_out, words_in)):
-            out[f"reads.{lv}"] += r
-            out[f"writes.{lv}"] += w
-            out[f"read_bits.{lv}"] += r * arr.bits
-            out[f"write_bits.{lv}"] += w * arr.bits
-    out["cycles"] = cycles
-    return out
-
-
-def statement_transfers(d: Design, stmts: list) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
-    """:func:`tile_transfers` for top-level statements (outside every loop, run once): each element they read
-    of an input comes from the backing store and each element they write of an output goes back to it, as a
-    nest's tiles do (before, `out[0] = s;` after a loop never reached DRAM, and `s = a[0];` before one came
-    from nowhere). Arrays on the backing store itself, and ``temp`` arrays that fit their level, move nothing."""
-    parent = d.arch.memory[0]
-    moved: dict[str, list[float]] = {}
-    cycles = 0.0
-    elements = {(a.array, a.is_write, tuple(a.index_text)) for st in stmts for a in st.accesses
-                if a.array in d.workload.arrays}
-    for name, write in sorted({(n, w) for n, w, _ in elements}):
-        spec, level = d.workload.arrays[name], d.arch.level(d.placement(name))
-        size = float(np.prod(d.workload.shape(name, d.sizes))) * spec.bits
-        if level.name == parent.name or (spec.role == "temp" and size <= level.capacity_bits) or (
-                not write and spec.role == "out"):
-            continue
-        words = float(sum(1 for n, w, _ in elements if n == name and w == write))
-        cycles += np.ceil(words * spec.bits / 8.0 / parent.bandwidth_bytes_per_cycle) + parent.latency_cycles
-        for lv, k in ((parent.name, 2 if write else 0), (level.name, 0 if write else 2)):
-            m = moved.setdefault(lv, [0.0, 0.0, 0.0, 0.0])
-            m[k] += words
-            m[k + 1] += words * spec.bits
-    return float(cycles), {lv: tuple(v) for lv, v in moved.items()}
-
-
-def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
-    """Cycles and (reads, read bits, writes, write bits) per level of a nest's tile transfers under the
-    design's own mapping (see :func:`transfers`)."""
-    nest = nest_of(d, top)
-    t = transfers(d, nest, view(d, nest, mappings_from_design(d, nest)))
-    moved = {lv.name: tuple(float(t[f"{k}.{lv.name}"][0]) for k in ("reads", "read_bits", "writes", "write_bits"))
-             for lv in d.arch.memory}
-    return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}
 
 
 def overlapped(d: Design) -> bool:

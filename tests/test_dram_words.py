@@ -1,6 +1,7 @@
 """DRAM words against hand counts where an outside user found them wrong (hlsim 0.26, the analytical model
 with it): a statement outside every loop moves its elements to and from DRAM as a nest's tiles do, and a loop
-over a segment its enclosing loop's data choose (CSR rows) reads a new segment for each row."""
+over a segment its enclosing loop's data choose (CSR rows) reads a new segment for each row; a nest moves
+what it reads and writes (hlsim 0.27), whatever the array's role says."""
 from __future__ import annotations
 
 import warnings
@@ -40,8 +41,9 @@ def test_statements_outside_loops_read_and_write_dram(write):
 @pytest.mark.parametrize("rows, nnz", [(64, 1024), (16, 200)])
 def test_a_csr_row_loop_reads_every_rows_segment(write, rows, nnz):
     """Row sums of a CSR matrix: v[j] for j in [p[i], p[i + 1]) reads each of the nnz values once: nnz words,
-    plus p's words (p[i + 1] for every row: `rows` words; p[0], read only where the first row's loop starts,
-    is not among them). Before, the segment of one row stood for the whole array: 64 + 16 words for 64 rows."""
+    plus all rows + 1 words of p (p[i] in the head's initialiser, p[i + 1] in the test). Before hlsim 0.26 the
+    segment of one row stood for the whole array (64 + 16 words for 64 rows), and before 0.27 the head's load
+    of p[i] was not counted (p[0] never moved)."""
     kernel = ("    L_i: for (int i = 0; i < M; i++) {\n      float s = 0;\n"
               "      L_j: for (int j = p[i]; j < p[i + 1]; j++) {\n        s += v[j];\n      }\n      y[i] = s;\n    }")
     arrays = ("    p: {shape: [\"M + 1\"], dtype: int32, role: in}\n    c: {shape: [NNZ], dtype: int32, role: in}\n"
@@ -52,4 +54,33 @@ def test_a_csr_row_loop_reads_every_rows_segment(write, rows, nnz):
                       inputs="    structures:\n      - {kind: csr, row_ptr: p, col_idx: c}")
     p, e = _both(d)
     for counts in (p.counters, e.breakdown):
-        assert counts["reads.DRAM"] == nnz + rows and counts["writes.DRAM"] == rows
+        assert counts["reads.DRAM"] == nnz + rows + 1 and counts["writes.DRAM"] == rows
+
+
+def test_a_nest_moves_what_it_reads_and_writes_not_what_the_role_says(write):
+    """Producer and consumer: L_p writes c (out) from a, L_c reads c into d. Per nest, by hand: L_p reads a
+    (100) and writes c (100); L_c reads c, which L_p wrote (100), and writes d (100): 200 words each way. And
+    an inout e that the second nest only reads is not written back by it. Before hlsim 0.27: L_c never loaded
+    c and wrote it back unchanged (reads 100, writes 300)."""
+    kernel = ("    L_p: for (int i = 0; i < N; i++) {\n      c[i] = a[i] * 2;\n    }\n"
+              "    L_c: for (int i = 0; i < N; i++) {\n      d[i] = c[i] + e[i];\n    }")
+    arrays = ("    a: {shape: [N], dtype: int32, role: in}\n    c: {shape: [N], dtype: int32, role: out}\n"
+              "    d: {shape: [N], dtype: int32, role: out}\n    e: {shape: [N], dtype: int32, role: inout}")
+    d = kernel_design(write, ARCH, kernel, arrays, "    c[:] = a * 2\n    d[:] = c + e", "{}",
+                      "{a: BRAM, c: BRAM, d: BRAM, e: BRAM}", params="{N: 100}")
+    p, e = _both(d)
+    for counts in (p.counters, e.breakdown):
+        assert counts["reads.DRAM"] == 300 and counts["writes.DRAM"] == 200  # + e read by L_c; e never written
+
+
+def test_a_triangular_loop_spans_the_elements_it_reads_and_a_head_load_is_counted(write):
+    """`for (j = 0; j <= i; j++) s += a[j]` over i < 32 reads all 32 elements of a: 32 words (before hlsim 0.27
+    the mean inner trips, 16.5, a fractional word count below the distinct elements); y: 32 words back."""
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      int s = 0;\n      L_j: for (int j = 0; j <= i; j++) {\n"
+              "        s += a[j];\n      }\n      y[i] = s;\n    }")
+    arrays = "    a: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}"
+    d = kernel_design(write, ARCH, kernel, arrays, "    y[:] = np.cumsum(a)", "{}", "{a: BRAM, y: BRAM}",
+                      params="{N: 32}")
+    p, e = _both(d)
+    for counts in (p.counters, e.breakdown):
+        assert counts["reads.DRAM"] == 32 and counts["writes.DRAM"] == 32

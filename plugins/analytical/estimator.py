@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from llmulator import banks, traffic
+from llmulator import banks, traffic, transfers
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.energy import energy
@@ -80,7 +80,8 @@ from . import model
 # 0.37: a loop inside a loop whose trips the data decide runs on that loop's entries in the control run (run
 #       lengths: `while (i < N && a[i] == c)` inside `while (i < N)` asked for a hint); `for (;;)` left by break
 #       runs on the draws as its `while` form does
-VERSION = "0.37"
+# 0.38: transfers by what a nest does, for-head loads and triangular spans as hlsim 0.27
+VERSION = "0.38"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -359,8 +360,8 @@ def declared_input_notes(d: Design) -> list[str]:
 
 def _top_transfers(d: Design, sites, compute: float, own_traffic: dict[str, float]) -> float:
     """A top-level statement's cycles with its elements' trips to and from the backing store (added to
-    ``own_traffic``), as hlsim charges them (``llmulator.traffic.statement_transfers``)."""
-    transfer, moved = traffic.statement_transfers(d, [st for s in sites if s.kind == "block" for st in s.stmts])
+    ``own_traffic``), as hlsim charges them (``llmulator.transfers.statement_transfers``)."""
+    transfer, moved = transfers.statement_transfers(d, [st for s in sites if s.kind == "block" for st in s.stmts])
     for lv, (r, rb, wr, wb) in moved.items():
         for key, v in (("reads", r), ("read_bits", rb), ("writes", wr), ("write_bits", wb)):
             own_traffic[f"{key}.{lv}"] = own_traffic.get(f"{key}.{lv}", 0.0) + v

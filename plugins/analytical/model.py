@@ -30,7 +30,8 @@ from llmulator.costs import combining_latency
 from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError
 from llmulator.timing import fold_body_schedule
-from llmulator.traffic import BatchMappings, Nest, nest_time, overlapped, transfers, view
+from llmulator.traffic import BatchMappings, Nest, nest_time, overlapped, view
+from llmulator.transfers import transfers
 from llmulator.words import flat_strides, per_word, word_factor
 
 
@@ -121,7 +122,7 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
                    words_moved: dict[str, float] | None = None) -> dict[str, np.ndarray]:
     """Reads and writes per memory level (words and bits), tile occupancy and tile-transfer cycles, for B
     mappings: the datapath's accesses at each array's level (after multicast and register reuse on a PE
-    array) plus the tile transfers between levels (``llmulator.traffic.transfers``). ``words_moved``
+    array) plus the tile transfers between levels (``llmulator.transfers.transfers``). ``words_moved``
     (one mapping: level -> words its PE-array schedule moves, ``llmulator.banks.schedule``) replaces the
     closed-form word bound at those levels: the bandwidth carries the words the schedule fetches."""
     v = view(design, nest, maps)

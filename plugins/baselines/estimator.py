@@ -135,7 +135,6 @@ class BaselineEstimator:
     def _estimate(self, model, designs: Sequence) -> list[Estimate]:
         import numpy as np
         from llmulator.conformal import interval
-        from llmulator.prior_check import check_against_prior
         from llmulator.results import power_mw
 
         from .data import DIMS, FEATURISERS, METRICS, pack
@@ -188,13 +187,17 @@ class BaselineEstimator:
                     confidence = {mt: min(OOD_CONFIDENCE, caps.get(mt, 1.0)) for mt in METRICS}
                     notes = [f"out of the training distribution (confidence <= {OOD_CONFIDENCE:g}): "
                              + "; ".join(reasons), *notes]
-                prior = self._analytical_metrics(d)
-                if prior is not None:  # more than 4x from the analytical count: not a design this model learned
-                    confidence, band, far = check_against_prior(m, confidence, band, prior)
-                    notes = [*far, *notes]
+                confidence, band, far = self._far_check(d, m, confidence, band)
                 out.append(Estimate(self.name, self.version, m, confidence=confidence, interval=band, seconds=dt,
-                                    design=d.name, notes=[f"model: {self.path}", *notes]))
+                                    design=d.name, notes=[f"model: {self.path}", *far, *notes]))
         return out
+
+    def _far_check(self, d, m: dict, confidence, band) -> tuple:
+        """More than 4x from the analytical count: not a design this model learned to price
+        (``llmulator.prior_check``); no analytical count, no check."""
+        from llmulator.prior_check import check_against_prior
+        prior = self._analytical_metrics(d)
+        return (confidence, band, []) if prior is None else check_against_prior(m, confidence, band, prior)
 
     def _analytical_metrics(self, d) -> dict[str, float] | None:
         """The analytical estimator's metrics of ``d``, the reference of the far-from-prior rule; None where it

@@ -20,7 +20,7 @@ from collections import Counter
 
 import attrs
 import numpy as np
-from llmulator import banks, traffic
+from llmulator import banks, traffic, transfers
 from llmulator import energy as accelergy
 from llmulator.area import allocated_area
 from llmulator.design import Design
@@ -86,7 +86,13 @@ from . import bounds, runner
 #       outside CSR sum 80 DRAM words against 1,089); a PE array whose partial sums travel along its columns
 #       (the reduction on the columns) preloads along the columns, as the rtl's transposed plan does (13
 #       cycles against rtl's 16 on a 1x4 array); the bound check takes a pointer chase's step for its load
-VERSION = "0.26"
+# 0.27: a nest loads what it reads where the array holds data by then (an input, inout, or written before) and
+#       writes back what it writes, not what its role says (an inout matrix only read was written back:
+#       trisolv-plain 3,240 DRAM writes against 1,640; an out array a consumer loop reads was never loaded);
+#       a for head's initialiser that reads an array (`j = p[i]`) is a load once per entry (never counted); a
+#       triangular loop's tile spans its most trips where its array is not indexed by the outer loop (`a[j]`
+#       for `j <= i` moved the mean, 16.5 of 32 words)
+VERSION = "0.27"
 
 
 class HlsimProfiler:
@@ -263,9 +269,9 @@ class HlsimProfiler:
             for lv, b in level_bits.items():  # the datapath's own, before the tile transfers join them
                 breakdown[f"datapath_bits.{label}.{lv}"] = b
             if top is not None:
-                transfer, moved = traffic.tile_transfers(dm, dm.tree.loops[top])
+                transfer, moved = transfers.tile_transfers(dm, dm.tree.loops[top])
             else:  # a top-level statement's elements come from and go back to the backing store
-                transfer, moved = traffic.statement_transfers(dm, [st for s in inst.trees[k] if s.kind == "block" and
+                transfer, moved = transfers.statement_transfers(dm, [st for s in inst.trees[k] if s.kind == "block" and
                                                                    counts.get(s.id, (0,))[0] for st in s.stmts])
             for lv, (r, rb, wr, wb) in moved.items():
                 acc_bits[lv][0] += r

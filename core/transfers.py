@@ -1,0 +1,120 @@
+"""Tile fills and write-backs between each on-chip level and its backing store, per nest.
+
+Why a module of its own: hlsim and the analytical model charge a nest's transfers by the same rules (the
+analytical model for B mappings at once), and the rules say what a nest does with each array, which an outside
+user's hand counts checked: a nest loads what it reads when the array holds data by then (an input, an
+``inout`` array, or an array something before it wrote) and writes back what it writes; an ``out`` array no
+one wrote yet comes back only as partial sums. Before hlsim 0.27 the direction followed the array's role
+alone: an ``inout`` matrix a nest only reads was written back (trisolv-plain: 3,240 DRAM writes against 1,640),
+and an ``out`` array a consumer loop reads was never loaded.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .design import Design
+from .kernel import Loop
+from .traffic import Nest, View, distinct_tiles, footprints, mappings_from_design, nest_of, tile_loads, view
+from .traffic import written_before as _written_before
+
+
+def _tiles(nest: Nest, v: View, arr) -> np.ndarray:
+    """(B, L) each loop's extent in one tile of ``arr``: its tile (a loop run 0 times: one), or for a
+    triangular loop run whole its most trips per entry where the array is not indexed by the loops its
+    bounds read (`a[j]` for `j <= i` spans all of a; `A[i][j]` spans the triangle row by row, as before)."""
+    t = np.maximum(v.t_loops, 1.0)
+    for li, (outer, span) in nest.spans.items():
+        if not any(oi in dict(cs) for cs in arr.coefs for oi in outer):
+            t[:, li] = np.where(v.t_loops[:, li] >= nest.trips[li], max(span, 1.0), t[:, li])
+    return t
+
+
+def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
+    """Tile fills and write-backs between each on-chip level and the backing store for B mappings (``v``):
+    words and bits read and written per level, the elements each level must hold (``need_bits``),
+    and the transfer cycles (``cycles``): each array's transfers move at the parent's bandwidth (whole
+    bytes per array) and pay the parent's latency once per burst (one burst per tile load or write-back); a
+    double-buffered level hides every burst's latency but the first behind the previous tile's work."""
+    arch = d.arch
+    B = v.t.shape[0]
+    out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
+           for k in ("reads", "writes", "read_bits", "write_bits", "need_bits")}
+    cycles = np.zeros(B)
+    for arr in nest.arrays:
+        if arr.level == 0:
+            continue
+        # the tile comes from (and goes back to) the nearest outer level that holds the array: with one
+        # placement per array that is the backing store, the outermost level; the levels in between
+        # are bypassed (Timeloop's bypass), not charged for data they never hold
+        parent, level = arch.memory[0], arch.memory[arr.level]
+        t_full = _tiles(nest, v, arr)
+        fp = footprints(arr, t_full)
+        out[f"need_bits.{level.name}"] += fp * arr.bits  # room for the largest tile
+        # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
+        # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
+        trips = np.maximum(nest.trips[None, :], 1.0)
+        own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
+        own[[g[0] for g in v.groups if len(g) == 1]] = True
+        fp = footprints(arr, np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full))
+        dep = v.dep(arr)
+        loads = tile_loads(dep, v.outer, v.pos)
+        words_in = words_out = np.zeros(B)
+        if arr.read_here:
+            if arr.role in ("in", "inout") or arr.name in nest.written_before:
+                words_in = loads * fp
+            elif arr.written_here:  # an output no one wrote yet: only its partial sums come back
+                words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
+        if arr.written_here:
+            words_out = loads * fp
+        if arr.role == "temp" and float(np.prod(arr.shape)) * arr.bits <= level.capacity_bits:
+            words_in = words_out = np.zeros(B)  # scratch that fits its level lives there: nothing outside holds it
+        bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
+        bursts = np.where(words_in > 0, loads, 0.0) + np.where(words_out > 0, loads, 0.0)
+        lat = (np.minimum(bursts, 1.0) if level.double_buffered else bursts) * parent.latency_cycles
+        cycles += np.ceil((bits_in + bits_out) / 8.0 / parent.bandwidth_bytes_per_cycle) + lat
+        for lv, r, w in ((parent.name, words_in, words_out), (level.name, words_out, words_in)):
+            out[f"reads.{lv}"] += r
+            out[f"writes.{lv}"] += w
+            out[f"read_bits.{lv}"] += r * arr.bits
+            out[f"write_bits.{lv}"] += w * arr.bits
+    out["cycles"] = cycles
+    return out
+
+
+def statement_transfers(d: Design, stmts: list) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
+    """:func:`tile_transfers` for top-level statements (outside every loop, run once): each element they read
+    comes from the backing store where the array holds data by then (an input, or written before), and each
+    element they write goes back to it, as a nest's tiles do (before hlsim 0.26, `out[0] = s;` after a loop
+    never reached DRAM, and `s = a[0];` before one came from nowhere). Arrays on the backing store itself, and
+    ``temp`` arrays that fit their level, move nothing."""
+    parent = d.arch.memory[0]
+    moved: dict[str, list[float]] = {}
+    cycles = 0.0
+    elements = {(a.array, a.is_write, tuple(a.index_text)) for st in stmts for a in st.accesses
+                if a.array in d.workload.arrays}
+    first = next((n for n in d.tree.walk() if any(n is st for st in stmts)), None)
+    held = _written_before(d, first) if first is not None else frozenset()
+    for name, write in sorted({(n, w) for n, w, _ in elements}):
+        spec, level = d.workload.arrays[name], d.arch.level(d.placement(name))
+        size = float(np.prod(d.workload.shape(name, d.sizes))) * spec.bits
+        if level.name == parent.name or (spec.role == "temp" and size <= level.capacity_bits) or (
+                not write and spec.role not in ("in", "inout") and name not in held):
+            continue
+        words = float(sum(1 for n, w, _ in elements if n == name and w == write))
+        cycles += np.ceil(words * spec.bits / 8.0 / parent.bandwidth_bytes_per_cycle) + parent.latency_cycles
+        for lv, k in ((parent.name, 2 if write else 0), (level.name, 0 if write else 2)):
+            m = moved.setdefault(lv, [0.0, 0.0, 0.0, 0.0])
+            m[k] += words
+            m[k + 1] += words * spec.bits
+    return float(cycles), {lv: tuple(v) for lv, v in moved.items()}
+
+
+def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
+    """Cycles and (reads, read bits, writes, write bits) per level of a nest's tile transfers under the
+    design's own mapping (see :func:`transfers`)."""
+    nest = nest_of(d, top)
+    t = transfers(d, nest, view(d, nest, mappings_from_design(d, nest)))
+    moved = {lv.name: tuple(float(t[f"{k}.{lv.name}"][0]) for k in ("reads", "read_bits", "writes", "write_bits"))
+             for lv in d.arch.memory}
+    return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}
