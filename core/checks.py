@@ -160,6 +160,27 @@ def idle_tree_reductions(d: Design) -> list[Diagnostic]:
     return out
 
 
+def guessed_branches(d: Design) -> list[Diagnostic]:
+    """Branches whose taken probability nothing gives (no hint, not over loop indices, declared inputs or
+    scalars the kernel computes alone): every static estimator prices them at 0.5. ``estimate`` says so in a
+    note; ``validate`` says it at the kernel's line too (an outside user's heap and relaxation kernels were
+    priced at 0.5 by the analytical model, and repeated at 0.93-1.0 confidence by the llm, with no warning)."""
+    file = d.workload.source_map.file if d.workload.source_map else "<workload>"
+    out = []
+    for br in d.tree.walk():
+        if getattr(br, "kind", "") != "branch":
+            continue
+        if d.branch_probability(br)[1] is None:
+            continue
+        how = (f"add workload.hints.{br.label}.taken_probability" if br.label else
+               "label it (`L_name: if (...)`) and add workload.hints.L_name.taken_probability")
+        out.append(Diagnostic(file, br.line, None, "workload.hints", f"branch `{br.cond_text}` has no "
+                              "taken_probability hint, and its condition is not one the estimators can run on "
+                              "declared inputs: they price it taken half the time",
+                              "a taken_probability for a branch the data decide", how, severity="warning"))
+    return out
+
+
 def partitions_beyond_banks(d: Design) -> list[Diagnostic]:
     """Partitions of the arrays on one level that outnumber its banks: the schedule gives each partition
     ports of its own (``llmulator.costs.array_ports``), so its II is optimistic there; the level's
@@ -189,4 +210,5 @@ def partitions_beyond_banks(d: Design) -> list[Diagnostic]:
 def design_warnings(d: Design) -> list[Diagnostic]:
     """Every warning ``validate`` prints for a whole design."""
     return (missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d) + float_on_int_units(d)
-            + operands_wider_than_units(d) + idle_tree_reductions(d) + partitions_beyond_banks(d))
+            + operands_wider_than_units(d) + idle_tree_reductions(d) + partitions_beyond_banks(d)
+            + guessed_branches(d))

@@ -46,3 +46,24 @@ def test_the_share_is_the_hand_count_and_a_large_draw_agrees(desc, dtype, op, c,
 def test_a_distribution_it_does_not_integrate_is_left_to_the_hints():
     assert share({"distribution": "permutation"}, "int32", ">", 3) is None
     assert share({"distribution": "normal", "mean": 0, "std": 1}, "int32", ">", 0) is None  # rounded normal
+
+
+def test_validate_warns_of_a_branch_priced_at_half_and_not_of_one_with_a_hint(write):
+    """`if (t[i] > t[i - 1])` over an array the kernel writes: no hint, and nothing the estimators can run on the
+    declared inputs, so they price it at 0.5; validate says so at the branch's line (an outside user's heap
+    kernel got no warning, and the llm repeated the guess at 0.99 confidence). A hint silences it."""
+    from conftest import kernel_design
+    from llmulator.checks import guessed_branches
+    from llmulator.library import resolve
+    kernel = ("    L_i: for (int i = 1; i < N; i++) {\n      t[i] = t[i - 1] * 3 + x[i];\n"
+              "      L_up: if (t[i] > t[i - 1]) {\n        n[0] = n[0] + 1;\n      }\n    }")
+    arrays = ("    x: {shape: [N], dtype: int32, role: in}\n    t: {shape: [N], dtype: int32, role: inout}\n"
+              "    n: {shape: [1], dtype: int32, role: inout}")
+    arch = resolve("architecture", "hls-fpga").read_text()
+    d = kernel_design(write, arch, kernel, arrays, "    pass", "{}", "{x: BRAM, t: BRAM, n: BRAM}", params="{N: 16}")
+    (w,) = guessed_branches(d)
+    assert w.severity == "warning" and w.line == d.tree.loops["L_i"].line + 2
+    assert "price it taken half the time" in w.message and "workload.hints.L_up.taken_probability" in w.hint
+    hinted = kernel_design(write, arch, kernel, arrays, "    pass", "{}", "{x: BRAM, t: BRAM, n: BRAM}",
+                           params="{N: 16}", hints="{L_up: {taken_probability: 0.9}}")
+    assert guessed_branches(hinted) == []

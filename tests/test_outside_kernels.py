@@ -46,11 +46,12 @@ def test_the_corpus_is_what_the_readme_lists():
 
 @pytest.mark.parametrize("name", KERNELS)
 def test_validate_accepts_it_and_every_static_estimator_can_price_it(name, capsys):
-    """No missing-hint warning (a warning that a pipeline_ii is below a dependence bound is about the
-    mapping, and several of these mappings ask for II 1 where the textbook code has a recurrence)."""
+    """No loop without an expected trip count (a warning that a pipeline_ii is below a dependence bound is about
+    the mapping, and several of these mappings ask for II 1 where the textbook code has a recurrence; one that a
+    branch on computed values is priced at 0.5, sobel's clamp, says how the estimate was made)."""
     assert main(["validate", "hls-fpga", str(HERE / f"{name}.yaml"), str(HERE / f"{name}-map.yaml")]) == 0
     err = capsys.readouterr().err
-    assert "warning: workload.hints" not in err, err
+    assert "no expected value" not in err, err
 
 
 @pytest.mark.parametrize("plain", [False, True], ids=["own-mapping", "plain-mapping"])
