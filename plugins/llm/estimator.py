@@ -59,7 +59,8 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 # 0.6: "fixed" only where every branch that reads no array is priced too (an index condition, the kernel's scalar
 #      control or draws), not a hint or 0.5; the 90 % interval from the checkpoint's val-calibrated factors
 # 0.7: a drawn design's interval follows its own draws (residual.draw_spread)
-VERSION = "0.8"  # 0.8: more designs drawn (analytical 0.31 runs a guarded or ended lane's division), so copied
+# 0.8: more designs drawn (analytical 0.31 runs a guarded or ended lane's division), so copied
+VERSION = "0.9"  # 0.9: a prior that rests on hints or the 0.5 default keeps at most 0.5 confidence (guards)
 
 
 def inference_dtype() -> str:
@@ -240,7 +241,7 @@ class LLMEstimator:
 
         A design without an analytical prior (when the checkpoint reads it) raises ``SpecError`` before the
         model runs, for a batch as for one design: callers price the rest one at a time."""
-        from .guards import guard
+        from .guards import cap_for_guesses, guard
         from .residual import PRIOR_NOTES, copies_prior, draw_spread, prior_prediction
         from .train import predict
         model, tok = self.load()
@@ -257,6 +258,8 @@ class LLMEstimator:
                 p = prior_prediction(priors[i], answer, draw_spread(d) if answer == "drawn" else None)
                 m, conf, interval, notes = guard(p["metrics"], p["confidence"], p["interval"], priors[i],
                                                  d.arch.clock_mhz)
+                conf, more = cap_for_guesses(d, conf)
+                notes += more
                 out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval,
                                   seconds=(time.perf_counter() - t0) / len(designs), design=d.name,
                                   notes=[f"model: {self.path}", PRIOR_NOTES[answer], *notes])
@@ -277,6 +280,9 @@ class LLMEstimator:
                                                  d.arch.clock_mhz)
                 if priors[i] is None:
                     notes.append("no analytical prior for this design: the prediction is not checked against one")
+                else:
+                    conf, more = cap_for_guesses(d, conf)
+                    notes += more
                 out[i] = Estimate(self.name, self.version, m, confidence=conf, interval=interval,
                                   seconds=dt, design=d.name, notes=[f"model: {self.path}", *notes])
         return out

@@ -23,6 +23,12 @@ correction to them. Three rules follow:
   1e-3`` (:func:`llmulator.results.power_mw`); its confidence is the lower of the energy's and the cycles'
   and its interval the range their intervals allow, both after their own far-from-prior check. The rule
   then applies to the derived power as to the others.
+* **A prior built on guesses, at most half sure.** Where the prior rests on what no one measured (a
+  data-dependent loop priced from the user's ``expected_trips`` hint, a branch priced at the 0.5 default), the
+  model cannot know whether the guess holds, and it copies the prior (docs/llm-vs-prior.md): the
+  cycles', energy's and power's confidence is capped at :data:`GUESS_CONFIDENCE` and a note names the loops
+  and branches. An outside user's heap kernel with a wrong hint was 17-34x off at 0.9995
+  confidence before.
 """
 
 from __future__ import annotations
@@ -90,6 +96,32 @@ def derive_power(metrics: dict[str, float], confidence: dict[str, float] | None,
             interval.pop("power_mw", None)
     elif interval is not None:
         interval.pop("power_mw", None)
+
+
+GUESS_CONFIDENCE = 0.5  # the most confidence a prediction whose prior rests on hints or default guesses keeps
+
+
+def guesses(d) -> list[str]:
+    """What the design's analytical prior takes on trust: data-dependent loops priced from a hint (no control
+    run, structure or measurement gives their trips) and branches priced at 0.5."""
+    loops = [lb for lb, lp in d.tree.loops.items() if not lp.static and lb not in d.measured_trips
+             and d.trip_profile(lb) is None]
+    branches = [br.label or f"line {br.line}" for br in d.tree.walk()
+                if getattr(br, "kind", "") == "branch" and d.branch_probability(br)[1] is not None]
+    return ([f"loop(s) {', '.join(loops)} from their expected_trips hints"] if loops else []) + (
+        [f"branch(es) {', '.join(branches)} at the 0.5 default"] if branches else [])
+
+
+def cap_for_guesses(d, confidence: dict[str, float] | None) -> tuple[dict[str, float] | None, list[str]]:
+    """Confidence capped at :data:`GUESS_CONFIDENCE` where the prior rests on :func:`guesses`, with a note."""
+    why = guesses(d)
+    if not why:
+        return confidence, []
+    capped = dict(confidence or {m: 1.0 for m in METRICS})
+    for m in ("cycles", "energy_pj", "power_mw"):  # what the run's control decides (the area does not follow it)
+        capped[m] = min(float(capped.get(m, 1.0)), GUESS_CONFIDENCE)
+    return capped, [f"the analytical prior takes {'; '.join(why)}: the model cannot tell whether they hold, "
+                    f"confidence capped at {GUESS_CONFIDENCE:g}"]
 
 
 def guard(metrics: dict[str, float], confidence: dict[str, Any] | None, interval: dict[str, Any] | None,
