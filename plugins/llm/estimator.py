@@ -59,7 +59,7 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 # 0.6: "fixed" only where every branch that reads no array is priced too (an index condition, the kernel's scalar
 #      control or draws), not a hint or 0.5; the 90 % interval from the checkpoint's val-calibrated factors
 # 0.7: a drawn design's interval follows its own draws (residual.draw_spread)
-# 0.8: more designs drawn (analytical 0.31 runs a guarded or ended lane's division), so copied
+# 0.8: more designs drawn (analytical 0.31 runs a guarded or ended lane's division), so more get the prior itself
 VERSION = "0.9"  # 0.9: a prior that rests on hints or the 0.5 default keeps at most 0.5 confidence (guards)
 
 
