@@ -993,6 +993,14 @@ moved, measured, not tuned:
 
 ## What is not here yet
 
+- Shapes these rows do not have, checked by an outside probe (61 designs of its own, 2026-12-05: 1x4, 2x3, 2x4,
+  3x5 arrays, shapes that do not divide them, strided convolutions, 0-20-cycle buffers): hlsim's compute equals
+  the rtl's on 56 of 59 that simulate, within 2 % on 57. Fixed then: a reduction on the PE columns (the rtl's
+  transposed plan preloads along the columns; hlsim took the rows, 13 cycles against 16 on 1x4) and an
+  `inout` output (the rtl started it from zeros). Still apart: operands on two buffers of different latency
+  (the rtl's start-up follows the preloaded operand's buffer, hlsim's the GLB's: 1-2 cycles on tiny layers),
+  a PE without a shadow accumulator (documented above), and a MAC slower than one cycle (the generated PE's
+  takes one; the profile says so in a note).
 - conv2d's PE energy: 0.78-1.21x of the replay (above), three rows outside 15 %; the switching rule for
   data narrower than the PE was read from these rows. Entries measured on the declared operand ranges per
   role would make it a measurement.
