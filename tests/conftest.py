@@ -66,3 +66,18 @@ mapping:
   placement: {placement}
 {extra}""")
     return load_design(a, w, m)
+
+
+def profiled_and_estimated(d):
+    """(hlsim's profile, the analytical estimate) of a design whose functional check must pass: the pair the
+    hand-count tests compare (the estimate's warnings, e.g. a missing hint, are not what they test)."""
+    import warnings
+
+    from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    p = HlsimProfiler().profile(d)
+    assert p.functional_check == "pass", p.functional_check
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = AnalyticalEstimator().estimate([d])[0]
+    return p, e

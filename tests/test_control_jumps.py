@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from conftest import kernel_design
+from conftest import kernel_design, profiled_and_estimated
 from llmulator_plugins.analytical.estimator import AnalyticalEstimator
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
 
@@ -58,12 +58,7 @@ SKIP_REF = ("    for i in range(N):\n        if x[i] != 0:\n            y[i] = (
 
 
 def _run(d):
-    p = HlsimProfiler().profile(d)
-    assert p.functional_check == "pass", p.functional_check
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        e = AnalyticalEstimator().estimate([d])[0]
-    return p, e
+    return profiled_and_estimated(d)
 
 
 def _inputs(write, kernel: str, arrays: str, ref: str, inputs: str, params: str = "{N: 64}"):

@@ -4,24 +4,11 @@ over a segment its enclosing loop's data choose (CSR rows) reads a new segment f
 what it reads and writes (hlsim 0.27), whatever the array's role says."""
 from __future__ import annotations
 
-import warnings
-
 import pytest
-from conftest import kernel_design
+from conftest import kernel_design, profiled_and_estimated
 from llmulator.library import resolve
-from llmulator_plugins.analytical.estimator import AnalyticalEstimator
-from llmulator_plugins.hlsim.profiler import HlsimProfiler
 
 ARCH = resolve("architecture", "hls-fpga").read_text()
-
-
-def _both(d):
-    p = HlsimProfiler().profile(d)
-    assert p.functional_check == "pass", p.functional_check
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        e = AnalyticalEstimator().estimate([d])[0]
-    return p, e
 
 
 def test_statements_outside_loops_read_and_write_dram(write):
@@ -32,7 +19,7 @@ def test_statements_outside_loops_read_and_write_dram(write):
     arrays = "    a: {shape: [N], dtype: int32, role: in}\n    out: {shape: [1], dtype: int32, role: out}"
     d = kernel_design(write, ARCH, kernel, arrays, "    out[0] = np.bitwise_xor.reduce(a)", "{}",
                       "{a: BRAM, out: BRAM}", params="{N: 256}")
-    p, e = _both(d)
+    p, e = profiled_and_estimated(d)
     for counts in (p.counters, e.breakdown):
         assert counts["reads.DRAM"] == 256 and counts["writes.DRAM"] == 1
     assert e.metrics["cycles"] == p.metrics["cycles"]
@@ -52,7 +39,7 @@ def test_a_csr_row_loop_reads_every_rows_segment(write, rows, nnz):
     d = kernel_design(write, ARCH, kernel, arrays, ref, "{}", "{p: BRAM, c: BRAM, v: BRAM, y: BRAM}",
                       params=f"{{M: {rows}, NNZ: {nnz}}}",
                       inputs="    structures:\n      - {kind: csr, row_ptr: p, col_idx: c}")
-    p, e = _both(d)
+    p, e = profiled_and_estimated(d)
     for counts in (p.counters, e.breakdown):
         assert counts["reads.DRAM"] == nnz + rows + 1 and counts["writes.DRAM"] == rows
 
@@ -68,7 +55,7 @@ def test_a_nest_moves_what_it_reads_and_writes_not_what_the_role_says(write):
               "    d: {shape: [N], dtype: int32, role: out}\n    e: {shape: [N], dtype: int32, role: inout}")
     d = kernel_design(write, ARCH, kernel, arrays, "    c[:] = a * 2\n    d[:] = c + e", "{}",
                       "{a: BRAM, c: BRAM, d: BRAM, e: BRAM}", params="{N: 100}")
-    p, e = _both(d)
+    p, e = profiled_and_estimated(d)
     for counts in (p.counters, e.breakdown):
         assert counts["reads.DRAM"] == 300 and counts["writes.DRAM"] == 200  # + e read by L_c; e never written
 
@@ -81,6 +68,6 @@ def test_a_triangular_loop_spans_the_elements_it_reads_and_a_head_load_is_counte
     arrays = "    a: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}"
     d = kernel_design(write, ARCH, kernel, arrays, "    y[:] = np.cumsum(a)", "{}", "{a: BRAM, y: BRAM}",
                       params="{N: 32}")
-    p, e = _both(d)
+    p, e = profiled_and_estimated(d)
     for counts in (p.counters, e.breakdown):
         assert counts["reads.DRAM"] == 32 and counts["writes.DRAM"] == 32
