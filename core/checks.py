@@ -182,7 +182,8 @@ def guessed_branches(d: Design) -> list[Diagnostic]:
 
 
 def partitions_beyond_banks(d: Design) -> list[Diagnostic]:
-    """Partitions of the arrays on one level that outnumber its banks: the schedule gives each partition
+    """Partitions of the arrays on one level (an unpartitioned array is one) that outnumber its banks, where
+    any is partitioned: the schedule gives each partition
     ports of its own (``llmulator.costs.array_ports``), so its II is optimistic there; the level's
     bandwidth still bounds the run (an outside user's three arrays at cyclic 8 on 4 single-port banks:
     II 1 in the schedule where the ports allow 6, the total caught by the bandwidth bound)."""
@@ -190,13 +191,15 @@ def partitions_beyond_banks(d: Design) -> list[Diagnostic]:
     for lv in d.arch.memory:
         if lv.kind == "dram":
             continue
-        parts = {}
+        parts = {}  # every array on the level is a memory of its own: one, or its partitions
         for arr in d.workload.arrays:
             p = d.mapping.partition.get(arr)
-            if p is not None and d.placement(arr) == lv.name:
-                parts[arr] = d.workload.shape(arr, d.sizes)[p.dim - 1] if p.type == "complete" else p.factor
-        if parts and sum(parts.values()) > lv.banks:
-            first = sorted(parts)[0]
+            if d.placement(arr) == lv.name:
+                parts[arr] = 1 if p is None else (
+                    d.workload.shape(arr, d.sizes)[p.dim - 1] if p.type == "complete" else p.factor)
+        split = sorted(a for a in parts if a in d.mapping.partition)
+        if split and sum(parts.values()) > lv.banks:
+            first = split[0]
             out.append(attrs.evolve(_mdiag(d.mapping, ("partition", first), f"the partitions of "
                                            f"{', '.join(f'{a} ({n})' for a, n in sorted(parts.items()))} on "
                                            f"{lv.name} are {sum(parts.values())}, the level has {lv.banks} banks: "

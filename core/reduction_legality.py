@@ -13,12 +13,13 @@ pycparser; what this accepts is a reassociation an HLS tool performs, what it re
 
 from __future__ import annotations
 
-from pycparser import c_ast, c_parser
+from pycparser import c_ast, c_generator, c_parser
 
 _ASSOC = {"+", "*", "&", "|", "^"}   # binary operators a chain of updates may regroup
 _COMPOUND = {"+=", "-=", "*=", "&=", "|=", "^="}   # `s -= e` is `s += -e`
 _MINMAX = {"max", "min", "fmax", "fmin", "fmaxf", "fminf"}
 _PARSER = c_parser.CParser()
+_GEN = c_generator.CGenerator()
 
 
 def illegal_tree(design, label: str) -> str | None:
@@ -65,11 +66,16 @@ def _combines(text: str, s: str) -> bool:
         args = rv.args.exprs if rv.args is not None else []
         return len(args) == 2 and sum(_is(a, s) for a in args) == 1 and not any(
             _uses(a, s) for a in args if not _is(a, s))
-    if isinstance(rv, c_ast.TernaryOp):   # s = (e > s) ? e : s, a max or min written out
+    if isinstance(rv, c_ast.TernaryOp):
         sides = [rv.iftrue, rv.iffalse]
         other = [x for x in sides if not _is(x, s)]
-        return (len(other) == 1 and not _uses(other[0], s) and isinstance(rv.cond, c_ast.BinaryOp)
-                and rv.cond.op in ("<", ">", "<=", ">=") and _uses(rv.cond, s))
+        if len(other) != 1:
+            return False
+        if not _uses(rv.cond, s):  # s = c ? s + e : s, a conditional accumulation (s += c ? e : 0)
+            return _combines(f"{s} = {_GEN.visit(other[0])}", s)
+        # s = (e > s) ? e : s, a max or min written out
+        return (not _uses(other[0], s) and isinstance(rv.cond, c_ast.BinaryOp)
+                and rv.cond.op in ("<", ">", "<=", ">="))
     if isinstance(rv, c_ast.BinaryOp) and (rv.op in _ASSOC or rv.op == "-"):
         terms = _chain(rv, "+" if rv.op in ("+", "-") else rv.op)
         mine = [(sign, t) for sign, t in terms if _uses(t, s)]

@@ -267,4 +267,9 @@ def test_more_partitions_than_banks_is_a_warning_that_names_them(write):
     assert w.severity == "warning" and w.path == "mapping.partition.x" and "are 24, the level has 16" in w.message
     few = design(write, kernel, arrays, "    z[:] = x + y", "{L_i: {unroll: 4}}", "{x: BUF, y: BUF, z: BUF}",
                  extra=part.replace("F", "4"))
-    assert partitions_beyond_banks(few) == []
+    assert partitions_beyond_banks(few) == []  # 12 memories on 16 banks
+    # x at cyclic 15 and y, z unpartitioned: 17 memories on 16 banks (each unpartitioned array is one)
+    one = design(write, kernel, arrays, "    z[:] = x + y", "{L_i: {unroll: 4}}", "{x: BUF, y: BUF, z: BUF}",
+                 extra="  partition:\n    x: {type: cyclic, factor: 15, dim: 1}\n")
+    (w,) = partitions_beyond_banks(one)
+    assert "x (15), y (1), z (1)" in w.message and "are 17" in w.message

@@ -20,13 +20,15 @@ ARRAYS = "    x: {shape: [N], dtype: fp32, role: in}\n    o: {shape: [1], dtype:
 @pytest.mark.parametrize("text", ["s += x[i]", "s -= x[i] * 2", "s = s + x[i]", "s = x[i] + s", "s = s - x[i]",
                                   "s = (s + x[i]) + 1", "s = a - (b - s)", "s *= x[i]", "s = x[i] * s",
                                   "s ^= x[i]", "s = fmaxf(s, x[i])", "s = max(x[i], s)", "s++",
-                                  "s = (x[i] > s) ? x[i] : s"])
+                                  "s = (x[i] > s) ? x[i] : s", "s = (x[i] > 0) ? (s + x[i]) : s",
+                                  "s = (x[i] > 0) ? s : (s * x[i])"])
 def test_associative_updates_may_be_regrouped(text):
     assert _combines(text, "s")
 
 
 @pytest.mark.parametrize("text", ["s = (s * C) + x[i]", "s = x[i] - s", "s = (s + x[i]) * 2", "s = s / x[i]",
                                   "s = x[i]", "s += s", "s = fmaxf(s, s * x[i])", "s = (x[i] > 0) ? x[i] : s",
+                                  "s = (x[i] > 0) ? (s * 2 + x[i]) : s", "s = (s > 0) ? (s + x[i]) : s",
                                   "t += x[i]"])
 def test_other_updates_chain(text):
     assert not _combines(text, "s")
