@@ -179,7 +179,7 @@ class _Run:
         inside `while (i < N)`): its entries are what the outer loop's run makes, so the outermost such loop
         runs on its lanes with this one watched, each entry's trips counted (``Lanes.loop_watch``)."""
         inner = self.tree.loops[label]
-        outer = [a for a in _ancestors(inner) if a.data_dependent or a.is_while or a.var is None][-1]
+        outer = next(a for a in inner.ancestors() if a.data_dependent or a.is_while or a.var is None)
         chain = chain_to(self.tree.body, lambda n: isinstance(n, c_ast.Label) and n.name == label)
         got = self._loop_lanes(outer.label, watch=chain[-1].stmt)
         if got is None:
@@ -322,15 +322,6 @@ class _Run:
 
 class _DynamicEntries(Unsupported):
     """A loop whose entries only the run of an enclosing data-dependent loop makes (``_nested_profile``)."""
-
-
-def _ancestors(loop) -> list:
-    """The loops around ``loop``, innermost first."""
-    out, p = [], loop.parent
-    while p is not None:
-        out.append(p)
-        p = p.parent
-    return out
 
 
 def _trips(lanes: Lanes, node, skip: set[int]) -> list[int]:

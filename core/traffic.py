@@ -78,16 +78,17 @@ def nest_of(design: Design, top: Loop) -> Nest:
     # a loop over a segment its enclosing loops' data choose (`for (j = p[i]; j < p[i + 1]; j++)`): each outer
     # step moves the segment on by its length, CSR's disjoint rows (before: one row's worth of v[j] was taken
     # for the whole array, as if every row read the same elements)
-    segments = {i: ([var_index[v] for v in lp.depends_on_outer if v in var_index], trips[i])
-                for i, lp in enumerate(loops) if lp.data_dependent and not lp.is_while and lp.var}
+    # and a triangular loop (`for (j = 0; j <= i; j++)`) spans its most trips (Nest.spans)
+    segments, spans = {}, {}
+    for i, lp in enumerate(loops):
+        outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
+        if lp.data_dependent and not lp.is_while and lp.var:
+            segments[i] = (outer, trips[i])
+        elif outer and lp.static and (profile := design.trip_profile(lp.label)):
+            spans[i] = (outer, float(max(profile)))
     arrays = [_array_use(design, name, u, len(loops), var_index, segments) for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
-    spans = {}
-    for i, lp in enumerate(loops):
-        outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
-        if outer and lp.static and design.trip_profile(lp.label):
-            spans[i] = (outer, float(max(design.trip_profile(lp.label))))
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.loads, c.stores, c.notes, spans,
                 written_before(design, top))
 
