@@ -16,8 +16,10 @@ from collections import Counter
 from pycparser import c_ast
 
 from . import loopforms as lf
+from .c_names import has_step, nodes
 from .errors import Diagnostic, SpecError
-from .kernel import _GEN, BINOP_CLASSES, FUNC_CLASSES, Access, Affine, Loop, OpNode, Statement
+from .kernel import _GEN, BINOP_CLASSES, FUNC_CLASSES, Access, Loop, OpNode, Statement
+from .kernel_affine import affine
 
 
 class Ctx:
@@ -48,54 +50,6 @@ class Ctx:
     def error(self, node: c_ast.Node | None, msg: str, expected: str = "", hint: str = "") -> SpecError:
         return SpecError(Diagnostic(self.file, self.line(node) if node is not None else None, None,
                                     "workload.kernel", msg, expected, hint))
-
-
-def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
-    """Affine form of an index over the enclosing loop variables, or None."""
-    if isinstance(n, c_ast.Constant):
-        try:
-            return Affine({}, str(int(n.value, 0)))
-        except ValueError:
-            return None
-    if isinstance(n, c_ast.ID):
-        if n.name in ctx.loop_vars:
-            return Affine({n.name: 1}, "0")
-        if n.name in ctx.params:
-            return Affine({}, n.name)
-        held = ctx.values.static.get(n.name) if n.name in ctx.locals else None
-        if held is not None:
-            return affine(held, ctx)  # a local holding an expression of loop variables and parameters
-        return None  # a data-derived local: indirect
-    if isinstance(n, c_ast.UnaryOp) and n.op == "-":
-        a = affine(n.expr, ctx)
-        return None if a is None else Affine({k: -v for k, v in a.coefs.items()}, f"-({a.const})")
-    if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
-        a, b = affine(n.left, ctx), affine(n.right, ctx)
-        if a is None or b is None:
-            return None
-        sign = 1 if n.op == "+" else -1
-        coefs = dict(a.coefs)
-        for k, v in b.coefs.items():
-            coefs[k] = coefs.get(k, 0) + sign * v
-        return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
-    if isinstance(n, c_ast.BinaryOp) and n.op == "*":
-        return _product(affine(n.left, ctx), affine(n.right, ctx))
-    return None
-
-
-def _product(a: Affine | None, b: Affine | None) -> Affine | None:
-    """The affine form of ``a * b``: one side a constant integer, or both free of loop variables."""
-    if a is None or b is None:
-        return None
-    if not a.coefs and a.const.lstrip("-").isdigit():
-        k = int(a.const)
-        return Affine({v: c * k for v, c in b.coefs.items()}, f"{k} * ({b.const})")
-    if not b.coefs and b.const.lstrip("-").isdigit():
-        k = int(b.const)
-        return Affine({v: c * k for v, c in a.coefs.items()}, f"{k} * ({a.const})")
-    if not a.coefs and not b.coefs:
-        return Affine({}, f"({a.const}) * ({b.const})")
-    return None
 
 
 def is_float(e: c_ast.Node, ctx: Ctx) -> bool:
@@ -141,6 +95,7 @@ class _Builder:
         self.local_refs: list[str] = []
         self.written: str | None = None  # the local the statement assigns
         self.copied: str | None = None  # the local it copies into ``written`` (``x = y``)
+        self.loaded: dict[tuple[str, tuple[str, ...]], int] = {}  # element -> its load's node, until a store
 
     def statement(self, decl_name: str | None) -> Statement:
         n, ctx = self.n, self.ctx
@@ -209,8 +164,17 @@ class _Builder:
         return name, deps, acc
 
     def load(self, e: c_ast.ArrayRef) -> int:
+        """A read of an array element; a second read of the same element in the statement, with no store
+        to the array between, is the first one's value (``a[i] * a[i] + a[i]``: one load, one port, as HLS
+        compiles it; before hlsim 0.28 each textual read took a port and a memory read)."""
+        key = _element(e)
+        if key is not None and key in self.loaded:
+            return self.loaded[key]
         name, deps, acc = self.access(e, False, True)
-        return self.add("load", deps, name, access=acc)
+        r = self.add("load", deps, name, access=acc)
+        if key is not None:
+            self.loaded[key] = r
+        return r
 
     def visit(self, e: c_ast.Node) -> int:
         how = _VISIT.get(type(e))
@@ -250,6 +214,7 @@ class _Builder:
             r = self.add("add", [target])
             if isinstance(e.expr, c_ast.ArrayRef):
                 name, deps, acc = self.access(e.expr, True, False)
+                self.loaded = {k: v for k, v in self.loaded.items() if k[0] != name}
                 self.add("store", [r] + deps, name, access=acc)
             return r
         if e.op == "sizeof":
@@ -322,6 +287,7 @@ class _Builder:
         ctx = self.ctx
         if isinstance(lv, c_ast.ArrayRef):
             name, deps, acc = self.access(lv, True, False)
+            self.loaded = {k: v for k, v in self.loaded.items() if k[0] != name}
             return self.add("store", [r] + deps, name, access=acc)
         if isinstance(lv, c_ast.ID):
             if lv.name in ctx.arrays or lv.name in ctx.params:
@@ -339,6 +305,21 @@ _VISIT = {c_ast.Constant: _Builder.constant, c_ast.ID: _Builder.name, c_ast.Arra
           c_ast.BinaryOp: _Builder.binary, c_ast.UnaryOp: _Builder.unary, c_ast.Cast: _Builder.cast,
           c_ast.TernaryOp: _Builder.ternary, c_ast.FuncCall: _Builder.call, c_ast.Assignment: _Builder.assign,
           c_ast.ExprList: _Builder.expr_list}
+
+
+def _element(e: c_ast.ArrayRef) -> tuple[str, tuple[str, ...]] | None:
+    """(array, each subscript's C text) of a read that names one element whatever else the statement does,
+    else None: a subscript that assigns (``a[i++]``) or calls is read anew each time."""
+    idx, cur = [], e
+    while isinstance(cur, c_ast.ArrayRef):
+        idx.append(cur.subscript)
+        cur = cur.name
+    if not isinstance(cur, c_ast.ID):
+        return None
+    if any(has_step(sub) or any(isinstance(n, (c_ast.Assignment, c_ast.FuncCall)) for n in nodes(sub))
+           for sub in idx):
+        return None
+    return cur.name, tuple(_GEN.visit(i) for i in reversed(idx))
 
 
 def _base(e: c_ast.ArrayRef) -> str:

@@ -37,6 +37,9 @@ class ArrayUse:
     # (a transfer is set up before the nest runs; a branch never taken on this input does not cancel it)
     read_here: bool = True
     written_here: bool = True
+    # some write sits under a branch: the elements it skips keep what the array held, so a tile written back
+    # whole must first be loaded where the array holds data (an ``inout`` array, or one written before)
+    written_partly: bool = False
 
 
 @attrs.define
@@ -116,6 +119,7 @@ class _Counts:
         self.ops: dict[str, float] = {}
         self.per_array: dict[str, dict] = {}
         self.loads = self.stores = 0.0
+        self.branches = 0  # how many branches enclose the statements being counted
 
     def stmt(self, st, mult: float) -> None:
         for c, n in self.design.stmt_ops(st).items():
@@ -129,6 +133,7 @@ class _Counts:
             if acc.is_write:
                 u["w"] += mult
                 self.stores += mult
+                u["partly"] = u.get("partly", False) or self.branches > 0
 
     def nodes(self, nodes, mult: float) -> float:
         """Count a pass over ``nodes`` run ``mult`` times; the probability that the pass ends in a ``continue``,
@@ -162,7 +167,9 @@ class _Counts:
                 if note:
                     self.notes.append(note)
                 self.stmt(n.cond, mult * live)
+                self.branches += 1
                 sides = self._pass(n.then, mult * live * p), self._pass(n.orelse, mult * live * (1 - p))
+                self.branches -= 1
                 e, b, r = (p * one + (1 - p) * other for one, other in zip(*sides, strict=True))
                 ended += live * e
                 broke += live * b
@@ -226,7 +233,7 @@ def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict
         dep[:] = True  # an indirect index may touch anything: no reuse assumed
     level = design.arch.level_index(design.placement(name))
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
-                    any(a.is_read for a in u["accs"]), any(a.is_write for a in u["accs"]))
+                    any(a.is_read for a in u["accs"]), any(a.is_write for a in u["accs"]), u.get("partly", False))
 
 
 @attrs.define

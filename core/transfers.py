@@ -6,7 +6,9 @@ user's hand counts checked: a nest loads what it reads when the array holds data
 ``inout`` array, or an array something before it wrote) and writes back what it writes; an ``out`` array no
 one wrote yet comes back only as partial sums. Before hlsim 0.27 the direction followed the array's role
 alone: an ``inout`` matrix a nest only reads was written back (trisolv-plain: 3,240 DRAM writes against 1,640),
-and an ``out`` array a consumer loop reads was never loaded.
+and an ``out`` array a consumer loop reads was never loaded. A nest that writes such an array only under a
+branch loads it too (hlsim 0.28): its tile goes back whole, and the elements the branch skipped must hold what
+they held (before, an ``inout`` array written under an ``if`` was written back without being loaded).
 """
 
 from __future__ import annotations
@@ -60,11 +62,11 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         dep = v.dep(arr)
         loads = tile_loads(dep, v.outer, v.pos)
         words_in = words_out = np.zeros(B)
-        if arr.read_here:
-            if arr.role in ("in", "inout") or arr.name in nest.written_before:
-                words_in = loads * fp
-            elif arr.written_here:  # an output no one wrote yet: only its partial sums come back
-                words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
+        holds = arr.role in ("in", "inout") or arr.name in nest.written_before
+        if holds and (arr.read_here or arr.written_partly):  # a tile partly written keeps the rest's values
+            words_in = loads * fp
+        elif arr.read_here and arr.written_here:  # an output no one wrote yet: only its partial sums come back
+            words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
         if arr.written_here:
             words_out = loads * fp
         if arr.role == "temp" and float(np.prod(arr.shape)) * arr.bits <= level.capacity_bits:

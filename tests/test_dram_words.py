@@ -71,3 +71,19 @@ def test_a_triangular_loop_spans_the_elements_it_reads_and_a_head_load_is_counte
     p, e = profiled_and_estimated(d)
     for counts in (p.counters, e.breakdown):
         assert counts["reads.DRAM"] == 32 and counts["writes.DRAM"] == 32
+
+
+def test_an_inout_array_written_under_a_branch_is_loaded_before_its_tile_goes_back(write):
+    """`if (a[i] > 0) b[i] = a[i];` with b inout: the tile of b goes back whole (64 words), so the elements the
+    branch skips must hold b's values: b is loaded (64) as well as a (64). An out array in b's place holds
+    nothing yet and is not loaded. Before hlsim 0.28 the inout b was written back without being loaded
+    (64 DRAM reads, the unwritten half of b overwritten with whatever the buffer held)."""
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      L_p: if (a[i] > 0) b[i] = a[i];\n    }"
+    for role, reads in (("inout", 128), ("out", 64)):
+        arrays = f"    a: {{shape: [N], dtype: int32, role: in}}\n    b: {{shape: [N], dtype: int32, role: {role}}}"
+        d = kernel_design(write, ARCH, kernel, arrays, "    b[:] = np.where(a > 0, a, b)", "{}",
+                          "{a: BRAM, b: BRAM}", hints="{L_p: {taken_probability: 0.5}}",
+                          inputs="    arrays:\n      a: {distribution: randint, range: [-5, 5]}")
+        p, e = profiled_and_estimated(d)
+        for counts in (p.counters, e.breakdown):
+            assert (counts["reads.DRAM"], counts["writes.DRAM"]) == (reads, 64), role

@@ -92,7 +92,9 @@ from . import bounds, runner
 #       a for head's initialiser that reads an array (`j = p[i]`) is a load once per entry (never counted); a
 #       triangular loop's tile spans its most trips where its array is not indexed by the outer loop (`a[j]`
 #       for `j <= i` moved the mean, 16.5 of 32 words)
-VERSION = "0.27"
+# 0.28: a statement reads an element once however often its text names it (no store between); a nest that
+#       writes an array holding data only under a branch loads it before writing its tile back
+VERSION = "0.28"
 
 
 class HlsimProfiler:

@@ -1,0 +1,62 @@
+"""The affine form of an array subscript over the enclosing loop variables (``2*i + j - 1``), or None where
+it has none (an indirect index: ``x[col[j]]``, a data-derived local). Footprints, reuse and dependence
+distances are read from these forms; a subscript without one is priced as touching anything."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pycparser import c_ast
+
+from .kernel import Affine
+
+if TYPE_CHECKING:
+    from .kernel_expr import Ctx
+
+
+def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
+    """Affine form of an index over the enclosing loop variables, or None."""
+    if isinstance(n, c_ast.Constant):
+        try:
+            return Affine({}, str(int(n.value, 0)))
+        except ValueError:
+            return None
+    if isinstance(n, c_ast.ID):
+        if n.name in ctx.loop_vars:
+            return Affine({n.name: 1}, "0")
+        if n.name in ctx.params:
+            return Affine({}, n.name)
+        held = ctx.values.static.get(n.name) if n.name in ctx.locals else None
+        if held is not None:
+            return affine(held, ctx)  # a local holding an expression of loop variables and parameters
+        return None  # a data-derived local: indirect
+    if isinstance(n, c_ast.UnaryOp) and n.op == "-":
+        a = affine(n.expr, ctx)
+        return None if a is None else Affine({k: -v for k, v in a.coefs.items()}, f"-({a.const})")
+    if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
+        a, b = affine(n.left, ctx), affine(n.right, ctx)
+        if a is None or b is None:
+            return None
+        sign = 1 if n.op == "+" else -1
+        coefs = dict(a.coefs)
+        for k, v in b.coefs.items():
+            coefs[k] = coefs.get(k, 0) + sign * v
+        return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
+    if isinstance(n, c_ast.BinaryOp) and n.op == "*":
+        return _product(affine(n.left, ctx), affine(n.right, ctx))
+    return None
+
+
+def _product(a: Affine | None, b: Affine | None) -> Affine | None:
+    """The affine form of ``a * b``: one side a constant integer, or both free of loop variables."""
+    if a is None or b is None:
+        return None
+    if not a.coefs and a.const.lstrip("-").isdigit():
+        k = int(a.const)
+        return Affine({v: c * k for v, c in b.coefs.items()}, f"{k} * ({b.const})")
+    if not b.coefs and b.const.lstrip("-").isdigit():
+        k = int(b.const)
+        return Affine({v: c * k for v, c in a.coefs.items()}, f"{k} * ({a.const})")
+    if not a.coefs and not b.coefs:
+        return Affine({}, f"({a.const}) * ({b.const})")
+    return None
