@@ -20,8 +20,11 @@ RecMII from the recurrence cycles of the graph: every loop-carried dependence
 (a local read before the body writes it; an element stored in one iteration
 and loaded ``d`` iterations later, found from the affine indices, or assumed
 at distance 1 where an index is not affine or the accesses cannot be
-compared) whose consumer reaches its producer through the body closes a cycle
-of latency ``L`` and needs ``II >= ceil(L / d)``. See docs/timing-model.md.
+compared); a cycle through any number of them, of latency ``L`` over the
+``D`` iterations they span, needs ``II >= ceil(L / D)`` (``llmulator.recurrence``).
+A store under a branch waits for its condition, and so does the select that
+merges a local the branch sets (``if`` bodies are predicated, not
+speculated past their condition). See docs/timing-model.md.
 """
 
 from __future__ import annotations
@@ -35,9 +38,9 @@ from .costs import level_latency, memory_resource, op_latency, resource_cap
 from .design import Design
 from .expr import ExprError, evaluate
 from .kernel import Loop, Statement
+from .recurrence import recurrence_mii  # noqa: F401  (the schedule's RecMII, ``llmulator.recurrence``)
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
-MAX_CARRIED = 64  # recurrence cycles examined per body (the shortest distances first)
 
 
 @attrs.define
@@ -84,6 +87,8 @@ class GraphBuilder:
         self.stores: dict[str, list[tuple]] = defaultdict(list)  # array -> [(address key, node, text)]
         self.loads: dict[str, list[tuple]] = defaultdict(list)
         self.var = carried_loop.var if carried_loop is not None else None
+        self.pipelined = carried_loop is not None  # a while loop's too: no variable, but iterations all the same
+        self.guards: list[int] = []  # the conditions of the branches whose side is being built (stores wait)
         self.advance = copies * (carried_loop.step if carried_loop is not None else 1)
         self.live_in: dict[str, list[int]] = defaultdict(list)  # local read before the body writes it -> readers
         self.copy_suffix = ""  # set per unrolled copy under a tree reduction (each copy its own partial)
@@ -172,7 +177,7 @@ class GraphBuilder:
                 if ordered:
                     deps += [node for k, node, _ in self.loads[n.array] if self._may_alias(k, key)]
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
-                i = self._append(Node("store", 1, deps, self._resource(n.array, key)))
+                i = self._append(Node("store", 1, deps + self.guards, self._resource(n.array, key)))
                 self.stores[n.array].append((key, i, _text(acc)))
             elif n.op == "mac" and unfused:
                 # the product does not wait for the accumulator; the add does
@@ -207,9 +212,16 @@ class GraphBuilder:
             if kind == "stmt":
                 self.add_statement(entry[1])
             elif kind == "branch":
+                n0 = len(self.nodes)
                 if entry[1] is not None:
                     self.add_statement(entry[1])
-                self._predicated(entry[2], entry[3], trips)
+                # the condition's value: the last node its statement added, else the producers of the locals it
+                # reads (`if (c)`); none where it reads only loop indices and counters
+                guard = [len(self.nodes) - 1] if len(self.nodes) > n0 else \
+                    self._local_deps(entry[1].reads_locals) if entry[1] is not None else []
+                self.guards += guard
+                self._predicated(entry[2], entry[3], trips, guard)
+                del self.guards[len(self.guards) - len(guard):]
             else:
                 _, kl, is_tile, sub = entry
                 loop = self.d.tree.loops.get(kl) if kl is not None and not is_tile else None
@@ -221,16 +233,25 @@ class GraphBuilder:
                 if var is not None:
                     self.env.pop(var, None)
 
-    def _predicated(self, then_m: list, else_m: list, trips) -> None:
+    def _predicated(self, then_m: list, else_m: list, trips, guard: list[int] = ()) -> None:
         """Both sides of a branch, predicated: each side reads the locals as they were before the branch
         (not the other side's results), and a local either side writes leaves through a select of the
         two values. ``if (c) a += x; else a = 0;`` thus keeps ``a``'s recurrence through the add (the else
-        side's constant used to hide it), and ``if (c) a += x; else a -= x;`` is one add deep, not two."""
+        side's constant used to hide it), and ``if (c) a += x; else a -= x;`` is one add deep, not two. The
+        select waits for the condition (``guard``: its node), as a ternary's does; before hlsim 0.29 it waited
+        only for the two values, and a slow condition (`if (sqrtf(p) > t)`) was off every dependence chain."""
         before, before_alias = dict(self.local_def), dict(self.alias)
+        mem = {k: list(v) for k, v in self.stores.items()}, {k: list(v) for k, v in self.loads.items()}
         self.add_model(then_m, trips)
-        then_def = self.local_def
+        then_def, then_mem = self.local_def, (self.stores, self.loads)
         self.local_def, self.alias = dict(before), dict(before_alias)
+        # the other side never runs with this one: its accesses do not wait for this side's (one predicated store
+        # to a[i] from either side, not two in a row); what follows the branch waits for both sides'
+        self.stores, self.loads = defaultdict(list, mem[0]), defaultdict(list, mem[1])
         self.add_model(else_m, trips)
+        for mine, theirs in zip((self.stores, self.loads), then_mem, strict=True):
+            for array, accs in theirs.items():
+                mine[array] += [a for a in accs if a not in mine[array]]
         for v in sorted(set(then_def) | set(self.local_def)):
             a, b = then_def.get(v, before.get(v)), self.local_def.get(v, before.get(v))
             if a == b:
@@ -241,7 +262,7 @@ class GraphBuilder:
                 self.local_def[v] = -1  # a constant on both sides
                 continue
             # a side that leaves the value from the last iteration reads it: the select waits on that too
-            sel = self._append(Node("select", op_latency(self.d, "select"), producers, None))
+            sel = self._append(Node("select", op_latency(self.d, "select"), sorted(set(producers) | set(guard)), None))
             if a is None or b is None:
                 self.live_in[before_alias.get(v, v)].append(sel)
             self.local_def[v] = sel
@@ -275,11 +296,19 @@ class GraphBuilder:
     def carried(self) -> list[Carried]:
         out: list[Carried] = []
         for v, readers in self.live_in.items():
-            if self.local_def.get(v, -1) >= 0:
+            # a local the body leaves as a copy of another's last value (`t = u; u = v; v = t + x;`) passes that
+            # one's value on an iteration later: v's add reads v from two iterations back
+            name, dist, seen = v, 1, {v}
+            while self.local_def.get(name, -1) < 0 and self.alias.get(name) not in (None, *seen):
+                name, dist = self.alias[name], dist + 1
+                seen.add(name)
+            if self.local_def.get(name, -1) >= 0:
                 for r in readers:
-                    out.append(Carried(self.local_def[v], r, 1, f"local `{v}`"))
-        if self.var is None:
+                    out.append(Carried(self.local_def[name], r, dist, f"local `{v}`"))
+        if not self.pipelined:
             return out
+        # (a while loop has no variable: its indices are the same element every iteration, or not affine in
+        # anything, distance 1 either way; before hlsim 0.29 it kept no memory dependence at all)
         for array, stores in self.stores.items():
             for ks, ns, ts in stores:
                 for kl, nl, tl in self.loads.get(array, []):
@@ -350,26 +379,6 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
             peak[r] = max(peak[r], k)
         cycle += 1
     return Schedule(max(depth, 1) if n else 0, uses, peak, n)
-
-
-def recurrence_mii(nodes: list[Node], carried: list[Carried]) -> tuple[int, str]:
-    """RecMII: the largest ceil(L / d) over the dependence cycles closed by the carried edges, where L
-    is the latency from the consumer's start to the producer's finish through the body."""
-    best, why = 1, ""
-    for e in sorted(carried, key=lambda c: (c.distance, c.dst - c.src))[:MAX_CARRIED]:
-        if e.dst > e.src:
-            continue  # deps point backwards: the consumer cannot reach the producer
-        finish = {e.dst: nodes[e.dst].latency}
-        for x in range(e.dst + 1, e.src + 1):
-            reach = [finish[p] for p in nodes[x].deps if p in finish]
-            if reach:
-                finish[x] = max(reach) + nodes[x].latency
-        if e.src not in finish:
-            continue
-        mii = math.ceil(finish[e.src] / e.distance)
-        if mii > best:
-            best, why = mii, f"{e.what}: a cycle of {finish[e.src]} cycles over {e.distance} iteration(s)"
-    return best, why
 
 
 def initiation_interval(design: Design, sched: Schedule, target: int, rec: tuple[int, str] = (1, "")
