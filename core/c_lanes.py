@@ -131,6 +131,10 @@ class Lanes:
         self.loop_watch: dict[int, list] = {}
         self.loop_budget: int | None = None  # trips the loops it runs may take in all (None: it runs no loop)
         self.returned: int | None = None  # lanes a ``return`` ended (None: a ``return`` is outside what it runs)
+        # array -> which of its elements ([draw, *shape]) hold a known value (a read of another is refused), and
+        # whether writes to those arrays are stored (one lane per draw: ``llmulator.earlier_writes``)
+        self.known: dict[str, np.ndarray] = {}
+        self.stores = False
         self._active: np.ndarray | None = None  # the lanes the statement being run runs on (an increment's)
         self._depth = 0  # loops this is running inside (``loop``)
         self._continued: np.ndarray | None = None  # lanes a ``continue`` ended this pass of the loop body (body)
@@ -248,13 +252,19 @@ class Lanes:
         elif isinstance(st, c_ast.UnaryOp) and st.op in _STEP:
             if isinstance(st.expr, c_ast.ID):
                 self.store(self.target(st.expr), self.ev(st.expr) + (1 if "++" in st.op else -1), mask)
+            elif self.stores and self._index(st.expr)[0] in self.known:  # ``cnt[k]++`` on a held array
+                self.put(st.expr, self.ev(st.expr) + (1 if "++" in st.op else -1), mask)
         elif isinstance(st, c_ast.Assignment):
-            if isinstance(st.lvalue, c_ast.ArrayRef):
+            stored = isinstance(st.lvalue, c_ast.ArrayRef) and self.stores and self._index(st.lvalue)[0] in self.known
+            if isinstance(st.lvalue, c_ast.ArrayRef) and not stored:
                 return  # an array write: nothing this runs reads it back (module docstring)
             value = self.ev(st.rvalue)
             if st.op != "=":
                 value = binary(st.op[:-1], self.ev(st.lvalue), value)
-            self.store(self.target(st.lvalue), value, mask)
+            if stored:
+                self.put(st.lvalue, value, mask)
+            else:
+                self.store(self.target(st.lvalue), value, mask)
         else:
             raise Unsupported(type(st).__name__)
 
@@ -337,18 +347,38 @@ class Lanes:
             return np.full(self.size(), self.names[name], dtype=dtype)
         raise Unsupported(f"{name} has no value here")
 
-    def element(self, n: c_ast.ArrayRef) -> np.ndarray:
+    def _index(self, n: c_ast.ArrayRef) -> tuple[str | None, list]:
+        """The array an element names and its subscripts (outermost first), not evaluated."""
         idx, base = [], n
         while isinstance(base, c_ast.ArrayRef):
-            idx.append(self.ev(base.subscript))
+            idx.append(base.subscript)
             base = base.name
-        data = self.arrays.get(base.name) if isinstance(base, c_ast.ID) else None
-        if data is None or len(idx) != data.ndim - 1:
+        return (base.name if isinstance(base, c_ast.ID) else None), idx[::-1]
+
+    def element(self, n: c_ast.ArrayRef) -> np.ndarray:
+        name, subs = self._index(n)
+        data = self.arrays.get(name)
+        if data is None or len(subs) != data.ndim - 1:
             raise Unsupported("a read of an array it was not given")
-        ix = [self.draw] + [np.clip(np.asarray(i).astype(np.int64), 0, data.shape[k + 1] - 1)
-                            for k, i in enumerate(reversed(idx))]
-        v = data[tuple(ix)]
+        ix = (self.draw, *(np.clip(np.asarray(self.ev(s)).astype(np.int64), 0, data.shape[k + 1] - 1)
+                           for k, s in enumerate(subs)))
+        if name in self.known and not (self.known[name][ix] | ~self._lanes_on()).all():
+            raise Unsupported(f"a read of an element of {name} that nothing before wrote")
+        v = data[ix]
         return v.astype(np.float64) if v.dtype.kind == "f" else v.astype(np.int64)
+
+    def put(self, n: c_ast.ArrayRef, value, mask: np.ndarray) -> None:
+        """Store ``value`` into an element of a held array on the lanes of ``mask`` (one lane per draw)."""
+        name, subs = self._index(n)
+        data, on = self.arrays[name], np.flatnonzero(mask)
+        ix = (self.draw[on], *(np.broadcast_to(np.asarray(self.ev(s)), mask.shape)[on].astype(np.int64) for s in subs))
+        if len(subs) != data.ndim - 1 or any(((i < 0) | (i >= data.shape[k + 1])).any() for k, i in enumerate(ix[1:])):
+            raise Unsupported(f"a write outside {name}")
+        data[ix] = np.broadcast_to(np.asarray(value), mask.shape)[on].astype(data.dtype)
+        self.known[name][ix] = True
+
+    def _lanes_on(self) -> np.ndarray:
+        return np.ones(self.size(), dtype=bool) if self._active is None else self._active
 
     def unary(self, n: c_ast.UnaryOp) -> np.ndarray:
         if n.op in _STEP:  # ``--k < 0``: k steps on the lanes that evaluate it; the value is the new or old one

@@ -28,6 +28,19 @@ def assigned(node) -> set[str]:
     return out
 
 
+def array_writes(node) -> set[str]:
+    """Arrays a statement may write (``A[i] = v``, ``A[i] += v``, ``A[i]++``)."""
+    out: set[str] = set()
+    for n in nodes(node):
+        ref = n.lvalue if isinstance(n, c_ast.Assignment) else \
+            n.expr if isinstance(n, c_ast.UnaryOp) and n.op in _STEP else None
+        while isinstance(ref, c_ast.ArrayRef):
+            ref = ref.name
+            if isinstance(ref, c_ast.ID):
+                out.add(ref.name)
+    return out
+
+
 def read_names(node) -> set[str]:
     """Every identifier a statement or expression mentions (function names excluded)."""
     out: set[str] = set()

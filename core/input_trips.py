@@ -22,10 +22,12 @@ the variant or the base) or come from a declared structure. The default fill of 
 (``llmulator.inputs.default_description``) is a profiler's fallback, not a statement about the data, and a
 hint the user wrote says more. A loop under branches runs on the lanes that take their sides (each side's
 statements before it run too); a loop before it that sets one of its scalars, or one inside its slice, runs as
-well (within the caps). A loop is also left to its hint when its control reads an array the kernel writes,
-needs ``continue`` or a ``return`` (except in a loop at the kernel's top level), sits in a block that is
-neither a loop body nor a branch's side, or lies beyond the caps below; and always when the inputs come from a
-generator (user code, which this never runs).
+well (within the caps), and so do the top-level statements before its nest that store in an array its control
+reads (``llmulator.earlier_writes``). A loop is also left to its hint when its control reads an array the kernel
+writes otherwise (in its own nest, or an element nothing before it wrote), needs ``continue`` or a ``return``
+(except in a loop at the kernel's top level), sits in a block that is neither a loop body nor a branch's side,
+or lies beyond the caps below; and always when the inputs come from a generator (user code, which this never
+runs).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from . import kernel_values as kv
 from .c_lanes import Lanes, Unsupported
 from .c_names import LOOPS, array_reads, assigned, read_names
 from .c_slice import chain_to, kept_statements, narrow, slice_body, step_nodes
+from .earlier_writes import earlier_writes, run_earlier
 from .errors import UserError
 from .inputs import _structure_outputs
 
@@ -169,7 +172,7 @@ class _Run:
             prefix = prefix + head
         prefix, steps = narrow(prefix, steps, needed | set().union(*(read_names(c) for c in control)))
         lanes = self._lanes(prefix, [*prefix, *step_nodes(steps), *control, *watched,
-                                     *kept_statements(node.stmt, skip)], ancestors, steps)
+                                     *kept_statements(node.stmt, skip)], ancestors, steps, chain[1])
         if lanes is not None and not ancestors:
             lanes.returned = 0  # one lane is one run of the kernel: a ``return`` ends its loop (and it)
         return None if lanes is None else (lanes, node, skip)
@@ -201,7 +204,7 @@ class _Run:
             return self._share_in_loop(branch_node, loop.label)
         prefix, ancestors, steps = self._place(chain)
         prefix, steps = narrow(prefix, steps, read_names(branch_node.cond))
-        lanes = self._lanes(prefix, [*prefix, *step_nodes(steps), branch_node.cond], ancestors, steps)
+        lanes = self._lanes(prefix, [*prefix, *step_nodes(steps), branch_node.cond], ancestors, steps, chain[1])
         return None if lanes is None else float(lanes.truth(branch_node.cond).mean())
 
     def _share_in_loop(self, branch_node, label: str) -> float | None:
@@ -251,19 +254,35 @@ class _Run:
             while k >= 1 and isinstance(chain[k - 1], c_ast.Label):
                 k -= 1  # a labelled if: the label is what its block holds
 
-    def _lanes(self, prefix: list, read_from: list, ancestors: list, steps: list = ()) -> Lanes | None:
-        """Lanes with the enclosing loops' variables and the prefix's scalars set, narrowed to the lanes that
-        take the sides ``steps`` names (None: no entry gets there)."""
-        reads = set().union(*(array_reads(s) for s in read_from))
-        written = self.tree.written_arrays()
-        w = self.d.workload
+    def _inputs(self, reads: set[str], top) -> tuple[list, set[str], set[str], set[str]]:
+        """What the lanes read: (the earlier top-level statements that write arrays the kernel writes and
+        ``reads`` names (``llmulator.earlier_writes``), those arrays, the declared inputs they start from, the
+        arrays to draw)."""
+        written, w = self.tree.written_arrays(), self.d.workload
         declared = set(self.desc["arrays"]) | set().union(*(_structure_outputs(st) for st in self.desc["structures"]))
-        for a in reads:
+
+        def drawn(a: str) -> bool:
+            spec = w.arrays.get(a)
+            return spec is not None and spec.role in ("in", "inout") and a in declared
+
+        pre, held = earlier_writes(self.tree.body, top, reads & written, written) if reads & written else ([], set())
+        for a in reads - held:
             spec = w.arrays.get(a)
             if spec is None or spec.role not in ("in", "inout") or a in written:
                 raise Unsupported(f"array {a} is not an input the kernel leaves alone")
             if a not in declared:
                 raise Unsupported(f"array {a} has no declared distribution (the default is no statement)")
+        # what the earlier statements read and nothing declares is not drawn: a lane that reads it is refused
+        extra = {a for a in set().union(*(array_reads(s) for s in pre)) - held if drawn(a) and a not in written}
+        filled = {a for a in held if drawn(a)}
+        return pre, held, filled, reads | held | extra
+
+    def _lanes(self, prefix: list, read_from: list, ancestors: list, steps: list = (), top=None) -> Lanes | None:
+        """Lanes with the enclosing loops' variables and the prefix's scalars set, narrowed to the lanes that
+        take the sides ``steps`` names (None: no entry gets there); ``top``: the top-level statement that holds
+        what runs (the statements before it may write an array it reads)."""
+        pre, held, filled, reads = self._inputs(set().union(*(array_reads(s) for s in read_from)), top)
+        w = self.d.workload
         entries = self._entries(ancestors)
         if not entries:
             return None
@@ -277,7 +296,13 @@ class _Run:
             arrays = {a: v[:draws] for a, v in arrays.items()}
         names = dict(self.d._names)
         ints = set(w.parameters) | {k for k, v in w.scalars.items() if not v["dtype"].startswith("fp")}
+        known = {}
+        if held:  # the earlier statements run first, on one lane per draw
+            early = Lanes(names, ints, arrays, np.arange(draws))
+            early.loop_budget = min(MAX_WORK, MAX_TRIPS * draws)
+            known = run_earlier(pre, held, filled, arrays, early)
         lanes = Lanes(names, ints, arrays, np.repeat(np.arange(draws), len(entries)))
+        lanes.known = known
         for var in {v for e in entries for v in e} - set(names):
             lanes.env[var] = np.tile(np.array([e[var] for e in entries], dtype=np.int64), draws)
             lanes.types[var] = ("i", 64)

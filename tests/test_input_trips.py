@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 
+import attrs
 import numpy as np
 import pytest
 from conftest import kernel_design
@@ -483,3 +484,71 @@ def test_a_for_ever_loop_left_by_break_runs_on_the_draws(write):
                inputs="arrays: {a: {distribution: randint, range: [0, 3]}}")
     prof = while_profile(d, "L_w")
     assert prof is not None and 3.0 < np.mean(prof) < 5.0
+
+
+EARLIER = """    cnt[0] = a[1] & 3;
+    L_i: for (int i = 0; i < N; i++) {
+      int s = 0;
+      L_j: for (int j = cnt[0]; j < N; j++) {
+        s += a[i] + j;
+      }
+      o[i] = s;
+    }"""
+EARLIER_ARRAYS = ("    a: {shape: [N], dtype: int32, role: in}\n    cnt: {shape: [N], dtype: int32, role: out}\n"
+                  "    o: {shape: [N], dtype: int32, role: out}")
+
+
+def earlier_design(write, kernel=EARLIER, inputs="arrays: {a: {distribution: constant, value: 5}}"):
+    return design(write, kernel=kernel, arrays=EARLIER_ARRAYS, params="{N: 8}", hints="{}",
+                  placement="{a: BUF, cnt: BUF, o: BUF}", inputs=inputs)
+
+
+def test_a_bound_an_earlier_statement_stores_in_an_out_array_follows_the_inputs_through_it(write):
+    """``cnt[0] = a[1] & 3`` and then ``for (j = cnt[0]; j < N; j++)`` inside a later loop (an outside user's
+    kernel, refused for want of a hint): the top-level statement runs on each draw first and the loop reads
+    what it stored. a = 5 everywhere: cnt[0] = 1, 7 trips on every entry; randint [0, 3]: 8 - 1.5 = 6.5 on
+    average (hand count). No hint is asked for."""
+    from llmulator.checks import missing_hints
+    d = earlier_design(write)
+    assert set(while_profile(d, "L_j")) == {7}
+    assert d.trips("L_j") == 7 and not missing_hints(d.workload, design=d)
+    p = while_profile(earlier_design(write, inputs="arrays: {a: {distribution: randint, range: [0, 3]}}"), "L_j")
+    assert set(p) <= {5, 6, 7, 8} and np.mean(p) == pytest.approx(6.5, abs=0.6)
+
+
+def test_a_bound_an_earlier_loop_nest_stores_follows_the_inputs_through_it(write):
+    """``L_0: for (i) cnt[i] = a[i] & 3;`` before the nest: L_0 runs on each draw (a loop among the earlier
+    statements), so entry i of L_j runs N - (i & 3) trips for a = 0, 1, ..., N - 1: 8, 7, 6, 5, 8, 7, 6, 5."""
+    kernel = "    L_0: for (int k = 0; k < N; k++) {\n      cnt[k] = a[k] & 3;\n    }\n" + \
+        EARLIER.replace("    cnt[0] = a[1] & 3;\n", "").replace("j = cnt[0]", "j = cnt[i]")
+    d = earlier_design(write, kernel=kernel, inputs="arrays: {a: {distribution: arange, start: 0, step: 1}}")
+    p = while_profile(d, "L_j")
+    assert p is not None and p[:8] == [8, 7, 6, 5, 8, 7, 6, 5] and np.mean(p) == 6.5
+
+
+def test_a_bound_an_earlier_statement_stores_is_priced_as_hlsim_runs_it(write):
+    """The same kernel end to end: a = 5 everywhere, so every entry of L_j runs 7 trips in hlsim's run too, and
+    the analytical cycles and energy equal hlsim's with no hint (the estimator refused the design before)."""
+    from test_analytical_agreement import both
+    reference = ("cnt[0] = a[1] & 3\nfor i in range(N):\n"
+                 "    o[i] = sum(int(a[i]) + j for j in range(int(cnt[0]), N))")
+    d = earlier_design(write)
+    d = attrs.evolve(d, workload=attrs.evolve(d.workload, reference=reference + "\n"))
+    e, p = both(d)
+    assert p.counters["iterations.L_j"] == 8 * 7
+    assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9)
+    assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-9)
+
+
+@pytest.mark.parametrize("kernel, inputs, why", [
+    (EARLIER.replace("j = cnt[0]", "j = cnt[1]"), None, "an element no earlier statement wrote"),
+    (EARLIER.replace("    cnt[0] = a[1] & 3;\n", "").replace("      int s = 0;\n", "      int s = 0;\n"
+                                                           "      cnt[0] = a[i] & 3;\n"), None,
+     "the nest that holds the loop writes the array"),
+    (EARLIER, "", "an undeclared input: the default fill is no statement about the data"),
+])
+def test_what_an_earlier_statement_does_not_say_is_left_to_the_hint(write, kernel, inputs, why):
+    d = earlier_design(write, kernel=kernel) if inputs is None else \
+        design(write, kernel=kernel, arrays=EARLIER_ARRAYS, params="{N: 8}", hints="{}",
+               placement="{a: BUF, cnt: BUF, o: BUF}")
+    assert while_profile(d, "L_j") is None, why
