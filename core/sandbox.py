@@ -108,13 +108,17 @@ def _namespaces() -> list[str]:
 
 
 def _system_binds(extra_ro: tuple[str, ...]) -> list[str]:
+    """The system's programs and libraries read-only, a private /proc, /dev and an empty /tmp, then ``extra_ro``
+    read-only: bwrap mounts in order, so a path under /tmp (a virtual environment there) is bound after the empty
+    /tmp, not hidden by it (before, Python under /tmp could not start its child: every reference failed)."""
     out = []
     for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
         if os.path.exists(p):
             out += ["--ro-bind", p, p]
+    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for p in extra_ro:
         out += ["--ro-bind", p, p]
-    return out + ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    return out
 
 
 @functools.cache

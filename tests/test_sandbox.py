@@ -282,3 +282,21 @@ def test_pool_workers_die_with_a_killed_parent(tmp_path):
     time.sleep(0.5)
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(script) not in ps and "multiprocessing" not in ps, ps
+
+
+def test_a_read_only_path_under_tmp_is_visible_to_the_child(tmp_path):
+    """A Python installation (or any read-only path the child needs) that lives under /tmp is mounted after the
+    sandbox's own empty /tmp, not hidden by it: a virtual environment in /tmp could not run a reference."""
+    if sandbox.available() is not None:
+        pytest.skip("no sandbox here")
+    shared = tmp_path / "venv"
+    shared.mkdir()
+    (shared / "marker").write_text("seen")
+    work = tmp_path / "work"
+    work.mkdir()
+    assert str(shared).startswith("/tmp")
+    r = sandbox.run(["/bin/cat", str(shared / "marker")], work, sandbox.Limits(wall_s=20), ro_paths=(str(shared),))
+    assert r.returncode == 0 and r.stdout.strip() == "seen", r.stderr
+    r = sandbox.run(["/bin/sh", "-c", f"echo x > {shared}/new"], work, sandbox.Limits(wall_s=20),
+                    ro_paths=(str(shared),))
+    assert r.returncode != 0 and not (shared / "new").exists()  # read-only, still

@@ -82,8 +82,7 @@ from . import model
 #       runs on the draws as its `while` form does
 # 0.38: transfers by what a nest does, for-head loads and triangular spans as hlsim 0.27
 # 0.39: one load per element a statement names more than once; partly written arrays loaded, as hlsim 0.28
-# 0.40: the schedule's recurrences as hlsim 0.29; the control run reads an array the top-level statements before
-#       the nest wrote (earlier_writes)
+# 0.40: recurrences as hlsim 0.29; the control run reads arrays that top-level statements wrote (earlier_writes)
 VERSION = "0.40"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
