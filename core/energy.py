@@ -11,8 +11,16 @@ from .periphery import periphery_cost
 
 
 def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray], cycles: np.ndarray,
-           datapath: tuple[float, float] | None = None) -> dict[str, np.ndarray]:
-    """Energy = operation counts x energy per op + accesses x energy per access + leakage x time."""
+           datapath: tuple[float, float] | None = None, units: dict[str, int] | None = None
+           ) -> dict[str, np.ndarray]:
+    """Energy = operation counts x energy per op + accesses x energy per access + leakage x time.
+
+    ``datapath``: the bits the operations load and store (they pass through the PE register file, priced per
+    bit of its width as every level's accesses are; before hlsim 0.29 per 32-bit operand whatever the data,
+    so int8 and int64 operands cost the same). ``units``: the operator units the design allocates
+    (``llmulator.area.allocated_area``): the ones that leak, as the area counts them (before hlsim 0.29 every
+    unit the architecture lists leaked, also those no schedule uses: twice the leakage of a vector add's
+    design). None: every unit."""
     arch = design.arch
     B = cycles.shape[0]
     out: dict[str, np.ndarray] = {}
@@ -45,11 +53,13 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
         if datapath is not None and rf and i == rf[-1] and not (pc is not None and pc.regfile == lv.name
                                                                   and pc.regfile_energy):
             # operands of every operation pass through the PE register file
-            loads, stores = datapath
-            e = e + (loads * lv.read_energy_pj + stores * lv.write_energy_pj) * min(1.0, 32 / lv.width_bits)
+            load_bits, store_bits = datapath
+            e = e + (load_bits * lv.read_energy_pj + store_bits * lv.write_energy_pj) / lv.width_bits
         out[f"energy_pj.{lv.name}"] = e
         total = total + e
-    leak_mw = sum(o.leakage_mw * o.count for o in arch.operators.values()) + \
+    # a measured PE entry's idle energy stands for its MACs' leakage (as its area stands for their area)
+    leak_mw = sum(o.leakage_mw * (o.count if units is None else units.get(name, 0))
+                  for name, o in arch.operators.items() if not (pc is not None and name == "mac")) + \
         sum(lv.leakage_mw * lv.instances for lv in arch.memory)
     leak = leak_mw * (cycles / arch.clock_mhz) * 1e3  # mW x us = nJ; x 1e3 -> pJ
     out["energy_pj.leakage"] = leak

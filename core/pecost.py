@@ -100,8 +100,14 @@ def _operand_bits(design, band: list[str]) -> int:
 
 
 def _declared_range(design, name: str) -> list[int] | None:
-    """The declared integer values (range ends, or the constant) of input array ``name``, or None."""
-    spec = ((design.workload.inputs or {}).get("arrays", {})).get(name) or {}
+    """The declared integer values (range ends, or the constant) of input array ``name`` under the design's input
+    variant (the data hlsim runs; before hlsim 0.29 a variant's narrow range was priced at the base range's), or
+    None."""
+    from .inputs import resolve_inputs
+
+    spec = resolve_inputs(design.workload, design.variant)["arrays"].get(name) or {}
+    if spec.get("distribution") == "zeros":
+        return [0]
     if spec.get("distribution") == "randint" and spec.get("range"):
         return [int(v) for v in spec["range"]]
     if spec.get("distribution") == "constant" and "value" in spec:

@@ -59,8 +59,8 @@ class Nest:
     ops: dict[str, float]  # operator class -> expected executions over the nest
     is_band: bool
     ops_per_iter: dict[str, float]
-    loads: float  # datapath loads over the nest
-    stores: float
+    load_bits: float  # bits the nest's datapath loads (every operand passes the PE register file) and stores
+    store_bits: float
     notes: list[str]
     # a triangular loop (`for (j = 0; j <= i; j++)`): loop index -> (the outer loops its bounds read, its most
     # trips per entry): a tile spans the most, where the array is not indexed by those outer loops as well
@@ -92,7 +92,7 @@ def nest_of(design: Design, top: Loop) -> Nest:
     arrays = [_array_use(design, name, u, len(loops), var_index, segments) for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
-    return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.loads, c.stores, c.notes, spans,
+    return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.load_bits, c.store_bits, c.notes, spans,
                 written_before(design, top))
 
 
@@ -110,7 +110,7 @@ def written_before(design: Design, first) -> frozenset[str]:
 
 class _Counts:
     """The expected executions of a nest's statements, walked with their multiplicity: operations per
-    class, reads and writes per array (with the accesses), loads and stores, the loops in pre-order."""
+    class, reads and writes per array (with the accesses), the bits loaded and stored, the loops in pre-order."""
 
     def __init__(self, design: Design):
         self.design = design
@@ -118,7 +118,7 @@ class _Counts:
         self.notes: list[str] = []
         self.ops: dict[str, float] = {}
         self.per_array: dict[str, dict] = {}
-        self.loads = self.stores = 0.0
+        self.load_bits = self.store_bits = 0.0
         self.branches = 0  # how many branches enclose the statements being counted
 
     def stmt(self, st, mult: float) -> None:
@@ -127,12 +127,13 @@ class _Counts:
         for acc in st.accesses:
             u = self.per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
             u["accs"].append(acc)
+            bits = self.design.workload.arrays[acc.array].bits
             if acc.is_read:
                 u["r"] += mult
-                self.loads += mult
+                self.load_bits += mult * bits
             if acc.is_write:
                 u["w"] += mult
-                self.stores += mult
+                self.store_bits += mult * bits
                 u["partly"] = u.get("partly", False) or self.branches > 0
 
     def nodes(self, nodes, mult: float) -> float:

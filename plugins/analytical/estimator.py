@@ -81,9 +81,9 @@ from . import model
 #       lengths: `while (i < N && a[i] == c)` inside `while (i < N)` asked for a hint); `for (;;)` left by break
 #       runs on the draws as its `while` form does
 # 0.38: transfers by what a nest does, for-head loads and triangular spans as hlsim 0.27
-# 0.39: one load per element a statement names more than once; partly written arrays loaded, as hlsim 0.28
-# 0.40: recurrences as hlsim 0.29; the control run reads arrays that top-level statements wrote (earlier_writes)
-VERSION = "0.40"
+# 0.39-0.41: as hlsim 0.28-0.30 (element reuse, partial writes, recurrences, leakage, operand bits, variant
+#       ranges); the control run reads arrays that top-level statements wrote (earlier_writes)
+VERSION = "0.41"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -198,8 +198,8 @@ class AnalyticalEstimator:
             for key, v in level.items():
                 if key != "transfer_cycles":
                     traffic_total[key] = traffic_total.get(key, 0.0) + float(v[0]) * runs
-            loads += nest.loads * runs
-            stores += nest.stores * runs
+            loads += nest.load_bits * runs
+            stores += nest.store_bits * runs
             returned = d.return_share(top_label)
             if returned:
                 breakdown[f"return_share.{node.label}"] = returned
@@ -223,8 +223,8 @@ class AnalyticalEstimator:
         for lv in arch.memory:
             for key in ("read_bits", "write_bits", "need_bits"):
                 tr.setdefault(f"{key}.{lv.name}", np.zeros(1))
-        en = energy(d, ops_total, tr, np.array([cycles]), datapath=(loads, stores))
-        area_um2, ar, _units = allocated_area(d, inst, timing)
+        area_um2, ar, units = allocated_area(d, inst, timing)
+        en = energy(d, ops_total, tr, np.array([cycles]), datapath=(loads, stores), units=units)
         for lv in arch.memory:
             breakdown[f"reads.{lv.name}"] = traffic_total.get(f"reads.{lv.name}", 0.0)
             breakdown[f"writes.{lv.name}"] = traffic_total.get(f"writes.{lv.name}", 0.0)
@@ -283,8 +283,8 @@ class AnalyticalEstimator:
         use_sp = (spatial > 0).any(axis=1)
         level = model.memory_traffic(d, nest, maps, spatial=bool(use_sp.any()))
         thr = model.throttle(d, level, compute)
-        en = energy(d, nest.ops, level, thr["cycles"], datapath=(nest.loads, nest.stores))
-        area_um2 = allocated_area(d, inst, timing)[0]  # the units the design's schedules allocate
+        area_um2, _, units = allocated_area(d, inst, timing)  # the units the design's schedules allocate
+        en = energy(d, nest.ops, level, thr["cycles"], datapath=(nest.load_bits, nest.store_bits), units=units)
         pe = d.arch.pe_array
         if pe is not None:
             rows = np.where(spatial == 1, tiles, 1).prod(axis=1)
@@ -372,9 +372,9 @@ def _top_transfers(d: Design, sites, compute: float, own_traffic: dict[str, floa
     return float(traffic.nest_time(d, compute, transfer, bw))
 
 
-def _top_statements(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]) -> tuple[int, int]:
+def _top_statements(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]) -> tuple[float, float]:
     """Add the operations and array accesses of a top-level statement run (outside every loop: executed once)
-    to ``ops`` and ``traffic_total``; returns its (loads, stores). Each access costs the level its array is
+    to ``ops`` and ``traffic_total``; returns the bits it loads and stores. Each access costs the level its array is
     placed in, as hlsim charges it (``o1[0] = a0[0]`` before a loop: one read of a0's level, one write of
     o1's); arrays declared in the kernel are registers here. Statements under a top-level ``if`` are not
     counted (their cycles are)."""
@@ -395,6 +395,6 @@ def _top_statements(d: Design, sites, ops: dict[str, float], traffic_total: dict
                         traffic_total[f"{kind}.{lv}"] = traffic_total.get(f"{kind}.{lv}", 0.0) + 1
                         bits = f"{kind[:-1]}_bits.{lv}"
                         traffic_total[bits] = traffic_total.get(bits, 0.0) + spec.bits
-                loads += acc.is_read
-                stores += acc.is_write
+                loads += spec.bits * acc.is_read
+                stores += spec.bits * acc.is_write
     return loads, stores

@@ -98,7 +98,9 @@ from . import bounds, runner
 #       copied local, unrolled chains; each was tried alone, 64 at most); a pipelined while loop keeps its memory
 #       recurrences (it kept none: histogram-opt 24,777 cycles, now 30,900); a branch's stores and selects wait
 #       for its condition, and its two sides' accesses do not wait for each other
-VERSION = "0.29"
+# 0.30: only the operator units the design allocates leak (as its area counts them); register-file operands
+#       cost their bits; a PE array's switching follows the input variant's declared range
+VERSION = "0.30"
 
 
 class HlsimProfiler:
@@ -244,12 +246,12 @@ class HlsimProfiler:
                         acc_bits[lv][0] += n
                         acc_bits[lv][1] += n * bits
                         nb[lv] += n * bits * words
-                        loads += c
+                        loads += c * bits
                     if a.is_write:
                         acc_bits[lv][2] += n
                         acc_bits[lv][3] += n * bits
                         nb[lv] += n * bits * words
-                        stores += c
+                        stores += c * bits
         # static tile transfers between levels (DRAM <-> buffers), per nest
         # (the variant's hints are replaced by what was measured: the design below has no variant)
         # (and ``measured_trips`` wins over the design's own estimate from draws of the declared inputs)
@@ -311,11 +313,11 @@ class HlsimProfiler:
             counters[f"writes.{lv.name}"] = wr
         for k, v in ops.items():
             counters[f"ops.{k}"] = float(v)
-        en = accelergy.energy(d, dict(ops), level_traffic, np.array([cycles]), datapath=(loads, stores))
+        area, area_parts, units = allocated_area(d, inst, timing)
+        en = accelergy.energy(d, dict(ops), level_traffic, np.array([cycles]), datapath=(loads, stores), units=units)
         for k, v in en.items():
             if k != "energy_pj":
                 breakdown[k] = float(v[0])
-        area, area_parts, units = allocated_area(d, inst, timing)
         breakdown.update(area_parts)
         for s in inst.sites:
             if s.kind == "region":

@@ -1,0 +1,176 @@
+"""Energy rules an outside audit counted by hand (hlsim 0.29, the analytical model with it): the operator units
+that leak are the ones the design allocates (as its area counts them), the operands passing the register file
+are priced per bit of its width (as every level's accesses are), and a PE array's switching energy follows the
+data of the input variant being priced. Round-number architecture: add 0.01 mW, mul 0.1 mW, cmp 0.01 mW
+leakage, an SRAM of 1 mW, a register file of 1 / 2 pJ per 32-bit read / write."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from llmulator.design import load_design
+from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+from llmulator_plugins.hlsim.profiler import HlsimProfiler
+
+ROUND = """
+architecture:
+  version: 1
+  name: round
+  clock_mhz: 100
+  technology: 45nm
+  compute:
+    operators:
+      add: {count: 8, bits: 32, latency_cycles: 1, energy_pj: 1.0, area_um2: 100, leakage_mw: 0.01}
+      mul: {count: 8, bits: 32, latency_cycles: 2, energy_pj: 10.0, area_um2: 1000, leakage_mw: 0.1}
+      cmp: {count: 4, bits: 32, latency_cycles: 1, energy_pj: 2.0, area_um2: 50, leakage_mw: 0.01}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: 4, latency_cycles: 10,
+       read_energy_pj: 100, write_energy_pj: 200, leakage_mw: 0}
+    - {name: SRAM, kind: sram, capacity_kib: 16, width_bits: 32, banks: 8, ports: 1, latency_cycles: 1,
+       read_energy_pj: 10, write_energy_pj: 20, leakage_mw: 1.0, area_um2: 10000, double_buffered: false}
+RF"""
+RF = ("    - {name: RF, kind: regfile, capacity_kib: 0.125, width_bits: 32, latency_cycles: 0, read_energy_pj: 1.0,\n"
+      "       write_energy_pj: 2.0, leakage_mw: 0, area_um2: 500}\n")
+VADD = """
+workload:
+  version: 1
+  name: vadd
+  parameters: {N: 256}
+  arrays:
+    A: {shape: [N], dtype: DT, role: in}
+    B: {shape: [N], dtype: DT, role: in}
+    C: {shape: [N], dtype: DT, role: out}
+  kernel: |
+    L_i: for (int i = 0; i < N; i++) {
+      C[i] = A[i] + B[i];
+    }
+  inputs:
+    arrays:
+      A: {distribution: randint, range: [-50, 50]}
+      B: {distribution: randint, range: [-50, 50]}
+  reference: |
+    C[:] = A + B
+"""
+MAP = """
+mapping:
+  version: 1
+  name: vadd-sram
+  workload: vadd
+  loops:
+    L_i: {pipeline_ii: 1}
+  placement: {A: SRAM, B: SRAM, C: SRAM}
+"""
+
+
+def _both(d):
+    p = HlsimProfiler().profile(d)
+    assert p.functional_check == "pass", p.functional_check
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = AnalyticalEstimator().estimate([d])[0]
+    return p, e
+
+
+def _vadd(write, dtype: str = "int32", rf: bool = False):
+    return load_design(write("a.yaml", ROUND.replace("RF", RF if rf else "")),
+                       write("w.yaml", VADD.replace("DT", dtype)), write("m.yaml", MAP))
+
+
+def test_only_the_allocated_units_leak(write):
+    """A pipelined vector add allocates one adder (and no multiplier, no comparator: the loop counter is free):
+    1 x 0.01 mW + the SRAM's 1 mW = 1.01 mW over the run. Before, every unit the architecture lists leaked:
+    8 adders, 8 multipliers, 4 comparators and the SRAM, 1.92 mW."""
+    p, e = _both(_vadd(write))
+    assert p.counters["units.add"] == 1 and p.counters["units.mul"] == 0
+    for r in (p, e):
+        assert r.breakdown["energy_pj.leakage"] == pytest.approx(1.01 * p.metrics["cycles"] / 100 * 1e3)
+        assert r.breakdown["area_um2.op.add"] == 100 and r.breakdown["area_um2.op.mul"] == 0
+
+
+@pytest.mark.parametrize("dtype, want", [("int8", 256.0), ("int32", 1024.0), ("int64", 2048.0)])
+def test_register_file_operands_cost_their_bits(write, dtype, want):
+    """The operands of 256 adds pass the 32-bit register file: 512 loads and 256 stores of the element width,
+    (512 x bits x 1 pJ + 256 x bits x 2 pJ) / 32 bits: 256 pJ for int8, 1,024 for int32, 2,048 for int64.
+    Before, every operand cost one 32-bit access whatever its width (1,024 pJ for all three)."""
+    p, e = _both(_vadd(write, dtype, rf=True))
+    assert p.breakdown["energy_pj.RF"] == pytest.approx(want)
+    assert e.breakdown["energy_pj.RF"] == pytest.approx(want)
+
+
+SYS = """
+architecture:
+  version: 1
+  name: sys4w16
+  clock_mhz: 100
+  technology: osu018
+  compute:
+    pe_array: {rows: 4, cols: 4, interconnect: systolic}
+    operators:
+      mac: {count: 16, bits: 16, latency_cycles: 1}
+      add: {count: 4, bits: 32, latency_cycles: 1}
+      mul: {count: 4, bits: 32, latency_cycles: 1}
+      cmp: {count: 4, bits: 32, latency_cycles: 1}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 64, bandwidth_bytes_per_cycle: 8, latency_cycles: 20}
+    - {name: GLB, kind: sram, capacity_kib: 32, width_bits: 64, banks: 4, ports: 2, latency_cycles: 1}
+    - {name: PE_REG, kind: regfile, capacity_kib: 0.0078125, width_bits: 32, instances: 16, latency_cycles: 0}
+"""
+GEMM = """
+workload:
+  version: 1
+  name: gemmv
+  parameters: {M: 16, N: 16, K: 16}
+  arrays:
+    A: {shape: [M, K], dtype: int8, role: in}
+    B: {shape: [K, N], dtype: int8, role: in}
+    C: {shape: [M, N], dtype: int32, role: out}
+  kernel: |
+    L_m: for (int m = 0; m < M; m++) {
+      L_n: for (int n = 0; n < N; n++) {
+        L_k: for (int k = 0; k < K; k++) {
+          C[m][n] += A[m][k] * B[k][n];
+        }
+      }
+    }
+  inputs:
+    seed: 1
+    arrays:
+      A: {distribution: randint, range: [LO, 127]}
+      B: {distribution: randint, range: [LO, 127]}
+    variants:
+      narrow:
+        arrays:
+          A: {distribution: randint, range: [0, 15]}
+          B: {distribution: randint, range: [0, 15]}
+  reference: |
+    C[:] = A.astype(np.int32) @ B.astype(np.int32)
+"""
+GEMM_MAP = """
+mapping:
+  version: 1
+  name: gemm-ws4
+  workload: gemmv
+  loops:
+    L_k: {tile: 4, spatial: rows}
+    L_n: {tile: 4, spatial: cols}
+    L_m: {pipeline_ii: 1}
+  order: [L_n, L_k, L_m]
+  placement: {A: GLB, B: GLB, C: GLB}
+"""
+
+
+def test_a_variants_data_range_prices_the_pe_array(write):
+    """The PE array's switching energy follows the declared data range (docs/technology.md): the `narrow`
+    variant (0..15) must cost what the same range declared as the base inputs costs, not the base's
+    -128..127 (2.3x more: the variant was priced at the base range before hlsim 0.29)."""
+    a, m = write("a.yaml", SYS), write("m.yaml", GEMM_MAP)
+    wide = write("w.yaml", GEMM.replace("[LO, 127]", "[-128, 127]"))
+    narrow_base = write("wn.yaml", GEMM.replace("[LO, 127]", "[0, 15]"))
+    as_variant = _both(load_design(a, wide, m, variant="narrow"))
+    as_base = _both(load_design(a, narrow_base, m))
+    full = _both(load_design(a, wide, m))
+    for k in range(2):
+        got, want = as_variant[k].breakdown["energy_pj.pe_array"], as_base[k].breakdown["energy_pj.pe_array"]
+        assert got == pytest.approx(want)
+        assert full[k].breakdown["energy_pj.pe_array"] > 2 * want
