@@ -17,7 +17,7 @@ from . import loopforms as lf
 from .c_switch import lower_switches
 from .errors import Diagnostic, SpecError
 from .kernel import _GEN, _PRELUDE, C_TYPES, FUNC_CLASSES, Branch, Loop, LoopTree, Node, Statement, strip_comments
-from .kernel_expr import Ctx, expr_stmt
+from .kernel_expr import Ctx, _folded, expr_stmt
 from .kernel_heads import enter, for_head
 
 _CACHE: dict[tuple, LoopTree] = {}
@@ -199,6 +199,7 @@ def _stmt(node: c_ast.Node, ctx: Ctx, parent: Loop | None, label: str | None = N
         return [Branch(label, _GEN.visit(node.cond), ctx.line(node), dd, cond, then, orelse, index_text=held.text,
                        ast=node)]
     if isinstance(node, c_ast.Decl):
+        _fixed_size(node, ctx)
         ctype = _GEN.visit(node.type).strip() if node.type is not None else "int"
         ctx.locals[node.name] = ctype.split("[")[0].strip()
         if node.init is None:
@@ -228,6 +229,19 @@ def _stmt(node: c_ast.Node, ctx: Ctx, parent: Loop | None, label: str | None = N
         return [Statement("return", ctx.line(node), Counter(), Counter(), [], [], kind="jump")]
     raise ctx.error(node, f"unsupported statement: {type(node).__name__}",
                     "for, while and do-while loops, if, switch, assignments, declarations, break, continue and return")
+
+
+def _fixed_size(node: c_ast.Decl, ctx: Ctx) -> None:
+    """A local array's dimensions must be numbers or expressions of the parameters: hlsim bounds-checks every
+    subscript against them, and an unsized (`t[] = {...}`) or run-time sized (`float t[m]`) array would go
+    unchecked (an outside review wrote past one onto the simulator's stack)."""
+    t = node.type
+    while isinstance(t, c_ast.ArrayDecl):
+        if t.dim is None or not _folded(t.dim, ctx.params):
+            raise ctx.error(node, f"local array '{node.name}' has no size fixed before the run",
+                            "a size that is a number or an expression of parameters (float t[N])",
+                            "give every dimension a constant size; index within it")
+        t = t.type
 
 
 def _track(node: c_ast.Node, ctx: Ctx) -> None:

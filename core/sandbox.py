@@ -10,11 +10,11 @@ the code is called or how it spells a call:
    view of the host's processes, and when the child's PID namespace ends every process in it ends
    too, so nothing outlives the run. A private filesystem: the system's ``/usr``, ``/lib*`` and
    ``/bin`` (and, for Python, its installation and the virtual environment) read-only, an empty
-   ``/tmp``, a fresh ``/proc`` and ``/dev``, and one read-write folder, the run's own; the rest of
-   the host (home, the repository, ``/etc``, the cache of other designs) does not exist inside. All
-   capabilities dropped; the environment cleared.
-2. **seccomp** (libseccomp through ``pyseccomp``): no new processes (``fork``, ``vfork``, ``clone``
-   without ``CLONE_THREAD``, ``clone3``), no sockets, and none of ``ptrace``, ``mount``,
+   ``/tmp``, a fresh read-only ``/proc`` (no writable ``/proc/sys``) and ``/dev``, and one read-write
+   folder, the run's own; the rest of the host (home, the repository, ``/etc``, the cache of other
+   designs) does not exist inside. All capabilities dropped; the environment cleared.
+2. **seccomp** (libseccomp through ``pyseccomp``): no new processes or threads (``fork``, ``vfork``,
+   ``clone``, ``clone3``), no sockets, and none of ``ptrace``, ``mount``,
    ``unshare``, ``setns``, ``bpf``, ``perf_event_open``, ``keyctl``: those calls fail with an error.
 3. **resource limits**: CPU time, address space, size of any file written (so output is bounded),
    open files, no core dumps; and a wall-time limit after which the whole process group is killed.
@@ -115,7 +115,9 @@ def _system_binds(extra_ro: tuple[str, ...]) -> list[str]:
     for p in ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"):
         if os.path.exists(p):
             out += ["--ro-bind", p, p]
-    out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # /proc read-only: as root, the child is root on the host's files, and /proc/sys holds global settings
+    # (kernel.core_pattern runs a command as host root on the next crash; an outside review could write it)
+    out += ["--proc", "/proc", "--remount-ro", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     for p in extra_ro:
         out += ["--ro-bind", p, p]
     return out
@@ -134,9 +136,10 @@ def _filter_file() -> str:
         f.add_rule(deny, call)
     f.add_rule(sc.ERRNO(errno.EACCES), "socket")
     f.add_rule(sc.ERRNO(errno.EACCES), "socketpair")
-    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # libc falls back to clone, checked below
-    clone_thread = 0x00010000
-    f.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, clone_thread, 0))  # a thread may start, a process not
+    f.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")  # libc falls back to clone, denied below
+    # no threads either: the kernel binary and the NumPy child (one BLAS thread) start none, and threads are
+    # processes to the kernel's PID count (an outside review started 2,000; pid_max is 32,768)
+    f.add_rule(deny, "clone")
     fd, path = tempfile.mkstemp(prefix="llmulator-seccomp-", suffix=".bpf")
     with os.fdopen(fd, "wb") as fh:
         f.export_bpf(fh)
@@ -186,7 +189,7 @@ def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, 
                       f"--trust-workload (or set {TRUST_ENV}=1) only for files you trust")
     out_path, err_path = workdir / ".stdout", workdir / ".stderr"
     try:
-        with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        with open(out_path, "w+b") as out, open(err_path, "w+b") as err:
             try:
                 proc = subprocess.Popen(full, stdout=out, stderr=err, stdin=subprocess.DEVNULL, cwd=workdir,
                                         env=run_env, pass_fds=fds, preexec_fn=_rlimits(limits))
@@ -201,10 +204,13 @@ def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, 
             except BaseException:
                 _kill_group(proc)  # Ctrl-C: nothing of the workload outlives the command
                 raise
+            # read through this process's own descriptors: the child may have put a link, a FIFO or a device
+            # in the files' places (a link to a host file would echo it in an error message)
+            tails = _tail(out), _tail(err)
     finally:
         if bpf is not None:
             os.close(bpf)
-    return Result(proc.returncode, _tail(out_path), _tail(err_path), timed_out)
+    return Result(proc.returncode, *tails, timed_out)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
@@ -215,16 +221,43 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _tail(path: Path, limit: int = 64 << 10) -> str:
-    """The last ``limit`` bytes of a file the child wrote (it may have written up to its file limit)."""
+def _tail(f, limit: int = 64 << 10) -> str:
+    """The last ``limit`` bytes of the child's stdout or stderr (it may have written up to its file limit),
+    read through the open file ``f`` this process gave the child."""
     try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            return f.read().decode("utf-8", errors="replace")
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - limit))
+        return f.read(limit).decode("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def child_file(folder: Path, name: str, limit: int) -> bytes:
+    """The bytes of a file the confined child left in its run ``folder``: a regular file of at most ``limit``
+    bytes, opened without following a link and without waiting on a FIFO. The child owns that folder and may
+    have replaced the file with a link to a host file (read back, it would leak), a FIFO (the read would
+    hang) or a device such as /dev/zero (the read would never end). Raises OSError otherwise."""
+    with open_child(folder, name) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > limit:
+            raise OSError(errno.EFBIG, f"{name} holds {size:,} bytes, more than the {limit:,} expected")
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"{name} holds more than the {limit:,} bytes expected")
+    return data
+
+
+def open_child(folder: Path, name: str):
+    """A file the child left in its run ``folder``, opened for reading (binary) only if it is a regular file
+    (see :func:`child_file`: no link followed, no FIFO waited on, no device read)."""
+    import stat
+
+    fd = os.open(Path(folder) / name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"{name} is not a regular file")
+    return os.fdopen(fd, "rb")
 
 
 _noticed = False

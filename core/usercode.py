@@ -24,6 +24,7 @@ import os
 import pickle
 import sys
 import tempfile
+import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -31,10 +32,13 @@ from typing import Any
 import numpy as np
 
 from . import sandbox
+from . import usercode_results as results
 from .errors import UserError
 
 #: limits of one run of workload Python (the reference of a large preset can take a while)
 LIMITS = sandbox.Limits(wall_s=120.0, cpu_s=120.0, mem_bytes=8 << 30, file_bytes=4 << 30)
+#: the longest code accepted (compiled in this process first, for its syntax errors)
+MAX_CODE_CHARS = 1 << 20
 
 # The child's program: self-contained (NumPy only), so the sandbox needs no view of llmulator.
 _CHILD = r'''
@@ -92,11 +96,16 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
     the child starts once per distinct input, not once per design.
     """
     fname = f"<{kind} of workload '{workload}'>"
+    if len(code) > MAX_CODE_CHARS:  # compiled here, outside the sandbox: its size bounds this process's memory
+        raise UserError(f"{kind} of workload '{workload}' is {len(code):,} characters long; at most "
+                        f"{MAX_CODE_CHARS:,} are accepted (read large data from inputs, not literals)")
     try:
         compile(code, fname, "exec")  # syntax errors without starting a child
     except SyntaxError as e:
         raise UserError(f"{kind} of workload '{workload}' has a syntax error at line {e.lineno}: "
-                        f"{e.msg}") from None
+                        f"{_plain(e.msg)}") from None
+    except (MemoryError, RecursionError):
+        raise UserError(f"{kind} of workload '{workload}' nests too deeply to compile") from None
     want = list(dict.fromkeys(want))
     inside = {k: v for k, v in namespace.items() if k != "np" and not k.startswith("__")}
     try:
@@ -117,22 +126,22 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
         prefix = f"{kind} of workload '{workload}'"
         if r.timed_out:
             raise UserError(f"{prefix} did not finish within {LIMITS.wall_s:g} s (an infinite loop?)")
-        meta = _read_json(t / "result.json")
+        meta = _read_json(t)
         if meta is None:
             raise UserError(f"{prefix} did not finish normally (exit status {r.returncode}"
-                            + (f"; {_last_line(r.stderr)}" if r.stderr.strip() else "")
+                            + (f"; {_plain(_last_line(r.stderr))}" if r.stderr.strip() else "")
                             + "): a time or memory limit, a crash, or the code ended the process")
         st = meta.get("status", {})
-        if not st.get("ok"):
+        if not isinstance(st, dict) or not st.get("ok"):
+            st = st if isinstance(st, dict) else {}
             if st.get("syntax"):
-                raise UserError(f"{prefix} has a syntax error at line {st.get('line')}: {st.get('msg')}")
-            where = f" at line {st['line']}" if st.get("line") else ""
-            raise UserError(f"{prefix} failed{where}: {st.get('type')}: {st.get('msg')}")
+                raise UserError(f"{prefix} has a syntax error at line {st.get('line')}: {_plain(st.get('msg'))}")
+            where = f" at line {st['line']}" if isinstance(st.get("line"), int) else ""
+            raise UserError(f"{prefix} failed{where}: {_plain(st.get('type'))}: {_plain(st.get('msg'))}")
         try:
-            with np.load(t / "result.npz", allow_pickle=False) as z:
-                arrays = {k: z[k] for k in z.files}
-        except (OSError, ValueError) as e:
-            raise UserError(f"{prefix} left results that cannot be read: {e}") from None
+            arrays = results.load(t, want, namespace)
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
+            raise UserError(f"{prefix} left results that cannot be read: {_plain(str(e))}") from None
     out = {}
     for name, kind_of in meta.get("kinds", {}).items():
         if name not in want:
@@ -157,14 +166,20 @@ def _python_env() -> dict[str, str]:
     return env
 
 
-def _read_json(path: Path) -> dict | None:
+def _read_json(folder: Path) -> dict | None:
+    """The child's ``result.json``: a regular file of at most 16 MiB (``sandbox.child_file``), else None."""
     try:
-        if path.stat().st_size > (16 << 20):
-            return None
-        data = json.loads(path.read_text())
+        data = json.loads(sandbox.child_file(folder, "result.json", 16 << 20))
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) else None
+
+
+def _plain(text) -> str:
+    """Text from workload code as one plain line for a message: control characters (terminal escapes, a
+    newline that would fake a line of our output) shown escaped, and at most 2,000 characters."""
+    text = str(text)[:2000]
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _last_line(text: str) -> str:

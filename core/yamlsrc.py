@@ -201,11 +201,15 @@ def load_yaml(path: str | Path, text: str | None = None) -> tuple[Any, SourceMap
     fname = str(path)
     if text is None:
         try:
-            size = Path(path).stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise SpecError(Diagnostic(fname, None, None, "", f"the file is {size / 2**20:.0f} MiB; a spec "
-                                           f"file holds at most {MAX_FILE_BYTES >> 20} MiB"))
-            text = Path(path).read_text(encoding="utf-8")
+            # a device (/dev/zero) or a FIFO reports no size: only a regular file is read, and never past the limit
+            if Path(path).exists() and not Path(path).is_file():
+                raise SpecError(Diagnostic(fname, None, None, "", "not a regular file", "a YAML spec file"))
+            with open(path, "rb") as f:
+                raw = f.read(MAX_FILE_BYTES + 1)
+            if len(raw) > MAX_FILE_BYTES:
+                raise SpecError(Diagnostic(fname, None, None, "", f"the file is more than {MAX_FILE_BYTES >> 20} "
+                                           f"MiB; a spec file holds at most {MAX_FILE_BYTES >> 20} MiB"))
+            text = raw.decode("utf-8")
         except FileNotFoundError:
             raise SpecError(Diagnostic(fname, None, None, "", "file not found",
                                        hint="check the path")) from None

@@ -300,3 +300,86 @@ def test_a_read_only_path_under_tmp_is_visible_to_the_child(tmp_path):
     r = sandbox.run(["/bin/sh", "-c", f"echo x > {shared}/new"], work, sandbox.Limits(wall_s=20),
                     ro_paths=(str(shared),))
     assert r.returncode != 0 and not (shared / "new").exists()  # read-only, still
+
+
+# --- an outside review's attacks on the parent (2026-12-05): each worked before these defences ----------
+
+@needs_sandbox
+@pytest.mark.parametrize("code, refused", [
+    # /proc/sys holds host-wide settings; as root the child could write them (kernel.core_pattern runs a
+    # command as host root): the same value back, harmless, was accepted
+    ("v = open('/proc/sys/vm/swappiness').read()\nopen('/proc/sys/vm/swappiness', 'w').write(v)\ny = np.zeros(3)",
+     "OSError|Read-only"),
+    # threads count against the host's PID space: none start
+    ("import threading\nt = threading.Thread(target=lambda: None)\nt.start()\ny = np.zeros(3)", "RuntimeError|Error"),
+])
+def test_the_child_cannot_touch_host_settings_or_start_threads(code, refused):
+    with pytest.raises(UserError, match=refused):
+        _ref(code)
+
+
+@needs_sandbox
+def test_links_and_fifos_the_child_leaves_are_not_followed(tmp_path):
+    """The child replaces its stderr with a link to a host file, then fails: the message must not show the
+    file (it did: an outside review read a secret and the parent's environment this way). A FIFO in the place
+    of result.json must not hang the parent, nor /dev/zero fill its memory."""
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOPSECRET-123\n")
+    with pytest.raises(UserError) as e:
+        _ref(f"import os\nos.remove('.stderr')\nos.symlink('{secret}', '.stderr')\nos._exit(1)")
+    assert "TOPSECRET" not in str(e.value)
+    for name, swap in (("result.json", "os.mkfifo('result.json')"),
+                       ("result.json", "os.symlink('/dev/zero', 'result.json')"),
+                       ("result.npz", "os.symlink('/dev/zero', 'result.npz')")):
+        code = f"import os, atexit\ny = np.zeros(3)\natexit.register(lambda: (os.remove('{name}'), {swap}))"
+        t0 = time.monotonic()
+        with pytest.raises(UserError):
+            _ref(code)
+        assert time.monotonic() - t0 < 60
+
+
+@needs_sandbox
+def test_a_result_that_declares_a_huge_array_is_refused_before_it_is_loaded():
+    """A small compressed archive whose member declares 4 GiB of float32: refused from its header (an outside
+    review made the parent allocate 4 GiB this way)."""
+    code = textwrap.dedent("""
+        import io, json, os, zipfile
+        h = io.BytesIO()
+        np.lib.format.write_array_header_1_0(h, {'descr': '<f4', 'fortran_order': False, 'shape': (1 << 30,)})
+        with zipfile.ZipFile('result.npz', 'w', zipfile.ZIP_DEFLATED) as z:
+            with z.open('y.npy', 'w', force_zip64=True) as m:
+                m.write(h.getvalue())
+                m.write(bytes(1 << 20))
+        json.dump({'status': {'ok': True}, 'kinds': {'y': 'array'}}, open('result.json', 'w'))
+        os._exit(0)
+    """)
+    with pytest.raises(UserError, match="at most"):
+        usercode.run_user_code("reference", "w", code, {"y": np.zeros(4)}, want=["y"])
+
+
+def test_messages_from_workload_code_show_control_characters_escaped():
+    with pytest.raises(UserError) as e:
+        _ref("raise RuntimeError('\\x1b[2J' + chr(10) + 'functional check: pass')")
+    assert "\x1b" not in str(e.value) and "\n" not in str(e.value)
+
+
+def test_code_longer_than_the_limit_is_refused_before_it_is_compiled():
+    with pytest.raises(UserError, match="characters long"):
+        _ref("y = [" + "1, " * (usercode.MAX_CODE_CHARS // 3 + 1) + "]")
+
+
+@pytest.mark.parametrize("decl", ["int m = N + 1;\n    float t[m];", "float t[] = {1, 2, 3};"])
+def test_a_local_array_without_a_fixed_size_is_refused(tmp_path, capsys, decl):
+    """Every subscript is bounds-checked against its array's size: an unsized or run-time sized local array
+    could not be (an outside review wrote past one onto the simulator's stack), so validate refuses it."""
+    import yaml
+    w = tmp_path / "w.yaml"
+    kernel = f"{decl}\n    L_i: for (int i = 0; i < N; i++) {{ t[i % 3] = x[i]; y[i] = t[i % 3]; }}"
+    w.write_text(yaml.safe_dump({"workload": {
+        "version": 1, "name": "w", "parameters": {"N": 8},
+        "arrays": {"x": {"shape": ["N"], "dtype": "int32", "role": "in"},
+                   "y": {"shape": ["N"], "dtype": "int32", "role": "out"}},
+        "kernel": kernel.replace("\n    ", "\n") + "\n", "reference": "y[:] = x\n"}}))
+    assert main(["validate", str(w)]) == 2
+    err = capsys.readouterr().err
+    assert "local array 't' has no size fixed before the run" in err and "w.yaml:" in err, err

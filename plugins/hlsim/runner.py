@@ -201,23 +201,27 @@ def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dt
         if rc != 0:
             raise UserError(f"hlsim: the simulation failed (exit {rc}): {msg}")
         try:
-            scalars, sites = _counters(t / "counters.txt")
+            # read as the run left them, but only regular files of the sizes expected (sandbox.child_file: the
+            # kernel could have put a link to a host file, a FIFO or a device in their place)
+            scalars, sites = _counters(sandbox.child_file(t, "counters.txt", 256 << 20).decode())
             outs = {}
             for name, (dtype, shape) in outputs.items():
-                outs[name] = np.fromfile(t / f"{name}.out", dtype=dtype).reshape(shape)
+                size = int(np.dtype(dtype).itemsize * int(np.prod(shape, dtype=np.int64)))
+                data = sandbox.child_file(t, f"{name}.out", size)
+                outs[name] = np.frombuffer(data, dtype=dtype).reshape(shape).copy()
         except (OSError, ValueError, IndexError) as e:
             raise UserError(f"hlsim: the run left counters or outputs that cannot be read ({e}); the kernel "
                             "wrote over the simulator's own state") from None
         return scalars, outs, sites
 
 
-def _counters(path: Path) -> tuple[dict[str, float], list[tuple[int, int, int, int]]]:
+def _counters(text: str) -> tuple[dict[str, float], list[tuple[int, int, int, int]]]:
     """The counters file the run wrote: written by code the workload controls, so every number is
     checked (finite, not negative) before it is believed."""
     import math
     scalars: dict[str, float] = {}
     sites = []
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         parts = line.split()
         if not parts:
             continue
