@@ -689,8 +689,9 @@ def cmd_profile(args) -> int:
         _print_failures("profiler", {args.profiler: _failure("profilers", args.profiler, e)})
         return 3
     ok = p.functional_check.startswith("pass") or p.functional_check.startswith("not-run")
+    warned = _design_warning_lines(d)  # as estimate prints them: the profile prices the same design
     if args.json:
-        print(json.dumps({"design": d.to_dict(), "profile": p.to_dict()}, indent=2))
+        print(json.dumps({"design": d.to_dict(), "profile": p.to_dict(), "warnings": warned}, indent=2))
     else:
         from rich.table import Table
 
@@ -719,6 +720,8 @@ def cmd_profile(args) -> int:
             con.print(f"note: {note}", markup=False)
         style = "green" if ok else "bold red"
         con.print(f"functional check: [{style}]{p.functional_check}[/{style}]   ({p.seconds:.3f} s)")
+        for w in warned:
+            console(stderr=True).print(w, markup=False, highlight=False)
     if not ok:
         print("error: the design's outputs do not match the workload's NumPy reference "
               f"({p.functional_check})", file=sys.stderr)

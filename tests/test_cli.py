@@ -53,7 +53,7 @@ def test_estimate_json_is_machine_readable(capsys):
     assert e["metrics"]["cycles"] > 0 and e["terms"]["ideal_cycles"] > 0
 
 
-def test_estimate_prints_the_warnings_validate_prints(capsys):
+def test_estimate_and_profile_print_the_warnings_validate_prints(capsys):
     """attention-qk's fp scale on systolic-16x16's int units: validate warns, and estimate, which prices it on
     them, says the same (on stderr, and under "warnings" in its JSON)."""
     design = ["systolic-16x16", "attention-qk", "attention-qk-opt"]
@@ -63,6 +63,11 @@ def test_estimate_prints_the_warnings_validate_prints(capsys):
     assert main(["estimate", *design, "--estimator", "analytical"]) == 0
     assert said[0] in capsys.readouterr().err
     assert main(["estimate", *design, "--estimator", "analytical", "--json"]) == 0
+    assert any(said[0] in w for w in json.loads(capsys.readouterr().out)["warnings"])
+    # and profile, which runs the same design (an outside audit found hlsim's side silent)
+    assert main(["profile", *design, "--profiler", "hlsim", "--preset", "mini"]) == 0
+    assert said[0] in capsys.readouterr().err
+    assert main(["profile", *design, "--profiler", "hlsim", "--preset", "mini", "--json"]) == 0
     assert any(said[0] in w for w in json.loads(capsys.readouterr().out)["warnings"])
 
 
