@@ -57,11 +57,16 @@ class Limits:
 
     def check(self) -> Limits:
         import math
+        # the largest values the kernel's limits take (a week; 1 PiB): above them setrlimit fails in the child's
+        # start-up, which an outside review saw end in exit 3 (`--time-limit 1e308`)
+        most = {"wall_s": 604800.0, "cpu_s": 604800.0, "mem_bytes": float(1 << 50), "file_bytes": float(1 << 50)}
         for name in ("wall_s", "cpu_s", "mem_bytes", "file_bytes"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v <= 0:
                 raise UserError(f"limit {name} must be a positive, finite number (got {v!r}); "
                                 "no value turns a limit off")
+            if v > most[name]:
+                raise UserError(f"limit {name} is {v:g}; at most {most[name]:g} is accepted")
         return self
 
 

@@ -89,6 +89,14 @@ def test_no_limit_value_turns_a_limit_off(bad):
         sandbox.Limits(mem_bytes=bad).check()
 
 
+def test_a_limit_beyond_what_the_kernel_takes_is_a_clear_error(capsys):
+    """`--time-limit 1e308` ended in exit 3 (setrlimit failing in the child's start-up); now exit 2."""
+    with pytest.raises(UserError, match="at most"):
+        sandbox.Limits(wall_s=1e308).check()
+    assert main(["profile", "hls-fpga", "atax", "atax-hls-fpga", "--profiler", "hlsim", "--time-limit", "1e308"]) == 2
+    assert "at most" in capsys.readouterr().err
+
+
 def test_without_the_sandbox_workload_code_is_refused_unless_trusted(tmp_path, monkeypatch):
     monkeypatch.setattr(sandbox, "available", lambda: "bubblewrap is not installed (test)")
     monkeypatch.delenv(sandbox.TRUST_ENV, raising=False)
