@@ -6,12 +6,9 @@ leakage, an SRAM of 1 mW, a register file of 1 / 2 pJ per 32-bit read / write.""
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
+from conftest import profiled_and_estimated
 from llmulator.design import load_design
-from llmulator_plugins.analytical.estimator import AnalyticalEstimator
-from llmulator_plugins.hlsim.profiler import HlsimProfiler
 
 ROUND = """
 architecture:
@@ -63,15 +60,6 @@ mapping:
 """
 
 
-def _both(d):
-    p = HlsimProfiler().profile(d)
-    assert p.functional_check == "pass", p.functional_check
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        e = AnalyticalEstimator().estimate([d])[0]
-    return p, e
-
-
 def _vadd(write, dtype: str = "int32", rf: bool = False):
     return load_design(write("a.yaml", ROUND.replace("RF", RF if rf else "")),
                        write("w.yaml", VADD.replace("DT", dtype)), write("m.yaml", MAP))
@@ -81,7 +69,7 @@ def test_only_the_allocated_units_leak(write):
     """A pipelined vector add allocates one adder (and no multiplier, no comparator: the loop counter is free):
     1 x 0.01 mW + the SRAM's 1 mW = 1.01 mW over the run. Before, every unit the architecture lists leaked:
     8 adders, 8 multipliers, 4 comparators and the SRAM, 1.92 mW."""
-    p, e = _both(_vadd(write))
+    p, e = profiled_and_estimated(_vadd(write))
     assert p.counters["units.add"] == 1 and p.counters["units.mul"] == 0
     for r in (p, e):
         assert r.breakdown["energy_pj.leakage"] == pytest.approx(1.01 * p.metrics["cycles"] / 100 * 1e3)
@@ -93,7 +81,7 @@ def test_register_file_operands_cost_their_bits(write, dtype, want):
     """The operands of 256 adds pass the 32-bit register file: 512 loads and 256 stores of the element width,
     (512 x bits x 1 pJ + 256 x bits x 2 pJ) / 32 bits: 256 pJ for int8, 1,024 for int32, 2,048 for int64.
     Before, every operand cost one 32-bit access whatever its width (1,024 pJ for all three)."""
-    p, e = _both(_vadd(write, dtype, rf=True))
+    p, e = profiled_and_estimated(_vadd(write, dtype, rf=True))
     assert p.breakdown["energy_pj.RF"] == pytest.approx(want)
     assert e.breakdown["energy_pj.RF"] == pytest.approx(want)
 
@@ -167,9 +155,9 @@ def test_a_variants_data_range_prices_the_pe_array(write):
     a, m = write("a.yaml", SYS), write("m.yaml", GEMM_MAP)
     wide = write("w.yaml", GEMM.replace("[LO, 127]", "[-128, 127]"))
     narrow_base = write("wn.yaml", GEMM.replace("[LO, 127]", "[0, 15]"))
-    as_variant = _both(load_design(a, wide, m, variant="narrow"))
-    as_base = _both(load_design(a, narrow_base, m))
-    full = _both(load_design(a, wide, m))
+    as_variant = profiled_and_estimated(load_design(a, wide, m, variant="narrow"))
+    as_base = profiled_and_estimated(load_design(a, narrow_base, m))
+    full = profiled_and_estimated(load_design(a, wide, m))
     for k in range(2):
         got, want = as_variant[k].breakdown["energy_pj.pe_array"], as_base[k].breakdown["energy_pj.pe_array"]
         assert got == pytest.approx(want)

@@ -6,12 +6,8 @@ store 1, select 0. The analytical model prices each the same (one schedule, ``ll
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
-from conftest import kernel_design
-from llmulator_plugins.analytical.estimator import AnalyticalEstimator
-from llmulator_plugins.hlsim.profiler import HlsimProfiler
+from conftest import kernel_design, profiled_and_estimated
 
 ARCH = """
 architecture:
@@ -38,12 +34,7 @@ PLACE = "{a: BUF, b: BUF, x: BUF, y: BUF}"
 def _ii(write, body: str, reference: str, loops: str = "{L_i: {pipeline_ii: 1}}", pre: str = "",
         post: str = "", head: str = "for (int i = 3; i < N; i++)") -> float:
     kernel = f"{pre}    L_i: {head} {{\n{body}\n    }}\n{post}"
-    d = kernel_design(write, ARCH, kernel, ARRAYS, reference, loops, PLACE)
-    p = HlsimProfiler().profile(d)
-    assert p.functional_check == "pass", p.functional_check
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        e = AnalyticalEstimator().estimate([d])[0]
+    p, e = profiled_and_estimated(kernel_design(write, ARCH, kernel, ARRAYS, reference, loops, PLACE))
     assert e.metrics["cycles"] == p.metrics["cycles"]
     return p.breakdown["ii.L_i"]
 

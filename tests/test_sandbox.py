@@ -184,6 +184,18 @@ def test_a_failing_reference_names_its_line():
 
 # --- the C a kernel may hold ----------------------------------------------------------------------
 
+def _copy_workload(tmp_path, kernel: str):
+    """A one-kernel workload copying x (N = 8) into y, written to tmp_path/w.yaml."""
+    import yaml
+    w = tmp_path / "w.yaml"
+    w.write_text(yaml.safe_dump({"workload": {
+        "version": 1, "name": "w", "parameters": {"N": 8},
+        "arrays": {"x": {"shape": ["N"], "dtype": "int32", "role": "in"},
+                   "y": {"shape": ["N"], "dtype": "int32", "role": "out"}},
+        "kernel": kernel.replace("\n    ", "\n") + "\n", "reference": "y[:] = x\n"}}))
+    return w
+
+
 @pytest.mark.parametrize("kernel, refused", [
     ("int system(const char *);\n    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }", "a function declaration"),
     ("L_i: for (int i = 0; i < N; i++) { y[i] = system(\"id\"); }", "a call to 'system'"),
@@ -197,14 +209,7 @@ def test_a_failing_reference_names_its_line():
     ("L_i: for (int i = 0; i < N; i++) { __asm__(\"nop\"); y[i] = x[i]; }", "a call to '__asm__'"),
 ])
 def test_the_kernel_subset_refuses_escapes_at_their_line(tmp_path, capsys, kernel, refused):
-    import yaml
-    w = tmp_path / "w.yaml"
-    w.write_text(yaml.safe_dump({"workload": {
-        "version": 1, "name": "w", "parameters": {"N": 8},
-        "arrays": {"x": {"shape": ["N"], "dtype": "int32", "role": "in"},
-                   "y": {"shape": ["N"], "dtype": "int32", "role": "out"}},
-        "kernel": kernel.replace("\n    ", "\n") + "\n", "reference": "y[:] = x\n"}}))
-    assert main(["validate", str(w)]) == 2
+    assert main(["validate", str(_copy_workload(tmp_path, kernel))]) == 2
     err = capsys.readouterr().err
     assert refused in err and "not allowed in a kernel" in err and "w.yaml:" in err, err
     assert "Traceback" not in err
@@ -380,14 +385,7 @@ def test_code_longer_than_the_limit_is_refused_before_it_is_compiled():
 def test_a_local_array_without_a_fixed_size_is_refused(tmp_path, capsys, decl):
     """Every subscript is bounds-checked against its array's size: an unsized or run-time sized local array
     could not be (an outside review wrote past one onto the simulator's stack), so validate refuses it."""
-    import yaml
-    w = tmp_path / "w.yaml"
     kernel = f"{decl}\n    L_i: for (int i = 0; i < N; i++) {{ t[i % 3] = x[i]; y[i] = t[i % 3]; }}"
-    w.write_text(yaml.safe_dump({"workload": {
-        "version": 1, "name": "w", "parameters": {"N": 8},
-        "arrays": {"x": {"shape": ["N"], "dtype": "int32", "role": "in"},
-                   "y": {"shape": ["N"], "dtype": "int32", "role": "out"}},
-        "kernel": kernel.replace("\n    ", "\n") + "\n", "reference": "y[:] = x\n"}}))
-    assert main(["validate", str(w)]) == 2
+    assert main(["validate", str(_copy_workload(tmp_path, kernel))]) == 2
     err = capsys.readouterr().err
     assert "local array 't' has no size fixed before the run" in err and "w.yaml:" in err, err
