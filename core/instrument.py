@@ -390,14 +390,16 @@ class _Emitter:
         # a data-dependent bound is a test the datapath evaluates every iteration (and once more to exit)
         test = kloop.cond_stmt if kloop is not None and kloop.cond_stmt is not None and (
             kloop.data_dependent or kloop.is_while) else None
-        if test is not None and (in_region or region is not None):
-            sub.append(("stmt", test))  # part of the scheduled body
+        scheduled_test = test is not None and (in_region or region is not None)
+        if scheduled_test and not kloop.do_while:
+            sub.append(("stmt", test))  # part of the scheduled body: a while loop's test comes first
         pre = ""  # a head's initialiser that reads an array (`j = p[i]`): a statement run once per entry
         if kloop is not None and kloop.init_stmts and not in_region and region != "array":
             at = self.site("block", False, stmts=list(kloop.init_stmts))
             model.extend(("stmt", st) for st in kloop.init_stmts)
             pre = f"{ind}__cyc += __T[{3 * at.id}]; __cnt[{at.id}]++;\n"
         model.append(("loop", kl, is_tile, sub))
+        after = [("stmt", test)] if scheduled_test and kloop.do_while else []  # a do-while's test follows its body
         spatial = lm is not None and not is_tile and bool(lm.spatial)
         if region == "array":
             return self.array(node, ind, label, kl, model)
@@ -414,6 +416,7 @@ class _Emitter:
             if spatial:
                 self.spatial_stack.append(kl)
             body = self.inside(s.children, lambda: self.block(_items(node), True, inner_ind, sub))
+            sub.extend(after)
             if spatial:
                 self.spatial_stack.pop()
             self.region_id = None
@@ -434,6 +437,7 @@ class _Emitter:
                 # innermost: one stream step per iteration of the first PE (every spatial index at its start)
                 count = f"{inner_ind}if ({' && '.join(self.lane0) or '1'}) {self.array_counter}++;\n"
             body = self.inside(s.children, lambda: self.block(items, True, inner_ind, sub))
+            sub.extend(after)
             if spatial:
                 self.spatial_stack.pop()
                 self.lane0.pop()
@@ -443,14 +447,15 @@ class _Emitter:
             if spatial:
                 self.spatial_stack.append(kl)
             body = self.inside(s.children, lambda: self.block(_items(node), True, inner_ind, sub))
+            sub.extend(after)
             if spatial:
                 self.spatial_stack.pop()
             return f"{ind}{lab}{head} {{\n{body}{ind}}}{tail}\n"
         count = f"__cnt[{s.id}]++; "
         if test is not None:  # __cnt counts the test's evaluations: a break or return skips the exit test
-            s.stmts = [test]
-            head, tail, count = head.replace(TEST_MARK, f"__cnt[{s.id}]++, "), tail.replace(
-                TEST_MARK, f"__cnt[{s.id}]++, "), ""
+            s.stmts = [test]  # and each evaluation takes the test's schedule beyond the control cycle (__T[.+1])
+            mark = f"__cnt[{s.id}]++, __cyc += __T[{3 * s.id + 1}], "
+            head, tail, count = head.replace(TEST_MARK, mark), tail.replace(TEST_MARK, mark), ""
         body = self.inside(s.children, lambda: self.block(_items(node), False, inner_ind, sub))
         return (f"{pre}{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
                 f"__it[{s.id}]++; {count}\n{body}{ind}}}{tail}\n")

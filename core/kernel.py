@@ -289,11 +289,10 @@ class LoopTree:
         if loop.step_op != "+" or loop.cond_op or loop.step_text is not None:
             # geometric, symbolic-step or run-until-equal loops: count the values at these outer values
             return float(len(kv.values(loop, {k: int(v) for k, v in names.items()})))
-        lo = kv.eval_c(loop.lower_text, names)
-        hi = kv.eval_c(loop.upper_text, names)
-        if loop.step > 0:
-            return max(0.0, (hi - lo) / loop.step) if kv.is_frac(names) else max(0.0, -(-(hi - lo) // loop.step))
-        return max(0.0, (lo - hi) / -loop.step)
+        # whole trips both ways (`i = 9; i >= 0; i -= 3` runs 4 times; it was 3.33), means at fractional outer values
+        span, step = kv.eval_c(loop.upper_text, names) - kv.eval_c(loop.lower_text, names), loop.step
+        span, step = (span, step) if step > 0 else (-span, -step)
+        return max(0.0, span / step) if kv.is_frac(names) else max(0.0, -(-span // step))
 
     def trip_profile(self, label: str, sizes: dict[str, float], limit: int = 200_000) -> list[int] | None:
         """Trips of every entry of a static loop whose bounds move with outer loop variables (a

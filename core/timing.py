@@ -69,6 +69,11 @@ class Timing:
             return 1.0
         lm = self.d.mapping.loop(kl)
         full = self.d.trips(kl)
+        loop = self.d.tree.loops[kl]
+        if not is_tile and loop.static and (profile := self.d.trip_profile(kl)):
+            # unrolled inside a region: as many copies as its longest entry (predicated in the shorter ones); at
+            # its mean trips the copies of `for (j = 0; j < i; j++)` chained 4 adds where the last entry chains 7
+            full = float(max(profile))
         if is_tile:
             return math.ceil(full / lm.tile) if lm.tile else 1.0
         if lm.tile is not None and lm.tile < full:
@@ -78,14 +83,17 @@ class Timing:
     def _site(self, s: Site) -> tuple[float, float, float]:
         d = self.d
         if s.kind == "loop":
-            return (0.0 if (s.in_region or s.free) else 1.0, 0.0, 1.0)
+            if s.in_region or s.free:
+                return (0.0, 0.0, 1.0)
+            # a test the datapath evaluates (a data-dependent bound) takes its schedule, the loop's control cycle
+            # included: 1 cycle per iteration, the rest per evaluation (before hlsim 0.31 it took none: a while
+            # loop whose test loads and divides cost 1 cycle a trip, its if-break twin 13)
+            test = sch.list_schedule(d, _graph(d, s.stmts).nodes).depth if s.stmts else 0
+            return (1.0, float(max(test - 1, 0)), 1.0)
         if s.kind in ("block", "cond"):
             if s.in_region or not s.stmts:
                 return (0.0, 0.0, 1.0)
-            g = sch.GraphBuilder(d)
-            for st in s.stmts:
-                g.add_statement(st)
-            depth = sch.list_schedule(d, g.nodes).depth
+            depth = sch.list_schedule(d, _graph(d, s.stmts).nodes).depth
             self.info[s.id] = {"depth": depth}
             return (float(depth), 0.0, 1.0)
         # regions
@@ -207,6 +215,14 @@ class Timing:
         return (fill + ii, float(ii), latency)
 
 
+def _graph(d: Design, stmts: list) -> sch.GraphBuilder:
+    """The data-flow graph of straight-line statements (a block, a condition, a loop's test)."""
+    g = sch.GraphBuilder(d)
+    for st in stmts:
+        g.add_statement(st)
+    return g
+
+
 def fold_body_schedule(d: Design, band: list[str]) -> sch.Schedule:
     """The innermost body of a band bound to the PE array, scheduled on one PE: its own units, and
     operands arriving over the array's network (no memory ports). Its depth beyond one II is the
@@ -322,7 +338,9 @@ class _Walker:
                 live *= 1.0 - skip
             elif s.kind == "loop":
                 n = self.trips(s)
-                total += live * n * (T[3 * s.id] + self.cost(s.children, weight * live * n))
+                # the test beyond the control cycle, per evaluation: every trip and the exit (as hlsim counts it)
+                total += live * (n * (T[3 * s.id] + self.cost(s.children, weight * live * n))
+                                 + (n + 1.0) * T[3 * s.id + 1])
             elif s.region == "array":
                 total += live * (T[3 * s.id] + (self.steps(s) - 1.0) * T[3 * s.id + 1])
             else:

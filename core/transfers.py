@@ -43,6 +43,9 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
            for k in ("reads", "writes", "read_bits", "write_bits", "need_bits")}
     cycles = np.zeros(B)
+    if nest.trips.size and nest.trips[0] <= 0:  # a nest that never runs touches nothing: no tile moves (it moved one)
+        out["cycles"] = cycles
+        return out
     for arr in nest.arrays:
         if arr.level == 0:
             continue

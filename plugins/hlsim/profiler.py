@@ -100,7 +100,10 @@ from . import bounds, runner
 #       for its condition, and its two sides' accesses do not wait for each other
 # 0.30: only the operator units the design allocates leak (as its area counts them); register-file operands
 #       cost their bits; a PE array's switching follows the input variant's declared range
-VERSION = "0.30"
+# 0.31: a data-dependent loop test takes its schedule each evaluation (it took none outside regions); countdowns
+#       by more than 1 run whole trips; an inner loop of varying trips unrolls to its longest entry in a region;
+#       a pipelined do-while tests after its body; a nest that never runs moves nothing
+VERSION = "0.31"
 
 
 class HlsimProfiler:

@@ -1,0 +1,87 @@
+"""Loop forms hlsim once priced below what they need, against hand counts (an outside probe's designs, hlsim
+0.31 and the analytical model with it). Latencies: add 3, div 7, cmp 2, logic 1, BRAM load 2, store 1; BRAM of
+2 ports per bank; loop control 1 cycle an iteration outside regions."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel_design, profiled_and_estimated
+
+ARCH = """
+architecture:
+  version: 1
+  name: probe-arch
+  clock_mhz: 250
+  technology: 45nm
+  compute:
+    operators:
+      add: {count: 4, bits: 32, numeric: int, latency_cycles: 3}
+      mul: {count: 2, bits: 32, numeric: int, latency_cycles: 5}
+      div: {count: 1, bits: 32, numeric: int, latency_cycles: 7}
+      cmp: {count: 4, bits: 32, numeric: int, latency_cycles: 2}
+      select: {count: 16, bits: 32, numeric: int, latency_cycles: 0}
+      logic: {count: 4, bits: 32, numeric: int, latency_cycles: 1}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 512, bandwidth_bytes_per_cycle: 64, latency_cycles: 60}
+    - {name: BRAM, kind: sram, capacity_kib: 1024, width_bits: 32, banks: 64, ports: 2, latency_cycles: 2,
+       double_buffered: true}
+"""
+ARRAYS = "    x: {shape: [N], dtype: int32, role: in}\n    b: {shape: [N], dtype: int32, role: out}"
+PLACE = "{x: BRAM, b: BRAM}"
+
+
+def _run(write, kernel: str, reference: str, loops: str = "{}", params: str = "{N: 16}", inputs: str = ""):
+    p, e = profiled_and_estimated(kernel_design(write, ARCH, kernel, ARRAYS, reference, loops, PLACE, params=params,
+                                                inputs=inputs))
+    assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"])
+    return p, e
+
+
+def test_a_while_loops_test_takes_its_schedule(write):
+    """`while (k < N && x[k] / 3 > 0) k++;` on x = 9 everywhere: 16 trips and the exit test. The test is load 2
+    + div 7 + cmp 2 + logic 1 = 12 cycles: 12 per trip (its last cycle the loop's control) + the 11 beyond the
+    control on the exit test, + k++ (add 3) per trip: 16 x 15 + 11 = 251. It took no cycles before hlsim 0.31
+    (16 x 4 = 64), where its `if (...) break;` twin took 13 a trip."""
+    kernel = ("    int k = 0;\n    L_w: while (k < N && x[k] / 3 > 0) {\n      k++;\n    }\n"
+              "    L_o: for (int i = 0; i < N; i++) {\n      b[i] = k;\n    }")
+    p, _ = _run(write, kernel, "    b[:] = N", inputs="    arrays:\n      x: {distribution: constant, value: 9}")
+    assert p.counters["iterations.L_w"] == 16
+    assert p.breakdown["compute_cycles.L_w"] == 16 * 15 + 11
+
+
+def test_a_countdown_by_three_runs_whole_trips(write):
+    """`for (i = N - 1; i >= 0; i -= 3)`, N = 10: i = 9, 6, 3, 0, four trips and four elements each way (3.33
+    before: the negative step was not rounded up)."""
+    kernel = "    L_n: for (int i = N - 1; i >= 0; i -= 3) {\n      b[i] = x[i] + 1;\n    }"
+    p, e = _run(write, kernel, "    b[9::-3] = x[9::-3] + 1", params="{N: 10}")
+    assert p.counters["trips.L_n"] == e.breakdown["ops.add"] == 4  # one add a trip
+    assert p.counters["reads.DRAM"] == e.breakdown["reads.DRAM"] == 4
+
+
+def test_an_inner_loop_of_varying_trips_unrolls_to_its_longest_entry(write):
+    """Pipelined L_i over `for (j = 0; j < i; j++) s = s + x[j];`, N = 8: the inner loop runs up to 7 trips, so
+    7 copies: load 2 + a chain of 7 adds (21) + store 1 = depth 24; 7 loads on 2 ports: II 4; 24 + 7 x 4 = 52.
+    At its mean (3.5 -> 4 copies) it was depth 15 and II 2, shorter than the chain of the entry i = 7."""
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      int s = 0;\n      L_j: for (int j = 0; j < i; j++) {\n"
+              "        s = s + x[j];\n      }\n      b[i] = s;\n    }")
+    ref = "    for i in range(N):\n        b[i] = x[:i].sum()"
+    p, _ = _run(write, kernel, ref, loops="{L_i: {pipeline_ii: 1}}", params="{N: 8}")
+    assert (p.breakdown["depth.L_i"], p.breakdown["ii.L_i"], p.breakdown["compute_cycles.L_i"]) == (24, 4, 52)
+
+
+def test_a_pipelined_do_while_tests_after_its_body(write):
+    """`do { k++; } while (k < N && x[k - 1] > 100);` pipelined: the test reads the k the body made: add 3, then
+    load 2 + cmp 2 + logic 1: depth 8 (5 when the test was scheduled first)."""
+    kernel = ("    int k = 0;\n    L_w: do {\n      k++;\n    } while (k < N && x[k - 1] > 100);\n"
+              "    L_o: for (int i = 0; i < N; i++) {\n      b[i] = k;\n    }")
+    p, _ = _run(write, kernel, "    b[:] = 1", loops="{L_w: {pipeline_ii: 1}}",
+                inputs="    arrays:\n      x: {distribution: randint, range: [0, 9]}")
+    assert p.breakdown["depth.L_w"] == 8
+
+
+def test_a_loop_that_never_runs_moves_nothing(write):
+    """Z = 0 trips: no compute, no tile moves (one word each way and two DRAM latencies before)."""
+    kernel = "    L_z: for (int i = 0; i < Z; i++) {\n      b[i] = x[i] + 1;\n    }"
+    p, e = _run(write, kernel, "    pass", params="{N: 16, Z: 0}")
+    assert p.metrics["cycles"] == 0 and p.counters["reads.DRAM"] == p.counters["writes.DRAM"] == 0
+    assert e.breakdown["reads.DRAM"] == 0
