@@ -494,10 +494,12 @@ TEST_MARK = "\x00"  # in a loop head from ``_head``: where ``__cnt[site]++, `` g
 
 
 def _continues(node: c_ast.Node | None) -> bool:
-    """Whether a branch side holds a ``continue`` of its own: directly, or in a block or label of it (not inside
-    a nested ``if``, whose own cond site says so, nor inside a loop, whose ``continue`` is its own)."""
+    """Whether a branch side ends the pass over its block: a ``continue``, ``break`` or ``return`` of its own,
+    directly or in a block or label of it (not inside a nested ``if``, whose own cond site says so, nor inside a
+    loop, whose jumps are its own). What follows in the block runs on the other side's share only (before
+    analytical 0.42 a ``break``'s breaking trip was charged the statements after it)."""
     node = _unlabel(node) if node is not None else None
-    if isinstance(node, c_ast.Continue):
+    if isinstance(node, (c_ast.Continue, c_ast.Break, c_ast.Return)):
         return True
     if isinstance(node, c_ast.Compound):
         return any(_continues(it) for it in node.block_items or [])

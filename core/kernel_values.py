@@ -14,9 +14,15 @@ import ast
 import functools
 import re
 
+from .errors import UserError
 from .expr import ExprError, evaluate
 
 MAX_VALUES = 10_000_000
+
+
+class EndlessLoop(UserError, ValueError):
+    """A loop that never ends at the design's sizes: the user's to fix (exit 2, not an internal error), and a
+    ValueError to the callers that already fall back on one."""
 
 
 def values(loop, names: dict[str, float]) -> range | list[int]:
@@ -29,7 +35,7 @@ def values(loop, names: dict[str, float]) -> range | list[int]:
     step = loop.step if loop.step_text is None else int(eval_c(loop.step_text, names))
     if loop.step_op == "+" and not loop.cond_op:
         if step == 0:
-            raise ValueError(f"loop {loop.label} steps by 0")
+            raise EndlessLoop(f"loop {loop.label} (line {loop.line}) steps by 0")
         return range(lo, hi, step)
     out: list[int] = []
     v = lo
@@ -37,10 +43,11 @@ def values(loop, names: dict[str, float]) -> range | list[int]:
     while (v != hi) if loop.cond_op == "!=" else (v < hi if up else v > hi):
         out.append(v)
         if len(out) > MAX_VALUES:
-            raise ValueError(f"loop {loop.label} does not reach its bound")
+            raise EndlessLoop(f"loop {loop.label} (line {loop.line}) does not reach its bound at these sizes "
+                              f"(its variable steps past {hi}: a `!=` test needs a step that lands on it)")
         nv = step_value(loop.step_op, v, step)
         if nv == v:
-            raise ValueError(f"loop {loop.label} does not reach its bound (stuck at {v})")
+            raise EndlessLoop(f"loop {loop.label} (line {loop.line}) does not reach its bound (stuck at {v})")
         v = nv
     return out
 

@@ -88,7 +88,9 @@ class Timing:
             # a test the datapath evaluates (a data-dependent bound) takes its schedule, the loop's control cycle
             # included: 1 cycle per iteration, the rest per evaluation (before hlsim 0.31 it took none: a while
             # loop whose test loads and divides cost 1 cycle a trip, its if-break twin 13)
-            test = sch.list_schedule(d, _graph(d, s.stmts).nodes).depth if s.stmts else 0
+            # (a counter's test, `j < N` of a for loop left by break, is the control's own: free)
+            data = [st for st in s.stmts if st.accesses or st.reads_locals]
+            test = sch.list_schedule(d, _graph(d, data).nodes).depth if data else 0
             return (1.0, float(max(test - 1, 0)), 1.0)
         if s.kind in ("block", "cond"):
             if s.in_region or not s.stmts:

@@ -85,3 +85,23 @@ def test_a_loop_that_never_runs_moves_nothing(write):
     p, e = _run(write, kernel, "    pass", params="{N: 16, Z: 0}")
     assert p.metrics["cycles"] == 0 and p.counters["reads.DRAM"] == p.counters["writes.DRAM"] == 0
     assert e.breakdown["reads.DRAM"] == 0
+
+
+def test_statements_after_a_break_are_not_charged_on_the_breaking_trip(write):
+    """`for (j...) { if (x[j] > 5) break; c = c + 1; }` with x = 0..15: six trips pass the add (3 cycles), the
+    seventh breaks before it. The analytical model charged the add on the breaking trip too (analytical 0.42),
+    3 cycles above hlsim's count; the loop's `j < N` is its counter's test, free."""
+    kernel = ("    int c = 0;\n    L_j: for (int j = 0; j < N; j++) {\n      if (x[j] > 5) break;\n      c = c + 1;\n"
+              "    }\n    L_o: for (int i = 0; i < N; i++) {\n      b[i] = c;\n    }")
+    p, e = _run(write, kernel, "    b[:] = 6", inputs="    arrays:\n      x: {distribution: arange}")
+    assert p.counters["iterations.L_j"] == 7
+    assert e.breakdown["compute_cycles.L_j"] == p.breakdown["compute_cycles.L_j"]
+
+
+def test_a_not_equal_loop_that_steps_past_its_bound_is_the_users_error(write):
+    """`for (i = 0; i != N; i += 3)` with N = 10 never ends: an error naming the loop and its line (exit 2), not
+    an internal error (exit 1, as an outside probe saw)."""
+    from llmulator.errors import UserError
+    kernel = "    L_ne: for (int i = 0; i != N; i += 3) {\n      b[i] = x[i];\n    }"
+    with pytest.raises(UserError, match="L_ne .line .*does not reach its bound"):
+        _run(write, kernel, "    pass", params="{N: 10}")

@@ -103,7 +103,8 @@ from . import bounds, runner
 # 0.31: a data-dependent loop test takes its schedule each evaluation (it took none outside regions); countdowns
 #       by more than 1 run whole trips; an inner loop of varying trips unrolls to its longest entry in a region;
 #       a pipelined do-while tests after its body; a nest that never runs moves nothing
-VERSION = "0.31"
+# 0.32: a counter's test (`j < N` of a for loop left by break) stays free: only a test that reads data is timed
+VERSION = "0.32"
 
 
 class HlsimProfiler:
