@@ -116,6 +116,7 @@ class OpNode:
     reads: tuple[str, ...] = ()  # locals this operation takes as operands (registers: no node of their own)
     acc: int = -1  # a mac's accumulated operand, when it is a node (a load); its locals are in ``reads``
     access: Access | None = None  # a load's or store's element (workload arrays and arrays declared in the kernel)
+    factors: tuple[tuple[int, ...], tuple[str, ...]] = ((), ())  # a mac's product operands: nodes, locals
 
 
 @attrs.define

@@ -265,6 +265,10 @@ class _Builder:
             cur = self.lhs_read(e.lvalue)
             r = self.add("mac", [a, b, cur], fl=is_float(rhs, self.ctx))
             self.dag[r].acc = cur if cur >= 0 else -1
+            # what the product waits for, apart from the accumulator (a mac split into a mul and an add: the mul
+            # waits for these, the add for the accumulator too; `a[i] += a[i] * c` shares one load between them)
+            self.dag[r].factors = (tuple(x for x in (a, b) if x >= 0),
+                                   tuple(dict.fromkeys(self.local_refs[-2 - x] for x in (a, b) if x <= -2)))
         else:
             r = self.visit(rhs)
             if e.op != "=":

@@ -180,10 +180,13 @@ class GraphBuilder:
                 i = self._append(Node("store", 1, deps + self.guards, self._resource(n.array, key)))
                 self.stores[n.array].append((key, i, _text(acc)))
             elif n.op == "mac" and unfused:
-                # the product does not wait for the accumulator; the add does
+                # the product waits for its own operands, nodes and locals (before hlsim 0.33 for its nodes only:
+                # `s = s + s * x` had no multiply on its recurrence), not for the accumulator; the add does
                 acc = [idx[n.acc]] if n.acc >= 0 else []
-                operands = [idx[k] for k in n.deps if k != n.acc]
-                mul = self._append(Node("mul", op_latency(d, "mul"), operands, "op:mul"))
+                nodes, locs = n.factors
+                mul = self._append(Node("mul", op_latency(d, "mul"), [idx[k] for k in nodes] + self._local_deps(locs),
+                                        "op:mul"))
+                self._note_live_in(locs, mul)
                 i = self._append(Node("add", op_latency(d, "add"), [mul] + acc + self._local_deps(n.reads),
                                       "op:add"))
             else:

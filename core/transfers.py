@@ -43,11 +43,11 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
            for k in ("reads", "writes", "read_bits", "write_bits", "need_bits")}
     cycles = np.zeros(B)
-    if nest.trips.size and nest.trips[0] <= 0:  # a nest that never runs touches nothing: no tile moves (it moved one)
-        out["cycles"] = cycles
-        return out
+    # a nest whose loop never runs moves only what its head reads (a while's test, a for head's initialiser: run
+    # once); before hlsim 0.31 a tile of every array moved, and in 0.31 none, the test's element included
+    head_reads = _head_reads(nest.top) if nest.trips.size and nest.trips[0] <= 0 else None
     for arr in nest.arrays:
-        if arr.level == 0:
+        if arr.level == 0 or (head_reads is not None and arr.name not in head_reads):
             continue
         # the tile comes from (and goes back to) the nearest outer level that holds the array: with one
         # placement per array that is the backing store, the outermost level; the levels in between
@@ -70,7 +70,7 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
             words_in = loads * fp
         elif arr.read_here and arr.written_here:  # an output no one wrote yet: only its partial sums come back
             words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
-        if arr.written_here:
+        if arr.written_here and head_reads is None:
             words_out = loads * fp
         if arr.role == "temp" and float(np.prod(arr.shape)) * arr.bits <= level.capacity_bits:
             words_in = words_out = np.zeros(B)  # scratch that fits its level lives there: nothing outside holds it
@@ -85,6 +85,13 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
             out[f"write_bits.{lv}"] += w * arr.bits
     out["cycles"] = cycles
     return out
+
+
+def _head_reads(top: Loop) -> set[str]:
+    """Arrays the head of a loop reads when it runs no trip: its data test (once) and its initialisers."""
+    stmts = list(top.init_stmts) + ([top.cond_stmt] if top.cond_stmt is not None and (
+        top.data_dependent or top.is_while) else [])
+    return {a.array for st in stmts for a in st.accesses if a.is_read}
 
 
 def statement_transfers(d: Design, stmts: list) -> tuple[float, dict[str, tuple[float, float, float, float]]]:

@@ -105,3 +105,14 @@ def test_a_not_equal_loop_that_steps_past_its_bound_is_the_users_error(write):
     kernel = "    L_ne: for (int i = 0; i != N; i += 3) {\n      b[i] = x[i];\n    }"
     with pytest.raises(UserError, match="L_ne .line .*does not reach its bound"):
         _run(write, kernel, "    pass", params="{N: 10}")
+
+
+def test_a_while_that_runs_no_trip_still_reads_what_its_test_reads(write):
+    """`while (k < N && x[k] > 100)` on x in 0..9: no trip, but the test reads x[0] once: x's words come from DRAM
+    (hlsim 0.31 moved nothing, fewer words than the one element read); nothing is written back."""
+    kernel = ("    int k = 0;\n    L_w: while (k < N && x[k] > 100) {\n      k++;\n    }\n"
+              "    L_o: for (int i = 0; i < N; i++) {\n      b[i] = k;\n    }")
+    p, _ = _run(write, kernel, "    b[:] = 0", inputs="    arrays:\n      x: {distribution: randint, range: [0, 9]}")
+    assert p.counters["iterations.L_w"] == 0
+    assert p.breakdown["transfer_cycles.L_w"] > 0  # x's tile (the index is data: all of x) comes in
+    assert p.counters["reads.DRAM"] >= 1 and p.counters["writes.DRAM"] == 16  # b, by L_o; L_w writes nothing

@@ -95,3 +95,17 @@ def test_a_branch_condition_is_on_the_chain_of_what_it_decides(write, body, ii):
            "        else:\n            a[i] = x[i] if a[i - 1] > 0.5 else np.float32(1 - x[i])\n    y[0] = p")
     ref = ref.replace("K", repr(body))
     assert _ii(write, body, ref, pre=pre, post="    y[0] = p;") == ii
+
+
+def test_a_split_multiply_accumulate_waits_for_its_own_operands(write):
+    """No mac unit for fp32 here: `s = s + s * x[i]` is a mul and an add, and the mul reads s too, so s's cycle
+    is mul 3 + add 4 = II 7 (it was the add alone, 4: the product did not wait for a local factor). And
+    `a[i] = a[i] * 0.5f + a[i]` loads a[i] once for both: load 1 + mul 3 + add 4 + store 1 = depth 9 (7 when the
+    shared load was taken for the accumulator alone and the product started at once)."""
+    pre, post = "    float s = 1.0f;\n", "    y[0] = s;"
+    ref = "    s = np.float32(1)\n    for i in range(3, N):\n        s = np.float32(s + s * x[i])\n    y[0] = s"
+    assert _ii(write, "      s = s + s * x[i];", ref, pre=pre, post=post) == 7
+    kernel = "    L_i: for (int i = 3; i < N; i++) {\n      a[i] = a[i] * 0.5f + a[i];\n    }\n"
+    ref = "    a[3:] = a[3:] * np.float32(0.5) + a[3:]"
+    p, _ = profiled_and_estimated(kernel_design(write, ARCH, kernel, ARRAYS, ref, "{L_i: {pipeline_ii: 1}}", PLACE))
+    assert p.breakdown["depth.L_i"] == 9

@@ -81,9 +81,9 @@ from . import model
 #       lengths: `while (i < N && a[i] == c)` inside `while (i < N)` asked for a hint); `for (;;)` left by break
 #       runs on the draws as its `while` form does
 # 0.38: transfers by what a nest does, for-head loads and triangular spans as hlsim 0.27
-# 0.39-0.43: as hlsim 0.28-0.32 (element reuse, partial writes, recurrences, leakage, operand bits, variant
-#       ranges, loop tests, countdowns, unrolled varying loops); earlier_writes; a break ends its pass
-VERSION = "0.43"
+# 0.39-0.44: as hlsim 0.28-0.33 (element reuse, partial writes, recurrences, split macs, leakage, operand bits,
+#       variant ranges, loop tests, countdowns, unrolled varying loops); earlier_writes; a break ends its pass
+VERSION = "0.44"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -104,7 +104,9 @@ from . import bounds, runner
 #       by more than 1 run whole trips; an inner loop of varying trips unrolls to its longest entry in a region;
 #       a pipelined do-while tests after its body; a nest that never runs moves nothing
 # 0.32: a counter's test (`j < N` of a for loop left by break) stays free: only a test that reads data is timed
-VERSION = "0.32"
+# 0.33: a mac split into a mul and an add: the mul waits for its own local and shared-load operands (`s = s + s*x`
+#       had no multiply on its recurrence); a loop that runs no trip moves what its head reads
+VERSION = "0.33"
 
 
 class HlsimProfiler:
