@@ -389,3 +389,25 @@ def test_a_local_array_without_a_fixed_size_is_refused(tmp_path, capsys, decl):
     assert main(["validate", str(_copy_workload(tmp_path, kernel))]) == 2
     err = capsys.readouterr().err
     assert "local array 't' has no size fixed before the run" in err and "w.yaml:" in err, err
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the io_uring_setup number below is x86-64's")
+def test_io_uring_is_denied():
+    """io_uring can open sockets and files without the calls the filter denies (an outside review reached
+    io_uring_setup: EFAULT, not EPERM): it is denied outright."""
+    code = ("import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(425, 1, None)\n"
+            "y = np.array([r, ctypes.get_errno()])")
+    got = _ref(code)["y"]
+    assert got[0] == -1 and got[1] == 1  # EPERM
+
+
+@pytest.mark.parametrize("name", ["stderr", "argv", "calloc", "int"])
+def test_a_name_the_generated_program_uses_is_refused_at_validate(tmp_path, capsys, name):
+    """An array named like the harness's own identifiers validated and then failed to compile in profile with
+    gcc's errors on generated code (an outside review): validate refuses it at its line."""
+    w = _copy_workload(tmp_path, "L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
+    w.write_text(w.read_text().replace("y:", f"{name}:").replace("y[i]", f"{name}[i]").replace("y[:]", f"{name}[:]"))
+    assert main(["validate", str(w)]) == 2
+    err = capsys.readouterr().err
+    assert f"invalid name '{name}'" in err and "w.yaml:" in err, err
