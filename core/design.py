@@ -111,6 +111,13 @@ class Design:
                     cache[label] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
         return cache[label]
 
+    def longest_trips(self, label: str) -> float | None:
+        """The most trips an entry of a static loop runs (its trip profile's maximum: a triangular loop's last
+        entry), or None without a profile: what a region unrolls the loop to, what the unroll check allows, and
+        what a tile of an array it indexes spans."""
+        profile = self.trip_profile(label) if self.tree.loops[label].static else None
+        return float(max(profile)) if profile else None
+
     def return_share(self, label: str) -> float:
         """The share of the kernel's runs that a ``return`` inside the top-level loop ``label`` ends (0 for a
         loop without one, or where the declared inputs cannot say: ``input_trips.input_return_share``); what

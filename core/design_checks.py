@@ -109,8 +109,9 @@ def _check_loop(d: Design, label: str, lm, spatial_use: dict[str, float]) -> lis
         diags.extend(_check_spatial(d, label, loop, lm, spatial_use))
     if lm.unroll and not (loop.data_dependent or loop.is_while):
         try:
-            pt = d.tile(label)  # a loop whose trips vary unrolls to its longest entry (not its mean)
-            pt = max([pt] + ([float(max(prof))] if lm.tile is None and (prof := d.trip_profile(label)) else []))
+            pt = d.tile(label)
+            if lm.tile is None and (most := d.longest_trips(label)) is not None:
+                pt = max(pt, most)  # a loop whose trips vary unrolls to its longest entry (not its mean)
             if lm.unroll > pt:
                 diags.append(_mdiag(m, ("loops", label, "unroll"), f"unroll factor {lm.unroll} exceeds "
                                     f"the {pt:g} iterations of loop {label}", f"at most {pt:g}"))

@@ -202,7 +202,7 @@ class _Builder:
             raise self.error(f"unsupported operator '{e.op}'")
         if self.addr_mode:
             return self.pick(a, b)
-        if _folded(e, self.ctx.params):
+        if folded(e, self.ctx.params):
             return -1  # `H - 1`, `N / 2`: a constant the compiler folds, no operation
         self.count(cls)
         return self.add(cls, [a, b], fl=is_float(e, self.ctx))
@@ -220,7 +220,7 @@ class _Builder:
         if e.op == "sizeof":
             return -1
         a = self.visit(e.expr)
-        if e.op in ("-", "~") and _folded(e.expr, self.ctx.params):
+        if e.op in ("-", "~") and folded(e.expr, self.ctx.params):
             return a  # `-1`, `-N`: a constant the compiler folds, no operation
         if e.op == "-":
             self.count("add")
@@ -359,15 +359,15 @@ def _is_product(e: c_ast.Node) -> bool:
     return isinstance(e, c_ast.BinaryOp) and e.op == "*"
 
 
-def _folded(e: c_ast.Node, params: set[str]) -> bool:
+def folded(e: c_ast.Node, params: set[str]) -> bool:
     """A literal, a parameter, or an expression of them (no call, no side effect): a constant at compile time,
     which an HLS tool folds (the rendered C defines the parameters)."""
     if isinstance(e, c_ast.Constant) or (isinstance(e, c_ast.ID) and e.name in params):
         return True
     if isinstance(e, c_ast.UnaryOp):
-        return e.op in ("-", "+", "~", "!") and _folded(e.expr, params)
+        return e.op in ("-", "+", "~", "!") and folded(e.expr, params)
     if isinstance(e, c_ast.BinaryOp):
-        return _folded(e.left, params) and _folded(e.right, params)
+        return folded(e.left, params) and folded(e.right, params)
     if isinstance(e, c_ast.Cast):
-        return _folded(e.expr, params)
+        return folded(e.expr, params)
     return False

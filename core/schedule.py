@@ -38,7 +38,6 @@ from .costs import level_latency, memory_resource, op_latency, resource_cap
 from .design import Design
 from .expr import ExprError, evaluate
 from .kernel import Loop, Statement
-from .recurrence import recurrence_mii  # noqa: F401  (the schedule's RecMII, ``llmulator.recurrence``)
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
 

@@ -21,6 +21,7 @@ from . import schedule as sch
 from .costs import combining_latency, resource_cap
 from .design import Design
 from .instrument import Instrumented, Site
+from .recurrence import recurrence_mii
 
 
 def model_nodes(design: Design, model: list, trips) -> int:
@@ -69,11 +70,10 @@ class Timing:
             return 1.0
         lm = self.d.mapping.loop(kl)
         full = self.d.trips(kl)
-        loop = self.d.tree.loops[kl]
-        if not is_tile and loop.static and (profile := self.d.trip_profile(kl)):
+        if not is_tile and (most := self.d.longest_trips(kl)) is not None:
             # unrolled inside a region: as many copies as its longest entry (predicated in the shorter ones); at
             # its mean trips the copies of `for (j = 0; j < i; j++)` chained 4 adds where the last entry chains 7
-            full = float(max(profile))
+            full = most
         if is_tile:
             return math.ceil(full / lm.tile) if lm.tile else 1.0
         if lm.tile is not None and lm.tile < full:
@@ -129,7 +129,7 @@ class Timing:
             if loop.var is not None:
                 g.env[loop.var] = 0
             g.add_model(body, lambda kl, is_tile: 1.0)
-            return self._bound(body, copies, g), sch.recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
+            return self._bound(body, copies, g), recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
         tree = copies > 1 and d.mapping.loop(loop.label).reduction == "tree"
         for k in range(copies):
             if loop.var is not None:
@@ -137,7 +137,7 @@ class Timing:
             if tree:
                 g.copy_suffix = f"#{k}"
             g.add_model(body, self.trips)
-        rec = sch.recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
+        rec = recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
         sched = sch.list_schedule(d, g.nodes)
         if tree:  # the copies' partial results meet in a tree of combining operations on exit
             accs = [st for st in model_statements(body, []) if st.writes_local and st.writes_local in st.reads_locals]

@@ -87,8 +87,8 @@ def nest_of(design: Design, top: Loop) -> Nest:
         outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
         if lp.data_dependent and not lp.is_while and lp.var:
             segments[i] = (outer, trips[i])
-        elif outer and lp.static and (profile := design.trip_profile(lp.label)):
-            spans[i] = (outer, float(max(profile)))
+        elif outer and (most := design.longest_trips(lp.label)) is not None:
+            spans[i] = (outer, most)
     arrays = [_array_use(design, name, u, len(loops), var_index, segments) for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}

@@ -206,9 +206,11 @@ def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dt
             scalars, sites = _counters(sandbox.child_file(t, "counters.txt", 256 << 20).decode())
             outs = {}
             for name, (dtype, shape) in outputs.items():
-                size = int(np.dtype(dtype).itemsize * int(np.prod(shape, dtype=np.int64)))
-                data = sandbox.child_file(t, f"{name}.out", size)
-                outs[name] = np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+                count = int(np.prod(shape, dtype=np.int64))
+                with sandbox.open_child(t, f"{name}.out") as f:
+                    if os.fstat(f.fileno()).st_size != count * np.dtype(dtype).itemsize:
+                        raise ValueError(f"{name}.out is not the {count:,} elements of {name}")
+                    outs[name] = np.fromfile(f, dtype=dtype, count=count).reshape(shape)  # one copy, in place
         except (OSError, ValueError, IndexError) as e:
             raise UserError(f"hlsim: the run left counters or outputs that cannot be read ({e}); the kernel "
                             "wrote over the simulator's own state") from None
