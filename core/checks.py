@@ -66,6 +66,13 @@ def unachievable_ii(d: Design) -> list[Diagnostic]:
     out = []
     for note in timing.notes:
         label = note.split(":", 1)[0]
+        if "output-stationary folds drain" in note:  # the PE's registers, not an II (an outside probe)
+            out.append(attrs.evolve(_mdiag(d.mapping, ("loops", label), note.split(": ", 1)[1],
+                                    "a PE register level (kind regfile, named PE_REG) that says what a PE holds",
+                                    "declare PE_REG with room for one accumulator and the operands to price the "
+                                    "drain as the rtl profiler builds it; without one a second accumulator is "
+                                    "assumed", key=True), severity="warning"))
+            continue
         out.append(attrs.evolve(_mdiag(d.mapping, ("loops", label, "pipeline_ii"), note.split(": ", 1)[1],
                                 "an II the loop's dependences, operator units and memory ports allow",
                                 "raise pipeline_ii, or remove the dependence (e.g. accumulate into "
@@ -214,4 +221,21 @@ def design_warnings(d: Design) -> list[Diagnostic]:
     """Every warning ``validate`` prints for a whole design."""
     return (missing_hints(d.workload, d.tree, d.hints, d) + unachievable_ii(d) + float_on_int_units(d)
             + operands_wider_than_units(d) + idle_tree_reductions(d) + partitions_beyond_banks(d)
-            + guessed_branches(d))
+            + guessed_branches(d) + macs_short_of_pes(d))
+
+
+def macs_short_of_pes(d: Design) -> list[Diagnostic]:
+    """A PE array with fewer ``mac`` units than PEs, in a design that maps loops onto it: hlsim and the static
+    estimators share the units among the PEs (a step takes more cycles), the rtl profiler builds one MAC per PE
+    (an outside probe: 8 macs on a 4x4 array, hlsim 48 cycles, the RTL 39, and nothing said so)."""
+    pe, mac = d.arch.pe_array, d.arch.operators.get("mac")
+    if pe is None or mac is None or mac.count >= pe.size or not any(lm.spatial for lm in d.mapping.loops.values()):
+        return []
+    from .yamlsrc import SourceMap
+    smap = d.arch.source_map or SourceMap("<architecture>")
+    return [attrs.evolve(smap.diag(
+        ("architecture", "compute", "operators", "mac", "count"),
+        f"the {pe.rows}x{pe.cols} PE array has {pe.size} PEs and the architecture {mac.count} mac units: hlsim and "
+        "the estimators share the units among the PEs (each step takes more cycles), the rtl profiler builds one "
+        "MAC per PE", f"mac count {pe.size} (one per PE)", "set compute.operators.mac.count to rows x cols"),
+        severity="warning")]

@@ -48,8 +48,13 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
         total += e
     rf = [i for i, lv in enumerate(arch.memory) if lv.kind == "regfile"]
     for i, lv in enumerate(arch.memory):
-        e = (traffic[f"read_bits.{lv.name}"] * lv.read_energy_pj
-             + traffic[f"write_bits.{lv.name}"] * lv.write_energy_pj) / lv.width_bits
+        rb, wb = traffic[f"read_bits.{lv.name}"], traffic[f"write_bits.{lv.name}"]
+        e = (rb * lv.read_energy_pj + wb * lv.write_energy_pj) / lv.width_bits
+        pad = traffic.get(f"pad_bits.{lv.name}")
+        if pad is not None:  # the rest of the whole words the accesses take, at their mix of reads and writes
+            mix = np.where(rb + wb > 0, (rb * lv.read_energy_pj + wb * lv.write_energy_pj) / np.maximum(rb + wb, 1e-30),
+                           (lv.read_energy_pj + lv.write_energy_pj) / 2)
+            e = e + pad * mix / lv.width_bits
         if datapath is not None and rf and i == rf[-1] and not (pc is not None and pc.regfile == lv.name
                                                                   and pc.regfile_energy):
             # operands of every operation pass through the PE register file

@@ -3,9 +3,8 @@
 The tree gives what every estimator, the renderer and the profiler need: labelled loops with bounds
 (static, or data-dependent and marked so), their nesting, the statements of each body with the operations
 they perform (by operator class) and the array accesses with affine index forms where the index is affine,
-branches with their conditions (data-dependent ones marked).
-
-Positions in the kernel map back to lines of the workload YAML file (errors are reported where written).
+branches with their conditions (data-dependent ones marked). Positions in the kernel map back to lines of
+the workload YAML file (errors are reported where written).
 
 This module holds the tree's records and ``analyze``; the reading is split by job: ``kernel_parse`` (the C
 body -> the tree: statements, branches, loops), ``kernel_heads`` (a ``for`` head -> a counted or a dynamic loop),
@@ -73,7 +72,6 @@ def strip_comments(text: str) -> str:
 @attrs.define
 class Affine:
     """index = const + sum(coef[v] * v) over loop variables; const may be symbolic (text)."""
-
     coefs: dict[str, int]
     const: str
 
@@ -133,6 +131,7 @@ class Statement:
     reads_locals: set[str] = attrs.field(factory=set)  # local variables it reads
     kind: str = "stmt"  # node kind, for walking a tree: "stmt", "loop" or "branch"
     copies: str | None = None  # `x = y` of two locals: x takes y's value (no operation)
+    reused: tuple[int, ...] = ()  # its reads an earlier statement of its run loaded (load_reuse.mark)
 
 
 @attrs.define
@@ -175,6 +174,7 @@ class Loop:
     cond_op: str = ""  # "!=" for a loop that runs until its variable equals the bound; else by step sign
     simple: bool = True  # ``for (v = LO; v < HI; v += CONST)``: the form tiling and fusing rewrite
     dynamic_reason: str | None = None  # why the trip count is not known before the run
+    induction: tuple[str, int] | None = None  # a while loop's counter local and its step (kernel_heads.while_counter)
 
     @property
     def static(self) -> bool:

@@ -146,3 +146,63 @@ def enter(node, ctx: Ctx, label: str, var: str | None) -> set[str]:
         if n in carried:
             ctx.values.data.add(n)
     return changing
+
+
+def while_counter(node, before: lf.Values, loop_vars: list[str]) -> tuple[str, int] | None:
+    """A ``while``/``do``-``while`` loop's counter: the one local its body steps by a constant exactly once, at
+    the body's top level (``k++;``, ``k -= 2;``), that nothing else in the loop assigns, and that holds a fixed
+    start at the head (an expression over parameters and scalars, not data, not an enclosing loop's
+    variable): (name, step). The elements it indexes over an entry are then a run of trips x step, as a
+    counted loop's are (a tile follows the trips that ran instead of the whole array)."""
+    items = (node.stmt.block_items or []) if isinstance(node.stmt, c_ast.Compound) else [node.stmt]
+    steps: dict[str, int] = {}
+    for it in items:
+        got = _step_of(it)
+        if got is not None:
+            steps[got[0]] = got[1] if got[0] not in steps else 0  # stepped twice: not a counter
+    found = [(k, s) for k, s in steps.items() if s and _assignments(node, k) == 1]
+    if len(found) != 1:
+        return None
+    name, step = found[0]
+    start = before.static.get(name)
+    if start is None or name in before.data or lf.ids(start) & set(loop_vars):
+        return None
+    return name, step
+
+
+def _step_of(it) -> tuple[str, int] | None:
+    if isinstance(it, c_ast.UnaryOp) and it.op in ("p++", "++", "p--", "--") and isinstance(it.expr, c_ast.ID):
+        return it.expr.name, 1 if "++" in it.op else -1
+    if isinstance(it, c_ast.Assignment) and it.op in ("+=", "-=") and isinstance(it.lvalue, c_ast.ID) and \
+            isinstance(it.rvalue, c_ast.Constant) and it.rvalue.type == "int":
+        try:
+            c = int(it.rvalue.value.rstrip("uUlL"), 0)
+        except ValueError:
+            return None
+        return it.lvalue.name, c if it.op == "+=" else -c
+    return None
+
+
+def _assignments(node, name: str) -> int:
+    """How many times the loop's body and condition assign ``name`` (as written, not as run)."""
+    count = 0
+
+    class V(c_ast.NodeVisitor):
+        def visit_Assignment(self, n):
+            nonlocal count
+            count += isinstance(n.lvalue, c_ast.ID) and n.lvalue.name == name
+            self.generic_visit(n)
+
+        def visit_UnaryOp(self, n):
+            nonlocal count
+            count += n.op in ("p++", "++", "p--", "--") and isinstance(n.expr, c_ast.ID) and n.expr.name == name
+            self.generic_visit(n)
+
+        def visit_Decl(self, n):
+            nonlocal count
+            count += 2 * (n.name == name)  # a local of the same name declared inside: not one counter
+            self.generic_visit(n)
+    for part in (node.stmt, node.cond):
+        if part is not None:
+            V().visit(part)
+    return count

@@ -13,12 +13,13 @@ from collections import Counter
 
 from pycparser import c_ast, c_parser
 
+from . import load_reuse
 from . import loopforms as lf
 from .c_switch import lower_switches
 from .errors import Diagnostic, SpecError
 from .kernel import _GEN, _PRELUDE, C_TYPES, FUNC_CLASSES, Branch, Loop, LoopTree, Node, Statement, strip_comments
 from .kernel_expr import Ctx, expr_stmt, folded
-from .kernel_heads import enter, for_head
+from .kernel_heads import enter, for_head, while_counter
 
 _CACHE: dict[tuple, LoopTree] = {}
 _CACHE_SIZE = 512
@@ -177,6 +178,8 @@ def _block(items: list[c_ast.Node], ctx: Ctx, parent: Loop | None, label: str | 
     out: list[Node] = []
     for it in items:
         out.extend(_stmt(it, ctx, parent))
+    if parent is not None:  # (outside every loop each statement is a nest of its own)
+        load_reuse.mark(out)
     return out
 
 
@@ -271,6 +274,7 @@ def _loop(node, ctx: Ctx, parent: Loop | None, label: str | None) -> Loop:
         loop, changing = for_head(node, ctx, parent, label, line)
         loop.init_stmts = [st for st in heads if st.accesses]
     else:
+        before = ctx.values.copy()
         changing = enter(node, ctx, label, None)
         loop = Loop(label, None, "0", "0", 1, line, True, (), parent=parent, is_while=True, simple=False,
                     do_while=isinstance(node, c_ast.DoWhile),
@@ -284,6 +288,8 @@ def _loop(node, ctx: Ctx, parent: Loop | None, label: str | None) -> Loop:
         loop.cond_stmt = expr_stmt(node.cond, ctx, None)
     ctx.loops[label] = loop
     loop.body = _stmt(node.stmt, ctx, loop) if node.stmt is not None else []
+    if not isinstance(node, c_ast.For) and node.stmt is not None:
+        loop.induction = while_counter(node, before, ctx.loop_vars)
     if loop.var:
         ctx.loop_vars.pop()
         ctx.values.static[loop.var] = None  # after the loop: its exit value

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from .schedule import Carried, Node
+    from .list_schedule import Node
+    from .schedule import Carried
 
 
 def recurrence_mii(nodes: list[Node], carried: list[Carried]) -> tuple[int, str]:

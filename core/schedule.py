@@ -1,5 +1,6 @@
-"""Static scheduling of loop bodies: resource-constrained list scheduling, shared by hlsim and the
-analytical estimator (one implementation, so the two cannot drift apart).
+"""Static scheduling of loop bodies: the data-flow graph of one body, which ``llmulator.list_schedule``
+list-schedules; shared by hlsim and the analytical estimator (one implementation, so the two cannot drift
+apart).
 
 A body (the statements of one loop iteration, with inner loops of a
 pipelined loop fully unrolled and the body replicated ``unroll`` times) is
@@ -30,25 +31,18 @@ speculated past their condition). See docs/timing-model.md.
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 
 import attrs
 
-from .costs import level_latency, memory_resource, op_latency, resource_cap
+from .costs import level_latency, memory_resource, op_latency
 from .design import Design
+from .exclusive_ports import share_ports
 from .expr import ExprError, evaluate
 from .kernel import Loop, Statement
+from .list_schedule import Node
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
-
-
-@attrs.define
-class Node:
-    op: str  # operator class, 'load', 'store'
-    latency: int
-    deps: list[int]
-    resource: str | None  # 'op:<class>' or 'mem:<array>[#bank]' or 'mem:@<dram level>' or None (free)
-    prio: int = 0
 
 
 @attrs.define
@@ -60,14 +54,6 @@ class Carried:
     dst: int
     distance: int
     what: str
-
-
-@attrs.define
-class Schedule:
-    depth: int
-    uses: Counter  # resource -> issues in the body
-    peak: Counter  # resource -> most issues in one cycle (units needed without sharing over time)
-    nodes: int
 
 
 class GraphBuilder:
@@ -82,16 +68,18 @@ class GraphBuilder:
         self.nodes: list[Node] = []
         self.local_def: dict[str, int] = {}  # local -> node producing its value
         self.port_free = False  # accesses inside PE-array loops reach the PEs through the array's operand network
-        self.env: dict[str, int] = {}  # variable of an unrolled loop -> offset of the copy being built
+        self.env: dict[str, int | None] = {}  # variable of an unrolled loop -> offset of the copy being built
         self.stores: dict[str, list[tuple]] = defaultdict(list)  # array -> [(address key, node, text)]
         self.loads: dict[str, list[tuple]] = defaultdict(list)
         self.var = carried_loop.var if carried_loop is not None else None
+        self.loop = carried_loop
         self.pipelined = carried_loop is not None  # a while loop's too: no variable, but iterations all the same
         self.guards: list[int] = []  # the conditions of the branches whose side is being built (stores wait)
         self.advance = copies * (carried_loop.step if carried_loop is not None else 1)
         self.live_in: dict[str, list[int]] = defaultdict(list)  # local read before the body writes it -> readers
         self.copy_suffix = ""  # set per unrolled copy under a tree reduction (each copy its own partial)
         self.alias: dict[str, str] = {}  # local -> the live-in local it copies (x = y before y is written)
+        self.loaded: dict[tuple, int] = {}  # (array, address key) -> the load node a later statement may reuse
 
     def _append(self, node: Node) -> int:
         self.nodes.append(node)
@@ -107,8 +95,10 @@ class GraphBuilder:
     def _key(self, acc) -> tuple | None:
         """Address of an access within the body: per dimension the symbolic part (variables that are
         not unrolled), the constant (a number where the sizes fix it), the offset of this copy, and the
-        coefficient of the pipelined loop's variable; None if not affine."""
-        if acc is None or acc.indirect:
+        coefficient of the pipelined loop's variable; None if not affine, or indexed by the copies of a geometric
+        loop (``i *= 2``: its copies i, 2i, ... are not at offsets; hlsim 0.33 banked them as i, i + 1)."""
+        if acc is None or acc.indirect or any(c and v in self.env and self.env[v] is None
+                                              for a in acc.affine for v, c in a.coefs.items()):
             return None
         key = []
         for a in acc.affine:
@@ -138,9 +128,28 @@ class GraphBuilder:
             return None
         p = self.d.mapping.partition.get(array)
         value = None
+        # the symbolic part is taken as bank-aligned (the offsets then place a cyclic partition's accesses
+        # exactly against each other); a block's bank is fixed only where one block holds the element of every
+        # iteration of the pipelined loop (a[i - 1] and a[i] share a block but at its edge: no fixed bank)
         if p is not None and key is not None and p.dim - 1 < len(key) and isinstance(key[p.dim - 1][1], int):
-            value = key[p.dim - 1][1] + key[p.dim - 1][2]  # the symbolic part is taken as bank-aligned
+            sym, const, num, cv = key[p.dim - 1]
+            value = const + num if p.type != "block" or not (sym or cv) else None if sym else \
+                self._one_block(array, p, const + num, cv)
         return memory_resource(self.d, array, value)
+
+    def _one_block(self, array: str, p, offset: int, coef: int) -> int | None:
+        """The first element a block-partitioned access takes over the pipelined loop's range, if every
+        element it takes is in that element's block; else None (the bank moves with the loop)."""
+        lp = self.loop
+        if lp is None or not lp.static or lp.step_op != "+" or lp.step_text or lp.step <= 0:
+            return None
+        try:
+            lo, hi = int(evaluate(lp.lower_text, self.d.sizes)), int(evaluate(lp.upper_text, self.d.sizes)) - 1
+        except (ExprError, KeyError, TypeError, ValueError):
+            return None
+        a, b = sorted((offset + coef * lo, offset + coef * hi))
+        block = math.ceil(self.d.workload.shape(array, self.d.sizes)[p.dim - 1] / p.factor)
+        return a if a >= 0 and a // block == b // block else None
 
     def _local(self, v: str) -> str:
         """A local as this copy sees it: under a tree reduction each unrolled copy keeps its own."""
@@ -166,10 +175,14 @@ class GraphBuilder:
             if n.op == "load":
                 acc = n.access
                 key = self._key(acc)
+                if key is not None and (n.array, key) in self.loaded and any(acc is st.accesses[k] for k in st.reused):
+                    idx[j] = self.loaded[(n.array, key)]  # the statement before loaded it (llmulator.load_reuse)
+                    continue
                 if ordered:
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
                 i = self._append(Node("load", level_latency(d, n.array), deps, self._resource(n.array, key)))
                 self.loads[n.array].append((key, i, _text(acc)))
+                self.loaded[(n.array, key)] = i
             elif n.op == "store":
                 acc = n.access
                 key = self._key(acc)
@@ -177,6 +190,7 @@ class GraphBuilder:
                     deps += [node for k, node, _ in self.loads[n.array] if self._may_alias(k, key)]
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
                 i = self._append(Node("store", 1, deps + self.guards, self._resource(n.array, key)))
+                self.loaded = {k: v for k, v in self.loaded.items() if k[0] != n.array}
                 self.stores[n.array].append((key, i, _text(acc)))
             elif n.op == "mac" and unfused:
                 # the product waits for its own operands, nodes and locals (before hlsim 0.33 for its nodes only:
@@ -229,8 +243,8 @@ class GraphBuilder:
                 loop = self.d.tree.loops.get(kl) if kl is not None and not is_tile else None
                 var = loop.var if loop is not None else None
                 for k in range(int(math.ceil(trips(kl, is_tile)))):
-                    if var is not None:
-                        self.env[var] = k * loop.step  # this copy's offset from the loop's first value
+                    if var is not None:  # this copy's offset from the loop's first value (geometric: none)
+                        self.env[var] = k * loop.step if k == 0 or loop.step_op == "+" and not loop.step_text else None
                     self.add_model(sub, trips)
                 if var is not None:
                     self.env.pop(var, None)
@@ -247,10 +261,10 @@ class GraphBuilder:
         self.add_model(then_m, trips)
         then_def, then_mem = self.local_def, (self.stores, self.loads)
         self.local_def, self.alias = dict(before), dict(before_alias)
-        # the other side never runs with this one: its accesses do not wait for this side's (one predicated store
-        # to a[i] from either side, not two in a row); what follows the branch waits for both sides'
+        # the other side never runs with this one: its accesses do not wait for this side's, and share its ports
         self.stores, self.loads = defaultdict(list, mem[0]), defaultdict(list, mem[1])
         self.add_model(else_m, trips)
+        share_ports(self.nodes, mem, then_mem, (self.stores, self.loads))
         for mine, theirs in zip((self.stores, self.loads), then_mem, strict=True):
             for array, accs in theirs.items():
                 mine[array] += [a for a in accs if a not in mine[array]]
@@ -324,76 +338,3 @@ def _text(acc) -> str:
     if acc is None:
         return "?"
     return acc.array + "".join(f"[{t}]" for t in acc.index_text)
-
-
-def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | None = None) -> Schedule:
-    """Resource-constrained list scheduling; returns the schedule length and resource use.
-
-    ``caps`` overrides the issues per cycle of some resources (one PE's own units)."""
-    n = len(nodes)
-    if n == 0:  # constants into registers: wiring, no cycle
-        return Schedule(0, Counter(), Counter(), 0)
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for i, nd in enumerate(nodes):
-        for dep in nd.deps:
-            succ[dep].append(i)
-    for i in range(n - 1, -1, -1):  # deps point backwards: reverse order is a topological order
-        nodes[i].prio = nodes[i].latency + max((nodes[s].prio for s in succ[i]), default=0)
-    cap: dict[str, float] = dict(caps or {})
-    for nd in nodes:
-        r = nd.resource
-        if r is None or r in cap:
-            continue
-        cap[r] = resource_cap(design, r)
-    finish = [0] * n
-    remaining = [len(nd.deps) for nd in nodes]
-    ready_at = [0] * n
-    ready = [i for i in range(n) if remaining[i] == 0]
-    scheduled = cycle = depth = 0
-    uses: Counter = Counter()
-    peak: Counter = Counter()
-    while scheduled < n:
-        used: Counter = Counter()
-        progress = True
-        while progress:  # repeat within a cycle so zero-latency operations chain
-            progress = False
-            ready.sort(key=lambda i: -nodes[i].prio)
-            keep: list[int] = []
-            for i in ready:
-                r = nodes[i].resource
-                if ready_at[i] > cycle or (r is not None and used[r] >= cap[r]):
-                    keep.append(i)
-                    continue
-                if r is not None:
-                    used[r] += 1
-                    uses[r] += 1
-                finish[i] = cycle + nodes[i].latency
-                depth = max(depth, finish[i])
-                scheduled += 1
-                progress = True
-                for s_ in succ[i]:
-                    remaining[s_] -= 1
-                    ready_at[s_] = max(ready_at[s_], finish[i])
-                    if remaining[s_] == 0:
-                        keep.append(s_)
-            ready = keep
-        for r, k in used.items():
-            peak[r] = max(peak[r], k)
-        cycle += 1
-    return Schedule(max(depth, 1) if n else 0, uses, peak, n)
-
-
-def initiation_interval(design: Design, sched: Schedule, target: int, rec: tuple[int, str] = (1, "")
-                        ) -> dict[str, float]:
-    """II = max(target, ResMII, MemMII, RecMII) for a pipelined loop with this body schedule."""
-    res_mii = mem_mii = 1
-    for r, u in sched.uses.items():
-        cap = resource_cap(design, r)
-        if cap == math.inf:
-            continue
-        if r.startswith("op:"):
-            res_mii = max(res_mii, math.ceil(u / cap))
-        else:
-            mem_mii = max(mem_mii, math.ceil(u / cap))
-    ii = max(target, res_mii, mem_mii, rec[0])
-    return {"ii": ii, "res_mii": res_mii, "mem_mii": mem_mii, "rec_mii": rec[0]}

@@ -16,6 +16,7 @@ from collections import Counter
 import attrs
 import numpy as np
 
+from . import list_schedule as ls
 from . import nest as lnest
 from . import schedule as sch
 from .costs import combining_latency, resource_cap
@@ -56,7 +57,7 @@ class Timing:
         self.d = design
         self.inst = inst
         self.info: dict[int, dict[str, float]] = {}
-        self.schedules: dict[int, sch.Schedule] = {}  # region site -> its body schedule (for area)
+        self.schedules: dict[int, ls.Schedule] = {}  # region site -> its body schedule (for area)
         self.folds: dict[int, dict] = {}  # array region site -> llmulator.nest.fold facts
         self.notes: list[str] = []  # pipelining the mapping asked for that the dependences or resources forbid, and
         # output-stationary drains overlapped with a shadow accumulator
@@ -90,12 +91,12 @@ class Timing:
             # loop whose test loads and divides cost 1 cycle a trip, its if-break twin 13)
             # (a counter's test, `j < N` of a for loop left by break, is the control's own: free)
             data = [st for st in s.stmts if st.accesses or st.reads_locals]
-            test = sch.list_schedule(d, _graph(d, data).nodes).depth if data else 0
+            test = ls.list_schedule(d, _graph(d, data).nodes).depth if data else 0
             return (1.0, float(max(test - 1, 0)), 1.0)
         if s.kind in ("block", "cond"):
             if s.in_region or not s.stmts:
                 return (0.0, 0.0, 1.0)
-            depth = sch.list_schedule(d, _graph(d, s.stmts).nodes).depth
+            depth = ls.list_schedule(d, _graph(d, s.stmts).nodes).depth
             self.info[s.id] = {"depth": depth}
             return (float(depth), 0.0, 1.0)
         # regions
@@ -107,7 +108,7 @@ class Timing:
             u = max(1, lm.unroll or 1)
             sched, rec = self._schedule(s.body, u, loop)
             self.schedules[s.id] = sched
-            ii = sch.initiation_interval(d, sched, lm.pipeline_ii, rec)
+            ii = ls.initiation_interval(d, sched, lm.pipeline_ii, rec)
             self.info[s.id] = {"depth": sched.depth, "units": u, **ii}
             if ii["ii"] > lm.pipeline_ii:
                 self.notes.append(_ii_note(s.loop, lm.pipeline_ii, ii, rec[1]))
@@ -119,7 +120,7 @@ class Timing:
         self.info[s.id] = {"depth": sched.depth, "units": u}
         return (cost, cost, float(u))
 
-    def _schedule(self, body: list, copies: int, loop, carried: bool = True) -> tuple[sch.Schedule, tuple]:
+    def _schedule(self, body: list, copies: int, loop, carried: bool = True) -> tuple[ls.Schedule, tuple]:
         """List-schedule the body (``copies`` times, inner loops unrolled) and find its recurrences;
         bodies too large to schedule node by node get the closed-form bound instead (see ``_bound``)."""
         d = self.d
@@ -133,24 +134,25 @@ class Timing:
         tree = copies > 1 and d.mapping.loop(loop.label).reduction == "tree"
         for k in range(copies):
             if loop.var is not None:
-                g.env[loop.var] = k * loop.step  # the k-th of the unrolled iterations of the region's loop
+                # the k-th of the unrolled iterations of the region's loop (a geometric loop's: at no offset)
+                g.env[loop.var] = k * loop.step if k == 0 or (loop.step_op == "+" and loop.step_text is None) else None
             if tree:
                 g.copy_suffix = f"#{k}"
             g.add_model(body, self.trips)
         rec = recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
-        sched = sch.list_schedule(d, g.nodes)
+        sched = ls.list_schedule(d, g.nodes)
         if tree:  # the copies' partial results meet in a tree of combining operations on exit
             accs = [st for st in model_statements(body, []) if st.writes_local and st.writes_local in st.reads_locals]
             if accs:
                 sched.depth += math.ceil(math.log2(copies)) * max(combining_latency(d, st) for st in accs)
         return sched, rec
 
-    def _bound(self, body: list, copies: int, one: sch.GraphBuilder) -> sch.Schedule:
+    def _bound(self, body: list, copies: int, one: sch.GraphBuilder) -> ls.Schedule:
         """Closed form for very large unrolled bodies: the schedule of one pass with every inner loop
         run once (the dependence chain, ``one``) plus the cycles the busiest resource needs for the rest
         (memory: every bank of an array together)."""
         d = self.d
-        chain = sch.list_schedule(d, one.nodes)
+        chain = ls.list_schedule(d, one.nodes)
         uses: Counter = Counter()
 
         def count(model, mult: float):
@@ -172,7 +174,7 @@ class Timing:
             cap = resource_cap(d, r)
             if cap != math.inf:
                 busiest = max(busiest, math.ceil(u / cap))
-        return sch.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(sum(uses.values())))
+        return ls.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(sum(uses.values())))
 
     def _array(self, s: Site) -> tuple[float, float, float]:
         """A PE-array fold (``llmulator.nest``): each bound PE runs one innermost body per stream step.
@@ -225,7 +227,7 @@ def _graph(d: Design, stmts: list) -> sch.GraphBuilder:
     return g
 
 
-def fold_body_schedule(d: Design, band: list[str]) -> sch.Schedule:
+def fold_body_schedule(d: Design, band: list[str]) -> ls.Schedule:
     """The innermost body of a band bound to the PE array, scheduled on one PE: its own units, and
     operands arriving over the array's network (no memory ports). Its depth beyond one II is the
     pipeline latency a PE-array nest pays once."""
@@ -234,7 +236,7 @@ def fold_body_schedule(d: Design, band: list[str]) -> sch.Schedule:
     for st in d.tree.loops[band[-1]].statements():
         g.add_statement(st)
     caps = {f"op:{c}": lnest.units_per_pe(d, c) for c in d.arch.operators if lnest.units_per_pe(d, c)}
-    return sch.list_schedule(d, g.nodes, caps)
+    return ls.list_schedule(d, g.nodes, caps)
 
 
 def _ii_note(label: str, target: int, ii: dict, why: str) -> str:

@@ -15,6 +15,7 @@ import attrs
 import numpy as np
 
 from . import nest as lnest
+from . import while_span
 from .design import Design
 from .expr import ExprError, evaluate
 from .kernel import Branch, Loop
@@ -89,7 +90,9 @@ def nest_of(design: Design, top: Loop) -> Nest:
             segments[i] = (outer, trips[i])
         elif outer and (most := design.longest_trips(lp.label)) is not None:
             spans[i] = (outer, most)
-    arrays = [_array_use(design, name, u, len(loops), var_index, segments) for name, u in c.per_array.items()]
+    counters = while_span.counters(loops)
+    arrays = [_array_use(design, name, u, len(loops), var_index, segments, counters)
+              for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.load_bits, c.store_bits, c.notes, spans,
@@ -120,15 +123,18 @@ class _Counts:
         self.per_array: dict[str, dict] = {}
         self.load_bits = self.store_bits = 0.0
         self.branches = 0  # how many branches enclose the statements being counted
+        self.dead = 0  # how many loops that run no trip enclose them (their accesses touch nothing)
 
     def stmt(self, st, mult: float) -> None:
+        if self.dead:
+            return
         for c, n in self.design.stmt_ops(st).items():
             self.ops[c] = self.ops.get(c, 0.0) + n * mult
-        for acc in st.accesses:
+        for k, acc in enumerate(st.accesses):
             u = self.per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
             u["accs"].append(acc)
             bits = self.design.workload.arrays[acc.array].bits
-            if acc.is_read:
+            if acc.is_read and k not in st.reused:  # (not a value the statement before loaded: load_reuse)
                 u["r"] += mult
                 self.load_bits += mult * bits
             if acc.is_write:
@@ -153,7 +159,9 @@ class _Counts:
                 trips = design.trips(n.label)
                 for st in n.init_stmts:  # a head's initialiser that reads an array: once per entry
                     self.stmt(st, mult * live)
+                self.dead += trips <= 0
                 _, b, r = self._pass(n.body, mult * live * trips)     # a continue or break in there is its own
+                self.dead -= trips <= 0
                 left = min(1.0, trips * r)  # the share of this loop's entries that return
                 if n.cond_stmt is not None and (n.data_dependent or n.is_while):
                     # a data-dependent bound is evaluated by the datapath (once more to exit, unless the entry
@@ -189,7 +197,7 @@ class _Counts:
 
 
 def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int],
-               segments: dict[int, tuple[list[int], float]] | None = None) -> ArrayUse:
+               segments: dict[int, tuple[list[int], float]] | None = None, counters: dict | None = None) -> ArrayUse:
     """One array's use in a nest: which loops its index depends on (with the largest coefficient per
     dimension), the spread of constant offsets, indirect dimensions, and its expected reads/writes.
     ``segments``: loop index -> (the outer loops its data-dependent bounds read, its mean trips); a dimension
@@ -201,11 +209,16 @@ def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict
     dep = np.zeros(n_loops, dtype=bool)
     coefs: list[list[tuple[int, int]]] = [[] for _ in range(ndim)]
     spread, indirect = [], []
+    counted = {id(acc): while_span.dims(acc, counters) for acc in u["accs"]} if counters else {}
+    by_counter: list[tuple[int, list[int]]] = []  # (dimension, enclosing loops) indexed by a while's counter
     for d in range(ndim):
         best: dict[int, int] = {}
         consts, ind = [], False
         for acc in u["accs"]:
             aff = acc.affine[d] if d < len(acc.affine) else None
+            if aff is None and d in counted.get(id(acc), {}):
+                by_counter.append((d, while_span.take(counted[id(acc)][d], dep, best, consts)))
+                continue
             if aff is None:
                 ind = True
                 continue
@@ -221,6 +234,7 @@ def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict
         coefs[d] = sorted(best.items())
         spread.append((max(consts) - min(consts)) if consts else 0.0)
         indirect.append(ind)
+    while_span.overlapping(by_counter, coefs, indirect)
     for li, (outer, length) in (segments or {}).items():
         for d in range(ndim):
             c = dict(coefs[d]).get(li)

@@ -105,7 +105,7 @@ def statement_transfers(d: Design, stmts: list) -> tuple[float, dict[str, tuple[
     cycles = 0.0
     elements = {(a.array, a.is_write, tuple(a.index_text)) for st in stmts for a in st.accesses
                 if a.array in d.workload.arrays}
-    first = next((n for n in d.tree.walk() if any(n is st for st in stmts)), None)
+    first = next((n for n in d.tree.walk() if any(n is st or getattr(n, "cond", None) is st for st in stmts)), None)
     held = _written_before(d, first) if first is not None else frozenset()
     for name, write in sorted({(n, w) for n, w, _ in elements}):
         spec, level = d.workload.arrays[name], d.arch.level(d.placement(name))
@@ -130,3 +130,22 @@ def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, 
     moved = {lv.name: tuple(float(t[f"{k}.{lv.name}"][0]) for k in ("reads", "read_bits", "writes", "write_bits"))
              for lv in d.arch.memory}
     return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}
+
+
+def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[float, dict[str, tuple]]:
+    """A top-level statement's transfers as a run executed it (``sites``: its instrumented sites; ``ran``: the
+    ids of those that ran; ``invocations``: kernel loop -> entries): the statements and branch conditions
+    that ran move their elements (:func:`statement_transfers`: under a top-level ``if`` too, hlsim 0.34), and
+    each loop under its branches that ran is a nest of its own (:func:`tile_transfers`: a table built once,
+    ``if (have_table == 0) { L_tab: for (...) ... }``; before, it moved nothing)."""
+    labels = sorted({s.loop for s in sites if s.loop and invocations[s.loop] and d.tree.loops[s.loop].parent is None})
+    inside = {id(getattr(n, "cond", n)) for lb in labels for n in d.tree.loops[lb].descendants()}
+    stmts = [st for s in sites if s.kind in ("block", "cond") and s.id in ran for st in s.stmts if id(st) not in inside]
+    cycles, moved = statement_transfers(d, stmts)
+    out = {lv: list(v) for lv, v in moved.items()}
+    for label in labels:
+        t, mv = tile_transfers(d, d.tree.loops[label])
+        cycles += t
+        for lv, v in mv.items():
+            out[lv] = [a + b for a, b in zip(out.get(lv, [0.0] * 4), v, strict=True)]
+    return cycles, {lv: tuple(v) for lv, v in out.items()}

@@ -87,6 +87,17 @@ def test_a_loop_that_never_runs_moves_nothing(write):
     assert e.breakdown["reads.DRAM"] == 0
 
 
+def test_an_inner_loop_that_never_runs_moves_nothing(write):
+    """`for (i < N) for (j < K) b[i] = x[j] + i;` with K = 0: the outer loop's 16 trips of control (16 cycles), no
+    element read or written, so no word moves (hlsim 0.33 moved one word of x, wrote back all of b, and paid two
+    DRAM latencies: 139 cycles)."""
+    kernel = ("    L_o: for (int i = 0; i < N; i++) {\n      L_in: for (int j = 0; j < K; j++) {\n"
+              "        b[i] = x[j] + i;\n      }\n    }")
+    p, e = _run(write, kernel, "    pass", params="{N: 16, K: 0}")
+    assert p.metrics["cycles"] == 16 and p.counters["reads.DRAM"] == p.counters["writes.DRAM"] == 0
+    assert e.breakdown["reads.DRAM"] == e.breakdown["writes.DRAM"] == 0
+
+
 def test_statements_after_a_break_are_not_charged_on_the_breaking_trip(write):
     """`for (j...) { if (x[j] > 5) break; c = c + 1; }` with x = 0..15: six trips pass the add (3 cycles), the
     seventh breaks before it. The analytical model charged the add on the breaking trip too (analytical 0.42),

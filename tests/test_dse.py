@@ -101,8 +101,12 @@ def test_vectorised_path_matches_the_estimator_one_design_at_a_time(small, est):
     assert (a["valid"] == b["valid"]).all()
     v = a["valid"]
     assert v.sum() > 10 and (~v).sum() > 0  # the 8x8 array cannot take a 16 tile: skipped, not a crash
-    for m in ("cycles", "energy_pj", "area_um2"):
-        np.testing.assert_allclose(a[m][v], b[m][v], rtol=1e-9)
+    np.testing.assert_allclose(a["area_um2"][v], b["area_um2"][v], rtol=1e-9)
+    # PE-array rows (exact False): the bank replay's waits and whole words only add to estimate's figures
+    for m in ("cycles", "energy_pj"):
+        exact = a["exact"][v]
+        np.testing.assert_allclose(a[m][v][exact], b[m][v][exact], rtol=1e-9)
+        assert (a[m][v] <= b[m][v] * (1 + 1e-9)).all() and (a[m][v] >= 0.5 * b[m][v]).all()
     assert set(a["reason"][~v]) == {"PE array overflow"}
 
 

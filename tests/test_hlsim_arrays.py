@@ -134,7 +134,8 @@ def test_pe_array_operand_traffic_and_energy_follow_the_dataflow():
     """Direct conv, output stationary on 16x16 (conv2d@medium, P x Q fused on the rows): 196 folds of
     576 steps; each step reads 16 pixels of I and 16 filters' W (no multicast: each row needs its
     own pixel, each column its own filter); O stays in the PEs: read once and written once per fold,
-    then written back. Energy is the analytical model's (the same counts priced the same way)."""
+    then written back. Energy is the analytical model's (the same counts priced the same way; the buffer's whole
+    words from its replay of 3,000 advances, scaled, where hlsim replays 20,000: within 1 %)."""
     d = load_design(ROOT / "tests/data/scalesim/systolic-16.yaml", ROOT / "workloads/conv2d.yaml",
                     ROOT / "tests/data/scalesim/conv-os-16-medium.yaml")
     p = HlsimProfiler().profile(d)
@@ -143,7 +144,7 @@ def test_pe_array_operand_traffic_and_energy_follow_the_dataflow():
     assert p.counters["reads.SRAM"] == 2 * 16 * steps + outputs + outputs  # operands, O, write-back
     assert p.counters["writes.SRAM"] - p.counters["reads.DRAM"] == outputs  # O once per fold; fills from DRAM
     a = AnalyticalEstimator().estimate([d])[0]
-    assert p.metrics["energy_pj"] == pytest.approx(a.metrics["energy_pj"], rel=1e-3)
+    assert p.metrics["energy_pj"] == pytest.approx(a.metrics["energy_pj"], rel=1e-2)
 
 
 def test_a_pe_array_pays_its_buffer_whole_words(write):
@@ -161,3 +162,25 @@ def test_a_pe_array_pays_its_buffer_whole_words(write):
     assert bw >= 832 * 16 / 32 and bw > p.breakdown["compute_cycles.L_m"]  # the buffer sets the pace
     assert p.metrics["cycles"] == pytest.approx(bw)
     assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == pytest.approx(p.metrics["cycles"])
+
+
+def test_fewer_mac_units_than_pes_is_a_warning_at_the_count(write):
+    """8 macs on a 4x4 array: hlsim shares them among the PEs, the rtl profiler builds 16; validate says so at
+    the count (an outside probe found it silent: hlsim 48 cycles, the RTL 39)."""
+    from llmulator.checks import design_warnings
+    arch = write("sys8.yaml", systolic(write, 4).read_text().replace("count: 16, bits: 8", "count: 8, bits: 8"))
+    warned = [w for w in design_warnings(load_design(arch, ROOT / "workloads/gemm.yaml", mapping(write, "os4", OS4)))
+              if w.path == "architecture.compute.operators.mac.count"]
+    assert len(warned) == 1 and "16 PEs" in warned[0].message and warned[0].line is not None
+    full = load_design(systolic(write, 4), ROOT / "workloads/gemm.yaml", mapping(write, "os4", OS4))
+    assert not [w for w in design_warnings(full) if "mac" in w.path]
+
+
+def test_the_output_stationary_drain_warning_points_at_the_loop_not_an_ii(write):
+    """Without a PE_REG level the os folds are priced with a second accumulator: the warning names the loop and
+    says to declare the PE's registers (it was reported at a `pipeline_ii` the file does not have, with an II's
+    advice; an outside probe)."""
+    from llmulator.checks import design_warnings
+    d = load_design(systolic(write, 4), ROOT / "workloads/gemm.yaml", mapping(write, "os4", OS4))
+    drain = [w for w in design_warnings(d) if "drain" in w.message]
+    assert len(drain) == 1 and drain[0].path == "mapping.loops.L_m" and "PE_REG" in drain[0].hint

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from llmulator import banks, traffic, transfers
+from llmulator import banks, traffic
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.energy import energy
@@ -24,7 +24,7 @@ from llmulator.instrument import instrumented
 from llmulator.results import Estimate
 from llmulator.timing import Timing, expected_cycles
 
-from . import model
+from . import model, top_statements
 
 # 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
 # 0.4: ws/is PE folds +1 cycle, os folds drain R without a 2nd PE accumulator; PE area/energy from measured PEs
@@ -83,7 +83,9 @@ from . import model
 # 0.38: transfers by what a nest does, for-head loads and triangular spans as hlsim 0.27
 # 0.39-0.44: as hlsim 0.28-0.33 (element reuse, partial writes, recurrences, split macs, leakage, operand bits,
 #       variant ranges, loop tests, countdowns, unrolled varying loops); earlier_writes; a break ends its pass
-VERSION = "0.44"
+# 0.45: as hlsim 0.34; top-level `if` statements and loops count their operations, accesses and words; overlapped
+#       (dataflow) nests share the units and the levels' bandwidth
+VERSION = "0.45"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -139,8 +141,10 @@ class AnalyticalEstimator:
             if top_label is None:  # a top-level statement: run once, its accesses at their arrays' levels
                 own_ops: dict[str, float] = {}
                 own_traffic: dict[str, float] = {}
-                ld, st = _top_statements(d, inst.trees[k], own_ops, own_traffic)
-                cyc = _top_transfers(d, inst.trees[k], compute, own_traffic)
+                ld, st = top_statements.count(d, inst.trees[k], own_ops, own_traffic)
+                moves, lld, lst = top_statements.loops(d, inst.trees[k], own_ops, own_traffic)
+                ld, st = ld + lld, st + lst
+                cyc = top_statements.cycles(d, inst.trees[k], compute, own_traffic, moves)
                 nest_cycles.append(cyc * runs)
                 terms["compute_cycles"] += compute * runs
                 terms["ideal_cycles"] += compute * runs
@@ -205,7 +209,13 @@ class AnalyticalEstimator:
                 breakdown[f"return_share.{node.label}"] = returned
                 runs *= 1.0 - returned
         if d.mapping.dataflow and len(nest_cycles) > 1:
-            cycles = max(nest_cycles)
+            # overlapped nests still share the units and every level's bandwidth (as hlsim's bound; analytical
+            # 0.45: before, the longest nest alone, below what the design's DRAM words need)
+            ops_on = arch.operators
+            shared = [n / ops_on[c].count for c, n in ops_total.items() if c in ops_on and c != "select"]
+            shared += [sum(traffic_total.get(f"{k}.{lv.name}", 0.0) for k in ("read_bits", "write_bits"))
+                       / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory]
+            cycles = max(max(nest_cycles), max(shared, default=0.0))
             terms["dataflow_overlap_cycles"] = sum(nest_cycles) - cycles
         else:
             cycles = sum(nest_cycles)
@@ -358,43 +368,3 @@ def declared_input_notes(d: Design) -> list[str]:
                 out.append(f"{n.label}: taken {d._input_branches[id(n)]:.3g} of the time, from the distributions "
                            f"its condition reads; its taken_probability hint ({hint}) is not read")
     return out
-
-
-def _top_transfers(d: Design, sites, compute: float, own_traffic: dict[str, float]) -> float:
-    """A top-level statement's cycles with its elements' trips to and from the backing store (added to
-    ``own_traffic``), as hlsim charges them (``llmulator.transfers.statement_transfers``)."""
-    transfer, moved = transfers.statement_transfers(d, [st for s in sites if s.kind == "block" for st in s.stmts])
-    for lv, (r, rb, wr, wb) in moved.items():
-        for key, v in (("reads", r), ("read_bits", rb), ("writes", wr), ("write_bits", wb)):
-            own_traffic[f"{key}.{lv}"] = own_traffic.get(f"{key}.{lv}", 0.0) + v
-    bw = max((own_traffic.get(f"read_bits.{lv.name}", 0.0) + own_traffic.get(f"write_bits.{lv.name}", 0.0)) / 8.0
-             / lv.bandwidth_bytes_per_cycle for lv in d.arch.memory)
-    return float(traffic.nest_time(d, compute, transfer, bw))
-
-
-def _top_statements(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]) -> tuple[float, float]:
-    """Add the operations and array accesses of a top-level statement run (outside every loop: executed once)
-    to ``ops`` and ``traffic_total``; returns the bits it loads and stores. Each access costs the level its array is
-    placed in, as hlsim charges it (``o1[0] = a0[0]`` before a loop: one read of a0's level, one write of
-    o1's); arrays declared in the kernel are registers here. Statements under a top-level ``if`` are not
-    counted (their cycles are)."""
-    loads = stores = 0
-    for site in sites:
-        if site.kind != "block":
-            continue
-        for st in site.stmts:
-            for key, v in d.stmt_ops(st).items():
-                ops[key] = ops.get(key, 0.0) + v
-            for acc in st.accesses:
-                spec = d.workload.arrays.get(acc.array)
-                if spec is None:
-                    continue
-                lv = d.placement(acc.array)
-                for kind, hit in (("reads", acc.is_read), ("writes", acc.is_write)):
-                    if hit:
-                        traffic_total[f"{kind}.{lv}"] = traffic_total.get(f"{kind}.{lv}", 0.0) + 1
-                        bits = f"{kind[:-1]}_bits.{lv}"
-                        traffic_total[bits] = traffic_total.get(bits, 0.0) + spec.bits
-                loads += spec.bits * acc.is_read
-                stores += spec.bits * acc.is_write
-    return loads, stores

@@ -144,7 +144,8 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
         out[f"writes.{lv}"] = out[f"writes.{lv}"] + w
         out[f"read_bits.{lv}"] = out[f"read_bits.{lv}"] + r * arr.bits
         out[f"write_bits.{lv}"] = out[f"write_bits.{lv}"] + w * arr.bits
-        # the rest of the words the buffer moves for them: bandwidth, not energy (llmulator.words)
+        # the rest of the words the buffer moves for them: bandwidth, and energy (an SRAM access moves its whole
+        # word; llmulator.words, core/energy.py)
         out[f"pad_bits.{lv}"] = out.get(f"pad_bits.{lv}", 0.0) + (r + w) * arr.bits * (words - 1.0)
         element_bits[lv] = element_bits.get(lv, 0.0) + (r + w) * arr.bits
     for lv, n in (words_moved or {}).items():

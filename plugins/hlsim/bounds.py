@@ -17,7 +17,11 @@ naming the design:
   bandwidth, per nest and summed over the design;
 * **recurrence**: a pipelined loop whose body accumulates into a local that
   survives from one iteration to the next needs the combining operation's
-  latency per iteration: (iterations / unroll - invocations) x latency.
+  latency per iteration: (iterations / unroll - invocations) x latency;
+* **words** (:func:`check_words`): each ``in`` array on chip that the run read
+  needs at least one word read from the backing store, and each ``out`` or
+  ``inout`` array on chip that it wrote at least one word written back (a
+  loop under a top-level ``if`` once moved none: a vector add with 0 DRAM words).
 
 The bounds are loose where the model is tight (they ignore latencies,
 fill/drain and dependences other than accumulations): they prove the
@@ -172,3 +176,24 @@ def check(design: Design, nests: list[NestRun], cycles: float) -> float:
             key = what.split(":", 1)[0]
             per_nest[key] = max(per_nest.get(key, 0.0), b)
     return sum(per_nest.values())
+
+
+def check_words(design: Design, touched: set[tuple[str, bool]], level_counts: dict[str, list[float]]) -> None:
+    """Raise InvariantError unless the backing store read at least one word of each ``in`` array held on chip
+    that the run read, and wrote at least one of each ``out``/``inout`` array held on chip that it wrote
+    (``touched``: (array, written); ``level_counts``: per level [reads, read bits, writes, write bits])."""
+    backing = design.arch.memory[0].name
+    need = {False: set(), True: set()}
+    for name, write in touched:
+        spec = design.workload.arrays.get(name)
+        if spec is None or design.placement(name) == backing:
+            continue
+        if (spec.role == "in" and not write) or (spec.role in ("out", "inout") and write):
+            need[write].add(name)
+    reads, _, writes, _ = level_counts.get(backing, [0.0, 0.0, 0.0, 0.0])
+    bad = [f"{what} {len(need[w])} on-chip arrays ({', '.join(sorted(need[w]))}) with {got:g} words"
+           for w, what, got in ((False, "reads", reads), (True, "writes", writes)) if got + 1e-9 < len(need[w])]
+    if bad:
+        raise InvariantError(f"hlsim broke a physical bound on design {design.name}: the backing store "
+                             f"{backing} {'; '.join(bad)} (this is a bug in llmulator's timing model; please "
+                             "report it with the three files)")

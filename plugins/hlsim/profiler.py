@@ -106,7 +106,11 @@ from . import bounds, runner
 # 0.32: a counter's test (`j < N` of a for loop left by break) stays free: only a test that reads data is timed
 # 0.33: a mac split into a mul and an add: the mul waits for its own local and shared-load operands (`s = s + s*x`
 #       had no multiply on its recurrence); a loop that runs no trip moves what its head reads
-VERSION = "0.33"
+# 0.34: a fixed-start while counter moves the run its trips touched; top-level `if` statements move their
+#       elements; backing-store words checked; a read the statement before loaded is reused; a branch's sides,
+#       a block partition's moving index, a dynamic index and geometric copies share ports; PE-array waits
+#       for the last fold's write-backs count; buffer energy by whole words
+VERSION = "0.34"
 
 
 class HlsimProfiler:
@@ -217,6 +221,8 @@ class HlsimProfiler:
         acc_bits: dict[str, list[float]] = {lv.name: [0.0, 0.0, 0.0, 0.0] for lv in arch.memory}
         runs = [bounds.NestRun(top or f"stmt{k}", 0.0) for k, top in enumerate(inst.nest_loops)]
         loads = stores = 0.0
+        touched: set[tuple[str, bool]] = set()  # (array, written) the run accessed
+        elem: Counter = Counter()  # level -> the element bits its datapath accesses carry
         for s in inst.sites:
             if s.region == "array":
                 runs[s.nest].band = s.band
@@ -235,7 +241,9 @@ class HlsimProfiler:
                 for k, v in d.stmt_ops(st).items():
                     ops[k] += v * c
                     runs[s.nest].ops[k] += v * c
-                for a in st.accesses:
+                for k, a in enumerate(st.accesses):
+                    touched.add((a.array, a.is_write))
+                    read = a.is_read and k not in st.reused  # (a value the run's statement before loaded)
                     n, words = c, 1.0
                     if s.region_id is not None and s.region_id in timing.folds:
                         # PE-array operands: multicast along spatial loops the index does not use,
@@ -248,7 +256,8 @@ class HlsimProfiler:
                     bits = d.workload.arrays[a.array].bits
                     nb = runs[s.nest].bits
                     # every operand of every operation passes through the PE register file (loads, stores)
-                    if a.is_read:
+                    elem[lv] += n * bits * (read + a.is_write)  # (the words that hold them: pad_bits below)
+                    if read:
                         acc_bits[lv][0] += n
                         acc_bits[lv][1] += n * bits
                         nb[lv] += n * bits * words
@@ -282,11 +291,12 @@ class HlsimProfiler:
                     level_bits[lv] = words * arch.level(lv).width_bits
             for lv, b in level_bits.items():  # the datapath's own, before the tile transfers join them
                 breakdown[f"datapath_bits.{label}.{lv}"] = b
+                elem[f"words:{lv}"] += b
             if top is not None:
                 transfer, moved = transfers.tile_transfers(dm, dm.tree.loops[top])
             else:  # a top-level statement's elements come from and go back to the backing store
-                transfer, moved = transfers.statement_transfers(dm, [st for s in inst.trees[k] if s.kind == "block" and
-                                                                   counts.get(s.id, (0,))[0] for st in s.stmts])
+                transfer, moved = transfers.ran_transfers(dm, [s for s in inst.sites if s.nest == k],
+                                                          {sid for sid, c in counts.items() if c[0]}, invs)
             for lv, (r, rb, wr, wb) in moved.items():
                 acc_bits[lv][0] += r
                 acc_bits[lv][1] += rb
@@ -310,11 +320,14 @@ class HlsimProfiler:
         else:
             cycles = sum(nest_cycles)
         breakdown["bound_cycles"] = bounds.check(dm, runs, cycles)
+        bounds.check_words(dm, touched, acc_bits)
         level_traffic = {}
         for lv in arch.memory:
             r, rb, wr, wb = acc_bits[lv.name]
             level_traffic[f"read_bits.{lv.name}"] = np.array([rb])
             level_traffic[f"write_bits.{lv.name}"] = np.array([wb])
+            # the rest of the whole words the datapath's accesses take: an SRAM access moves its whole word (0.34)
+            level_traffic[f"pad_bits.{lv.name}"] = np.array([elem[f"words:{lv.name}"] - elem[lv.name]])
             counters[f"reads.{lv.name}"] = r
             counters[f"writes.{lv.name}"] = wr
         for k, v in ops.items():

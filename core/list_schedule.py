@@ -1,0 +1,123 @@
+"""Resource-constrained list scheduling of one body's data-flow graph (``llmulator.schedule`` builds it),
+and the initiation interval of a pipelined loop from it: shared by hlsim and the analytical estimator.
+
+Nodes are scheduled cycle by cycle in order of their longest path to the end, each taking a unit of its
+resource (``Node.resource``: an operator class, an array's bank, a DRAM channel) up to the resource's issues
+per cycle (``llmulator.costs.resource_cap``). A dynamic index of a cyclic or block partitioned array may hit
+any bank (the tool reads every bank and multiplexes): where a body has one, every access of that array takes
+the ports they all share (before hlsim 0.34 the dynamic accesses had a port of their own, apart from the
+banks the static ones used: an unrolled geometric loop's copies, i and 2i, were taken as different banks).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import attrs
+
+from .costs import resource_cap
+from .design import Design
+
+
+@attrs.define
+class Node:
+    op: str  # operator class, 'load', 'store'
+    latency: int
+    deps: list[int]
+    resource: str | None  # 'op:<class>' or 'mem:<array>[#bank]' or 'mem:@<dram level>' or None (free)
+    prio: int = 0
+
+
+@attrs.define
+class Schedule:
+    depth: int
+    uses: Counter  # resource -> issues in the body
+    peak: Counter  # resource -> most issues in one cycle (units needed without sharing over time)
+    nodes: int
+
+
+def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | None = None) -> Schedule:
+    """Resource-constrained list scheduling; returns the schedule length and resource use.
+
+    ``caps`` overrides the issues per cycle of some resources (one PE's own units)."""
+    n = len(nodes)
+    if n == 0:  # constants into registers: wiring, no cycle
+        return Schedule(0, Counter(), Counter(), 0)
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for i, nd in enumerate(nodes):
+        for dep in nd.deps:
+            succ[dep].append(i)
+    for i in range(n - 1, -1, -1):  # deps point backwards: reverse order is a topological order
+        nodes[i].prio = nodes[i].latency + max((nodes[s].prio for s in succ[i]), default=0)
+    _dynamic_banks(design, nodes)
+    cap: dict[str, float] = dict(caps or {})
+    for nd in nodes:
+        r = nd.resource
+        if r is None or r in cap:
+            continue
+        cap[r] = resource_cap(design, r)
+    finish = [0] * n
+    remaining = [len(nd.deps) for nd in nodes]
+    ready_at = [0] * n
+    ready = [i for i in range(n) if remaining[i] == 0]
+    scheduled = cycle = depth = 0
+    uses: Counter = Counter()
+    peak: Counter = Counter()
+    while scheduled < n:
+        used: Counter = Counter()
+        progress = True
+        while progress:  # repeat within a cycle so zero-latency operations chain
+            progress = False
+            ready.sort(key=lambda i: -nodes[i].prio)
+            keep: list[int] = []
+            for i in ready:
+                r = nodes[i].resource
+                if ready_at[i] > cycle or (r is not None and used[r] >= cap[r]):
+                    keep.append(i)
+                    continue
+                if r is not None:
+                    used[r] += 1
+                    uses[r] += 1
+                finish[i] = cycle + nodes[i].latency
+                depth = max(depth, finish[i])
+                scheduled += 1
+                progress = True
+                for s_ in succ[i]:
+                    remaining[s_] -= 1
+                    ready_at[s_] = max(ready_at[s_], finish[i])
+                    if remaining[s_] == 0:
+                        keep.append(s_)
+            ready = keep
+        for r, k in used.items():
+            peak[r] = max(peak[r], k)
+        cycle += 1
+    return Schedule(max(depth, 1) if n else 0, uses, peak, n)
+
+
+def _dynamic_banks(design: Design, nodes: list[Node]) -> None:
+    """Where an access of a cyclic or block partitioned array has a dynamic index (``#*``), every access of the
+    array in the body takes the ports they share (the module's docstring)."""
+    dynamic = {nd.resource[:-2] for nd in nodes if nd.resource is not None and nd.resource.endswith("#*")}
+    for nd in nodes:
+        r = nd.resource
+        if r is not None and "#" in r and r.split("#")[0] in dynamic:
+            p = design.mapping.partition.get(r[4:].split("#")[0])
+            if p is not None and p.type in ("cyclic", "block"):
+                nd.resource = r.split("#")[0] + "#*"
+
+
+def initiation_interval(design: Design, sched: Schedule, target: int, rec: tuple[int, str] = (1, "")
+                        ) -> dict[str, float]:
+    """II = max(target, ResMII, MemMII, RecMII) for a pipelined loop with this body schedule."""
+    res_mii = mem_mii = 1
+    for r, u in sched.uses.items():
+        cap = resource_cap(design, r)
+        if cap == math.inf:
+            continue
+        if r.startswith("op:"):
+            res_mii = max(res_mii, math.ceil(u / cap))
+        else:
+            mem_mii = max(mem_mii, math.ceil(u / cap))
+    ii = max(target, res_mii, mem_mii, rec[0])
+    return {"ii": ii, "res_mii": res_mii, "mem_mii": mem_mii, "rec_mii": rec[0]}

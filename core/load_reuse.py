@@ -1,0 +1,48 @@
+"""A value one statement loaded is the next statement's too: reads reused across a straight-line run.
+
+``b[i] = a[i] + 1; c[i] = a[i] * 2;`` loads ``a[i]`` once in an HLS tool (the compiler's redundant-load
+elimination: the element is not stored between, and its subscript's variables do not change), so the second
+statement takes no port, no memory read and no load latency for it. Before hlsim 0.34 only reads within one
+statement were merged (``kernel_expr``: ``a[i] * a[i]``), and each statement of a body loaded its own copy.
+
+The run is what the C text shows: consecutive statements of one loop body (a loop, a branch or a jump between
+them ends it), so the value is loaded on every path that reaches the reuse. What kills a loaded element: a store
+to its array (any element: aliasing is not judged), or a write of a local its subscript names. Only affine
+subscripts that do not step (``a[k++]``) are reused, so the schedule finds the same address
+(``schedule.GraphBuilder``); the statements outside every loop are nests of their own and are left alone.
+The counts (hlsim's reads, the analytical model's) skip what :func:`mark` marks.
+"""
+
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _element(acc) -> tuple[str, tuple[str, ...]] | None:
+    if acc.indirect or any(op in t for t in acc.index_text for op in ("++", "--", "=")):
+        return None
+    return acc.array, acc.index_text
+
+
+def mark(nodes: list) -> None:
+    """Set ``Statement.reused`` (indices into its accesses) on every statement of ``nodes`` (one body's list, in
+    program order) whose read an earlier statement of its straight-line run loaded."""
+    loaded: set[tuple[str, tuple[str, ...]]] = set()
+    for n in nodes:
+        if getattr(n, "kind", "") != "stmt":
+            loaded.clear()
+            continue
+        n.reused = tuple(k for k, a in enumerate(n.accesses)
+                         if a.is_read and not a.is_write and _element(a) in loaded)
+        stored = {a.array for a in n.accesses if a.is_write}
+        loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
+        loaded = {e for e in loaded if e[0] not in stored and not (
+            n.writes_local and any(n.writes_local in _WORD.findall(t) for t in e[1]))}
+
+
+def reads(st) -> list:
+    """The accesses of ``st`` that load from memory (its reads less those an earlier statement loaded)."""
+    skip = set(getattr(st, "reused", ()))
+    return [a for k, a in enumerate(st.accesses) if a.is_read and k not in skip]
