@@ -25,8 +25,9 @@ import attrs
 
 from . import nest
 from .design import Design
-from .errors import UserError
+from .errors import SpecUnsupported, UserError
 from .expr import evaluate
+from .yamlsrc import SourceMap
 
 INT_DTYPES = {"int8": (8, True), "int16": (16, True), "int32": (32, True), "uint8": (8, False),
               "uint16": (16, False), "uint32": (32, False)}
@@ -145,8 +146,18 @@ def _int(x, sizes) -> int:
     return int(v)
 
 
-def _fail(d: Design, what: str) -> UserError:
-    return UserError(f"rtl: design {d.name} is not a PE-array design the rtl profiler supports: {what}")
+def _fail(d: Design, what: str, where: tuple | None = None) -> UserError:
+    """Why the rtl profiler has no plan for ``d``; at the spec field it names where ``where`` says which
+    ((kind, path): "mapping", "architecture" or "workload", and the path under it), as a SpecUnsupported (a
+    UserError too: hlsim's bank model and the periphery model take the design as outside their scope)."""
+    msg = f"rtl: design {d.name} is not a PE-array design the rtl profiler supports: {what}"
+    if where is None:
+        return UserError(msg)
+    kind, path = where
+    spec = {"mapping": d.mapping, "architecture": d.arch, "workload": d.workload}[kind]
+    smap = spec.source_map or SourceMap(f"<{kind}>")
+    return SpecUnsupported(smap.diag((kind, *path), msg, "a design the rtl profiler generates (docs/rtl.md)", "",
+                                     prefer_key=True))
 
 
 def make_plan(d: Design, is_weight=None) -> Plan:
@@ -156,16 +167,18 @@ def make_plan(d: Design, is_weight=None) -> Plan:
     dataflow is "psum"."""
     pe = d.arch.pe_array
     if pe is None:
-        raise _fail(d, f"architecture '{d.arch.name}' has no compute.pe_array")
+        raise _fail(d, f"architecture '{d.arch.name}' has no compute.pe_array", ("architecture", ("compute",)))
     if pe.interconnect != "systolic":
-        raise _fail(d, f"the PE array's interconnect is '{pe.interconnect}'; only 'systolic' is generated")
+        raise _fail(d, f"the PE array's interconnect is '{pe.interconnect}'; only 'systolic' is generated",
+                    ("architecture", ("compute", "pe_array", "interconnect")))
     loops = d.tree.loops
     tops = [lb for lb, lp in loops.items() if lp.parent is None]
     if len(tops) != 1:
-        raise _fail(d, f"the kernel has {len(tops)} top-level loop nests; one perfect nest is expected")
+        raise _fail(d, f"the kernel has {len(tops)} top-level loop nests; one perfect nest is expected",
+                    ("workload", ("kernel",)))
     band = nest.band_labels(d.tree, tops[0])
     if set(band) != set(loops):
-        raise _fail(d, "the kernel's loops do not form one perfect nest")
+        raise _fail(d, "the kernel's loops do not form one perfect nest", ("workload", ("kernel",)))
     stmts = loops[band[-1]].statements()
     if len(stmts) != 1 or dict(stmts[0].ops) != {"mac": 1}:
         raise _fail(d, "the innermost loop must hold exactly one multiply-accumulate statement "
@@ -195,12 +208,14 @@ def make_plan(d: Design, is_weight=None) -> Plan:
         if sp in spatial:
             spatial[sp].append(lb)
         elif sp:
-            raise _fail(d, f"loop {lb} is bound to '{sp}', not to PE rows or cols")
+            raise _fail(d, f"loop {lb} is bound to '{sp}', not to PE rows or cols", ("mapping", ("loops", lb)))
     for dim, lbs in spatial.items():
         if len(lbs) > 1:
-            raise _fail(d, f"loops {', '.join(lbs)} are all bound to PE {dim}; fuse them into one (fuse: [...])")
+            raise _fail(d, f"loops {', '.join(lbs)} are all bound to PE {dim}; fuse them into one (fuse: [...])",
+                        ("mapping", ("loops", lbs[-1])))
     if not spatial["rows"] and not spatial["cols"]:
-        raise _fail(d, f"mapping '{m.name}' binds no loop to the PE array (spatial: rows | cols)")
+        raise _fail(d, f"mapping '{m.name}' binds no loop to the PE array (spatial: rows | cols)",
+                    ("mapping", ("loops",)))
     var_loop: dict[str, str] = {}
     for lb in heads:
         for mb in nest.members(d, lb):
@@ -218,7 +233,7 @@ def make_plan(d: Design, is_weight=None) -> Plan:
         arr = d.workload.arrays[acc.array]
         if arr.dtype not in INT_DTYPES:
             raise _fail(d, f"array {acc.array} is {arr.dtype}; the generated datapath is integer only "
-                           f"({', '.join(INT_DTYPES)})")
+                           f"({', '.join(INT_DTYPES)})", ("workload", ("arrays", acc.array, "dtype")))
         if acc.affine is None or any(a is None for a in acc.affine):
             raise _fail(d, f"the subscript of {acc.array} is not affine in the loop variables")
         shape = d.workload.shape(acc.array, d.sizes)
@@ -235,7 +250,8 @@ def make_plan(d: Design, is_weight=None) -> Plan:
         lv = d.arch.level(level)
         if lv is None or lv.kind == "dram":
             raise _fail(d, f"array {acc.array} is placed on {level}; the generated design holds its operands in "
-                           "on-chip buffers (place them on an sram or regfile level)")
+                           "on-chip buffers (place them on an sram or regfile level)",
+                        ("mapping", ("placement", acc.array)))
         bits, signed = INT_DTYPES[arr.dtype]
         return Operand(acc.array, role_hint, bits, signed, {v: c for v, c in coefs.items() if c}, const, level,
                        math.prod(shape))
@@ -291,7 +307,7 @@ def make_plan(d: Design, is_weight=None) -> Plan:
         if missing:
             raise _fail(d, f"the output {out.array} is accumulated over the temporal loop(s) {', '.join(missing)} "
                            "inside one fold (the same partial sum read and written again in flight); move them to the "
-                           "tile level (tile: 1) or onto the array")
+                           "tile level (tile: 1) or onto the array", ("mapping", ("loops", missing[0])))
         pick = None
         for s, x in (names, names[::-1]):
             if din[s] <= {a_dim, b_dim} and din[x] <= {a_dim, "t"}:

@@ -81,3 +81,44 @@ def profiled_and_estimated(d):
         warnings.simplefilter("ignore")
         e = AnalyticalEstimator().estimate([d])[0]
     return p, e
+
+
+# hand-count architectures shared by several test files
+# distinctive latencies: add 3, mul 5, div 7, cmp 2, logic 1; BRAM load 2, two ports a bank
+PROBE_ARCH = """
+architecture:
+  version: 1
+  name: probe-arch
+  clock_mhz: 250
+  technology: 45nm
+  compute:
+    operators:
+      add: {count: 4, bits: 32, numeric: int, latency_cycles: 3}
+      mul: {count: 2, bits: 32, numeric: int, latency_cycles: 5}
+      div: {count: 1, bits: 32, numeric: int, latency_cycles: 7}
+      cmp: {count: 4, bits: 32, numeric: int, latency_cycles: 2}
+      select: {count: 16, bits: 32, numeric: int, latency_cycles: 0}
+      logic: {count: 4, bits: 32, numeric: int, latency_cycles: 1}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 512, bandwidth_bytes_per_cycle: 64, latency_cycles: 60}
+    - {name: BRAM, kind: sram, capacity_kib: 1024, width_bits: 32, banks: 64, ports: 2, latency_cycles: 2,
+       double_buffered: true}
+"""
+# round figures for hand counts; "RF" at the end: where a test puts a register file (or nothing)
+ROUND = """
+architecture:
+  version: 1
+  name: round
+  clock_mhz: 100
+  technology: 45nm
+  compute:
+    operators:
+      add: {count: 8, bits: 32, latency_cycles: 1, energy_pj: 1.0, area_um2: 100, leakage_mw: 0.01}
+      mul: {count: 8, bits: 32, latency_cycles: 2, energy_pj: 10.0, area_um2: 1000, leakage_mw: 0.1}
+      cmp: {count: 4, bits: 32, latency_cycles: 1, energy_pj: 2.0, area_um2: 50, leakage_mw: 0.01}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: 4, latency_cycles: 10,
+       read_energy_pj: 100, write_energy_pj: 200, leakage_mw: 0}
+    - {name: SRAM, kind: sram, capacity_kib: 16, width_bits: 32, banks: 8, ports: 1, latency_cycles: 1,
+       read_energy_pj: 10, write_energy_pj: 20, leakage_mw: 1.0, area_um2: 10000, double_buffered: false}
+RF"""

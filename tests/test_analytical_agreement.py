@@ -8,7 +8,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from conftest import kernel_design, profiled_and_estimated
+from conftest import ROUND, kernel_design, profiled_and_estimated
 from llmulator import library
 from llmulator.design import load_design
 from llmulator.inputs import inputs_for, variants
@@ -500,22 +500,6 @@ def test_what_follows_a_loop_that_returns_runs_on_the_runs_it_does_not_end(write
     assert got[None].breakdown["return_share.L_s"] == 1.0 and "return_share.L_s" not in got["miss"].breakdown
 
 
-ROUND = """
-architecture:
-  version: 1
-  name: round
-  clock_mhz: 100
-  technology: 45nm
-  compute:
-    operators:
-      add: {count: 8, bits: 32, latency_cycles: 1, energy_pj: 1.0}
-      mul: {count: 8, bits: 32, latency_cycles: 2, energy_pj: 10.0}
-      cmp: {count: 4, bits: 32, latency_cycles: 1, energy_pj: 2.0}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: 4, latency_cycles: 10}
-    - {name: SRAM, kind: sram, capacity_kib: 16, width_bits: 32, banks: 8, ports: 1, latency_cycles: 1}
-"""
-
 
 def test_overlapped_nests_share_the_dram_bandwidth(write):
     """`dataflow: true` over T = A + B then C = T * B (T a temp on chip): 768 DRAM words in and 256 out at 4 B per
@@ -525,9 +509,9 @@ def test_overlapped_nests_share_the_dram_bandwidth(write):
               "    T: {shape: [N], dtype: int32, role: temp}\n    C: {shape: [N], dtype: int32, role: out}")
     kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      T[i] = A[i] + B[i];\n    }\n"
               "    L_j: for (int j = 0; j < N; j++) {\n      C[j] = T[j] * B[j];\n    }")
-    d = kernel_design(write, ROUND, kernel, arrays, "    C[:] = (A + B) * B", "{L_i: {pipeline_ii: 1}, "
-                      "L_j: {pipeline_ii: 1}}", "{A: SRAM, B: SRAM, T: SRAM, C: SRAM}", params="{N: 256}",
-                      extra="  dataflow: true")
+    loops = "{L_i: {pipeline_ii: 1}, L_j: {pipeline_ii: 1}}"
+    d = kernel_design(write, ROUND.replace("RF", ""), kernel, arrays, "    C[:] = (A + B) * B", loops,
+                      "{A: SRAM, B: SRAM, T: SRAM, C: SRAM}", params="{N: 256}", extra="  dataflow: true")
     p, e = profiled_and_estimated(d)
     assert p.counters["reads.DRAM"] + p.counters["writes.DRAM"] == 1024
     assert p.metrics["cycles"] == e.metrics["cycles"] == 1024

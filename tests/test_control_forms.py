@@ -5,27 +5,9 @@
 from __future__ import annotations
 
 import pytest
+from conftest import PROBE_ARCH as ARCH
 from conftest import kernel_design, profiled_and_estimated
 
-ARCH = """
-architecture:
-  version: 1
-  name: probe-arch
-  clock_mhz: 250
-  technology: 45nm
-  compute:
-    operators:
-      add: {count: 4, bits: 32, numeric: int, latency_cycles: 3}
-      mul: {count: 2, bits: 32, numeric: int, latency_cycles: 5}
-      div: {count: 1, bits: 32, numeric: int, latency_cycles: 7}
-      cmp: {count: 4, bits: 32, numeric: int, latency_cycles: 2}
-      select: {count: 16, bits: 32, numeric: int, latency_cycles: 0}
-      logic: {count: 4, bits: 32, numeric: int, latency_cycles: 1}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 512, bandwidth_bytes_per_cycle: 64, latency_cycles: 60}
-    - {name: BRAM, kind: sram, capacity_kib: 1024, width_bits: 32, banks: 64, ports: 2, latency_cycles: 2,
-       double_buffered: true}
-"""
 ARRAYS = "    x: {shape: [N], dtype: int32, role: in}\n    b: {shape: [N], dtype: int32, role: out}"
 PLACE = "{x: BRAM, b: BRAM}"
 

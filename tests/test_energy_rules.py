@@ -7,26 +7,9 @@ leakage, an SRAM of 1 mW, a register file of 1 / 2 pJ per 32-bit read / write.""
 from __future__ import annotations
 
 import pytest
-from conftest import profiled_and_estimated
+from conftest import ROUND, profiled_and_estimated
 from llmulator.design import load_design
 
-ROUND = """
-architecture:
-  version: 1
-  name: round
-  clock_mhz: 100
-  technology: 45nm
-  compute:
-    operators:
-      add: {count: 8, bits: 32, latency_cycles: 1, energy_pj: 1.0, area_um2: 100, leakage_mw: 0.01}
-      mul: {count: 8, bits: 32, latency_cycles: 2, energy_pj: 10.0, area_um2: 1000, leakage_mw: 0.1}
-      cmp: {count: 4, bits: 32, latency_cycles: 1, energy_pj: 2.0, area_um2: 50, leakage_mw: 0.01}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: 4, latency_cycles: 10,
-       read_energy_pj: 100, write_energy_pj: 200, leakage_mw: 0}
-    - {name: SRAM, kind: sram, capacity_kib: 16, width_bits: 32, banks: 8, ports: 1, latency_cycles: 1,
-       read_energy_pj: 10, write_energy_pj: 20, leakage_mw: 1.0, area_um2: 10000, double_buffered: false}
-RF"""
 RF = ("    - {name: RF, kind: regfile, capacity_kib: 0.125, width_bits: 32, latency_cycles: 0, read_energy_pj: 1.0,\n"
       "       write_energy_pj: 2.0, leakage_mw: 0, area_um2: 500}\n")
 VADD = """

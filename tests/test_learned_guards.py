@@ -378,6 +378,24 @@ def test_recorded_ranges_flag_a_feature_beyond_them_and_nothing_inside():
     assert len(notes) == 1 and "never varied" in notes[0] and "dataflow" in notes[0]
 
 
+def test_the_network_reads_features_clamped_into_their_training_range():
+    """A feature beyond what training spanned reaches the network at the range's edge (a tensetmlp put an unseen
+    application 10,000x over with its raw features); the flags still see the value as it was."""
+    from llmulator_plugins.baselines.data import DIMS
+    from llmulator_plugins.baselines.features import ARCH_DIM
+    model = _fake_model(DIMS["tlp"], ARCH_DIM)
+    check = bguards.Checker("tlp", _ranges(DIMS["tlp"], ARCH_DIM), model, METRICS)
+    x = np.zeros((2, DIMS["tlp"]), np.float32)
+    x[0, 0], x[1, 0], x[1, 1] = 13.0, -2.0, 0.5
+    g = np.zeros((1, ARCH_DIM), np.float32)
+    g[0, 0] = 6.0
+    packed = {"x": x, "g": g, "x_off": np.array([0, 2])}
+    got = check.clamped(packed)
+    assert got["x"][:, 0].tolist() == [10.0, 0.0] and got["x"][1, 1] == 0.5 and got["g"][0, 0] == 4.0
+    assert packed["x"][0, 0] == 13.0 and got["x"].dtype == np.float32  # the caller's arrays are left alone
+    assert bguards.Checker("gnn", {}, model, METRICS).clamped(packed)["x"][0, 0] == 13.0  # no ranges: as is
+
+
 def test_without_recorded_ranges_the_fallback_spares_zeros_and_rare_one_hots():
     from llmulator_plugins.baselines.data import DIMS
     from llmulator_plugins.baselines.features import ARCH_DIM

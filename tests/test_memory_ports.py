@@ -9,27 +9,10 @@ per bank; every array its own banks; latencies: add 3, mul 5, cmp 2, div 7, BRAM
 from __future__ import annotations
 
 import pytest
-from conftest import kernel_design, profiled_and_estimated
+from conftest import PROBE_ARCH, kernel_design, profiled_and_estimated
 
-ARCH = """
-architecture:
-  version: 1
-  name: one-port
-  clock_mhz: 250
-  technology: 45nm
-  compute:
-    operators:
-      add: {count: 4, bits: 32, numeric: int, latency_cycles: 3}
-      mul: {count: 2, bits: 32, numeric: int, latency_cycles: 5}
-      div: {count: 1, bits: 32, numeric: int, latency_cycles: 7}
-      cmp: {count: 4, bits: 32, numeric: int, latency_cycles: 2}
-      select: {count: 16, bits: 32, numeric: int, latency_cycles: 0}
-      logic: {count: 4, bits: 32, numeric: int, latency_cycles: 1}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 512, bandwidth_bytes_per_cycle: 64, latency_cycles: 60}
-    - {name: BRAM, kind: sram, capacity_kib: 1024, width_bits: 32, banks: 64, ports: 1, latency_cycles: 2,
-       double_buffered: true}
-"""
+ARCH = PROBE_ARCH.replace("name: probe-arch", "name: one-port").replace("ports: 2", "ports: 1")
+
 ARRAYS = ("    x: {shape: [N], dtype: int32, role: in}\n    a: {shape: [N], dtype: int32, role: inout}\n"
           "    b: {shape: [N], dtype: int32, role: out}")
 PLACE = "{x: BRAM, a: BRAM, b: BRAM}"

@@ -40,7 +40,8 @@ DEFAULT_MODELS = Path(__file__).resolve().parent / "default_model"
 # 0.4: a 90 % interval in distribution, split-conformal on val (llmulator.conformal), stored by training
 # 0.5: a prediction more than 4x from the analytical count is flagged (llmulator.prior_check): an outside
 #      bit-reversal kernel got tlp 15,776 cycles with an in-distribution interval of 9,581-26,786 (hlsim 687)
-VERSION = "0.5"
+# 0.6: the input features are clamped into their training range before the network reads them
+VERSION = "0.6"
 
 
 class BaselineEstimator:
@@ -149,7 +150,7 @@ class BaselineEstimator:
             t0 = time.perf_counter()
             packed = pack([fn(d) for d in chunk], DIMS[self.name])
             y_std, y_mean = (np.asarray(getattr(model, k), np.float64) for k in ("y_std", "y_mean"))
-            raw = self._forward(model, packed).astype(np.float64) * y_std + y_mean
+            raw = self._forward(model, check.clamped(packed)).astype(np.float64) * y_std + y_mean
             logs, factor = check.outputs(raw)
             flags = check.features(packed["x"], packed["x_off"], packed["g"])
             dt = (time.perf_counter() - t0) / max(len(chunk), 1)
