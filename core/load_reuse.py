@@ -41,8 +41,3 @@ def mark(nodes: list) -> None:
         loaded = {e for e in loaded if e[0] not in stored and not (
             n.writes_local and any(n.writes_local in _WORD.findall(t) for t in e[1]))}
 
-
-def reads(st) -> list:
-    """The accesses of ``st`` that load from memory (its reads less those an earlier statement loaded)."""
-    skip = set(getattr(st, "reused", ()))
-    return [a for k, a in enumerate(st.accesses) if a.is_read and k not in skip]

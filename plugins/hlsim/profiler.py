@@ -223,6 +223,7 @@ class HlsimProfiler:
         loads = stores = 0.0
         touched: set[tuple[str, bool]] = set()  # (array, written) the run accessed
         elem: Counter = Counter()  # level -> the element bits its datapath accesses carry
+        word_bits: Counter = Counter()  # level -> the bits of the whole words those accesses take
         for s in inst.sites:
             if s.region == "array":
                 runs[s.nest].band = s.band
@@ -291,7 +292,7 @@ class HlsimProfiler:
                     level_bits[lv] = words * arch.level(lv).width_bits
             for lv, b in level_bits.items():  # the datapath's own, before the tile transfers join them
                 breakdown[f"datapath_bits.{label}.{lv}"] = b
-                elem[f"words:{lv}"] += b
+                word_bits[lv] += b
             if top is not None:
                 transfer, moved = transfers.tile_transfers(dm, dm.tree.loops[top])
             else:  # a top-level statement's elements come from and go back to the backing store
@@ -327,7 +328,7 @@ class HlsimProfiler:
             level_traffic[f"read_bits.{lv.name}"] = np.array([rb])
             level_traffic[f"write_bits.{lv.name}"] = np.array([wb])
             # the rest of the whole words the datapath's accesses take: an SRAM access moves its whole word (0.34)
-            level_traffic[f"pad_bits.{lv.name}"] = np.array([elem[f"words:{lv.name}"] - elem[lv.name]])
+            level_traffic[f"pad_bits.{lv.name}"] = np.array([word_bits[lv.name] - elem[lv.name]])
             counters[f"reads.{lv.name}"] = r
             counters[f"writes.{lv.name}"] = wr
         for k, v in ops.items():
