@@ -48,13 +48,7 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
         total += e
     rf = [i for i, lv in enumerate(arch.memory) if lv.kind == "regfile"]
     for i, lv in enumerate(arch.memory):
-        rb, wb = traffic[f"read_bits.{lv.name}"], traffic[f"write_bits.{lv.name}"]
-        e = (rb * lv.read_energy_pj + wb * lv.write_energy_pj) / lv.width_bits
-        pad = traffic.get(f"pad_bits.{lv.name}")
-        if pad is not None:  # the rest of the whole words the accesses take, at their mix of reads and writes
-            mix = np.where(rb + wb > 0, (rb * lv.read_energy_pj + wb * lv.write_energy_pj) / np.maximum(rb + wb, 1e-30),
-                           (lv.read_energy_pj + lv.write_energy_pj) / 2)
-            e = e + pad * mix / lv.width_bits
+        e = _access_pj(lv, traffic)
         if datapath is not None and rf and i == rf[-1] and not (pc is not None and pc.regfile == lv.name
                                                                   and pc.regfile_energy):
             # operands of every operation pass through the PE register file
@@ -70,3 +64,19 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
     out["energy_pj.leakage"] = leak
     out["energy_pj"] = total + leak
     return out
+
+
+def _access_pj(lv, traffic: dict[str, np.ndarray]) -> np.ndarray:
+    """Energy of the bits level ``lv`` reads and writes: the elements, the rest of the whole words a PE
+    array's schedule moves (``pad_bits``, at the elements' mix of reads and writes), and the rest of the
+    whole SRAM words scalar reads and writes take (``pad_read_bits`` / ``pad_write_bits``,
+    llmulator.words.access_bits), each per bit of the level's width."""
+    rb, wb = traffic[f"read_bits.{lv.name}"], traffic[f"write_bits.{lv.name}"]
+    e = (rb * lv.read_energy_pj + wb * lv.write_energy_pj) / lv.width_bits
+    pad = traffic.get(f"pad_bits.{lv.name}")
+    if pad is not None:
+        mix = np.where(rb + wb > 0, (rb * lv.read_energy_pj + wb * lv.write_energy_pj) / np.maximum(rb + wb, 1e-30),
+                       (lv.read_energy_pj + lv.write_energy_pj) / 2)
+        e = e + pad * mix / lv.width_bits
+    pr, pw = traffic.get(f"pad_read_bits.{lv.name}", 0.0), traffic.get(f"pad_write_bits.{lv.name}", 0.0)
+    return e + (pr * lv.read_energy_pj + pw * lv.write_energy_pj) / lv.width_bits

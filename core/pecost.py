@@ -78,16 +78,22 @@ def _array_band(design) -> list[str] | None:
     return None
 
 
-def _entry(group: dict[str, Any] | None, bits: int) -> dict[str, Any] | None:
+def _key_bits(key: str) -> int:
+    """The operand width of a PE entry's key (``int16``, ``int16_acc16``: 16)."""
+    return int(key[3:].split("_")[0])
+
+
+def _entry(group: dict[str, Any] | None, bits: int, acc: int = 32) -> dict[str, Any] | None:
+    """The PE entry for ``bits``-bit operands and an ``acc``-bit accumulator: the nearest operand width,
+    then the nearest accumulator among that width's entries (a table without ``acc_bits`` measured 32)."""
     if not group:
         return None
-    key = f"int{bits}"
-    if key in group:
-        return group[key]
     ints = [k for k in group if k.startswith("int")]
     if not ints:
         return None
-    return group[min(ints, key=lambda k: abs(int(k[3:]) - bits))]
+    best = min(ints, key=lambda k: (abs(_key_bits(k) - bits), abs(int(group[k].get("acc_bits", 32)) - acc),
+                                    -int(group[k].get("acc_bits", 32))))
+    return group[best]
 
 
 def _operand_bits(design, band: list[str]) -> int:
@@ -97,6 +103,15 @@ def _operand_bits(design, band: list[str]) -> int:
     written = {a.array for st in stmts for a in st.accesses if a.is_write}
     return max((arrays[a.array].bits for st in stmts for a in st.accesses
                 if a.is_read and a.array not in written and a.array in arrays), default=0)
+
+
+def _output_bits(design, band: list[str]) -> int:
+    """The widest array the band's innermost statements write: the PE's partial sum or accumulator, as wide
+    as the output (the rtl's PE: an int16 x int16 -> int16 layer wraps in 16 bits), 32 where none is found."""
+    arrays = design.workload.arrays
+    stmts = design.tree.loops[band[-1]].statements()
+    return max((arrays[a.array].bits for st in stmts for a in st.accesses if a.is_write and a.array in arrays),
+               default=32)
 
 
 def _declared_range(design, name: str) -> list[int] | None:
@@ -154,15 +169,16 @@ def _streaming_widths(design, shape: str, width: int, narrow: int) -> list[int] 
     return out
 
 
-def _switching_entry(design, shape: str, group: dict[str, Any], bits: int, data: int) -> dict[str, Any] | None:
+def _switching_entry(design, shape: str, group: dict[str, Any], bits: int, data: int, acc: int = 32
+                     ) -> dict[str, Any] | None:
     """The entry whose switching a MAC pays where the data is narrower than the PE (``data`` < ``bits``
     bits): the narrow entry when every streaming operand toggles only its declared bits, the PE's own when
     every one is sign-extended, and between them, by the multiplier's partial products (width x width),
     when the two streaming operands differ (an unsigned input against a signed weight, output stationary)."""
-    narrow, wide = _entry(group, data), _entry(group, bits)
+    narrow, wide = _entry(group, data, acc), _entry(group, bits, acc)
     if narrow is None or narrow is wide:
         return narrow
-    nb = int(next(k for k, v in group.items() if v is narrow)[3:])
+    nb = _key_bits(next(k for k, v in group.items() if v is narrow))
     widths = _streaming_widths(design, shape, bits, nb)
     if widths is None:
         return narrow                     # no plan: the declared widths alone (analytical 0.25's rule)
@@ -198,16 +214,16 @@ def pe_cost(design) -> PeCost | None:
     # the PEs hold the operands: as wide as the MAC the architecture states, or the operands where wider
     # (an int16 layer on an 8-bit MAC array: the generated PE is 16 bits wide)
     bits = max(mac.bits, _operand_bits(design, band))
-    entry = _entry(structures.get(shape), bits)
+    acc = _output_bits(design, band)
+    entry = _entry(structures.get(shape), bits, acc)
     # switching energy follows the bits the data toggles: where the workload declares every input's range
     # and it needs fewer bits than the PE holds (an int16 layer of 8-bit values), the narrower PE's energy
     data = _declared_bits(design, band)
-    energy_entry = (_switching_entry(design, shape, structures.get(shape) or {}, bits, data)
+    energy_entry = (_switching_entry(design, shape, structures.get(shape) or {}, bits, data, acc)
                     if data is not None and data < bits else None)
     if entry is None:
         return None
     skew = (structures.get("skew_reg") or {}).get("bit")
-    acc = int(entry.get("acc_bits", 32))
     R, C = pe.rows, pe.cols
     # the edge skews of pe_array (plugins/rtl/datapath.py): west lane r delayed r steps; psum: the bottom
     # outputs de-skewed (column c waits C-1-c steps) and a valid bit through R+C-1 steps; os: north lane c

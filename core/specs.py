@@ -246,8 +246,8 @@ def architecture_from_dict(a: dict[str, Any], smap: SourceMap) -> Architecture:
             raise SpecError(smap.diag(("architecture", "memory", i), f"memory level '{m['name']}' "
                                       "has no capacity_kib", "capacity_kib: a number of KiB",
                                       "only DRAM may omit its capacity", prefer_key=True))
-        d = tech.memory_defaults(techname, m["kind"], m.get("capacity_kib"), m["width_bits"])
         banks, ports, inst = m.get("banks", 1), m.get("ports", 1), m.get("instances", 1)
+        d = tech.memory_defaults(techname, m["kind"], m.get("capacity_kib"), m["width_bits"], banks)
         bw = m.get("bandwidth_bytes_per_cycle", m["width_bits"] / 8 * banks * ports * inst)
         missing = tuple(k for k in d if k not in m)
         levels.append(MemoryLevel(

@@ -174,3 +174,25 @@ def _walks(dep, s, small, slots, extent, is_sp, t, pos, per_word, tiles) -> dict
 def per_word(width_bits: int, bits: int) -> float:
     """Elements of ``bits`` in one word of ``width_bits`` (elements never straddle words)."""
     return float(max(width_bits // max(bits, 1), 1))
+
+
+def access_bits(level, bits: int) -> int:
+    """Bits one scalar datapath access of a ``bits``-wide element moves at ``level``: an SRAM port reads or
+    writes whole words (an int8 load on a 32-bit port takes the port for the word; the port schedule does
+    not pack neighbours into one access, so neither does the energy: probe 14 #5, hlsim 0.35), a register
+    file or a DRAM level the element's bits (registers hold elements; a DRAM access is priced per bit, as
+    before: no burst model)."""
+    if level.kind != "sram":
+        return bits
+    return -(-bits // level.width_bits) * level.width_bits
+
+
+#: traffic keys (``<key>.<level>``) of the bits a level moves: elements read and written, the rest of the
+#: words a PE-array schedule moves (``pad_bits``, priced at the level's mix of reads and writes) and the
+#: rest of the whole words scalar reads and writes take (:func:`access_bits`)
+MOVED_KEYS = ("read_bits", "write_bits", "pad_bits", "pad_read_bits", "pad_write_bits")
+
+
+def moved_bits(traffic, level: str, default=0.0):
+    """Every bit ``level`` moves in ``traffic`` (its bandwidth's load): :data:`MOVED_KEYS` summed."""
+    return sum(traffic.get(f"{k}.{level}", default) for k in MOVED_KEYS)

@@ -69,6 +69,21 @@ def test_register_file_operands_cost_their_bits(write, dtype, want):
     assert e.breakdown["energy_pj.RF"] == pytest.approx(want)
 
 
+@pytest.mark.parametrize("dtype, want", [("int8", 13_440.0), ("int16", 16_640.0), ("int32", 23_040.0)])
+def test_a_scalar_access_takes_its_sram_port_for_a_whole_word(write, dtype, want):
+    """256 adds on an unpartitioned 32-bit SRAM port: 512 loads and 256 stores, each a port access of its own
+    (the schedule packs no neighbours: int8 runs at II 1 per port use as int32 does), so each costs a whole
+    word: 512 x 10 + 256 x 20 = 10,240 pJ whatever the width. The tile transfers fill and drain the SRAM in
+    packed words (bits / 32): A and B in, 512 elements x 20 pJ, C out, 256 x 10 pJ, x bits / 32: 3,200 pJ at
+    int8, 6,400 at int16, 12,800 at int32. Before hlsim 0.35 the datapath's int8 accesses cost 8/32 of a word
+    (5,760 pJ in all, probe 14 #5)."""
+    d = _vadd(write, dtype)
+    p, e = profiled_and_estimated(d)
+    assert p.counters["reads.SRAM"] == 512 + 256 and p.counters["writes.SRAM"] == 256 + 512
+    assert p.breakdown["energy_pj.SRAM"] == pytest.approx(want)
+    assert e.breakdown["energy_pj.SRAM"] == pytest.approx(want)
+
+
 SYS = """
 architecture:
   version: 1
@@ -145,3 +160,30 @@ def test_a_variants_data_range_prices_the_pe_array(write):
         got, want = as_variant[k].breakdown["energy_pj.pe_array"], as_base[k].breakdown["energy_pj.pe_array"]
         assert got == pytest.approx(want)
         assert full[k].breakdown["energy_pj.pe_array"] > 2 * want
+
+
+@pytest.mark.parametrize("banks, want_pj", [(1, 50.0), (32, 10.0), (256, 2.5)])
+def test_sram_default_access_energy_is_one_banks(write, banks, want_pj):
+    """The 45 nm table's SRAM figures are per array (Horowitz: 8 KiB 10 pJ, 32 KiB 20 pJ, 1 MiB 100 pJ per
+    64 bits, linear in log capacity between), and an access activates one bank: a 1,024 KiB level of 32 banks
+    pays a 32 KiB array's 20 pJ per 64 bits, 10 pJ per 32-bit word; 256 banks of 4 KiB extrapolate below
+    8 KiB: 10 - 10 x log(8/4) / log(32/8) = 5 pJ per 64 bits, 2.5 per 32. Unbanked, the 1 MiB array's
+    100 pJ (50 per 32 bits). Before hlsim 0.35 every banking paid the whole
+    level's 50 pJ (probe 14 #8)."""
+    from llmulator.specs import load_architecture
+    arch = load_architecture(write("a.yaml", f"""
+architecture:
+  version: 1
+  name: banked
+  clock_mhz: 100
+  technology: 45nm
+  compute:
+    operators:
+      add: {{count: 1, bits: 32}}
+  memory:
+    - {{name: DRAM, kind: dram, width_bits: 32}}
+    - {{name: SRAM, kind: sram, capacity_kib: 1024, width_bits: 32, banks: {banks}}}
+"""))
+    lv = arch.level("SRAM")
+    assert lv.read_energy_pj == pytest.approx(want_pj)
+    assert lv.write_energy_pj == pytest.approx(want_pj)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import shutil
 import warnings
 
 import pytest
@@ -217,3 +218,60 @@ def test_a_signed_streaming_operand_toggles_the_whole_pe(tmp_path):
     assert pc.pe is i16
     for k in ("energy_pj", "idle_energy_pj"):
         assert pc.energy_pe[k] == pytest.approx(i8[k] + (i16[k] - i8[k]) / 3)
+
+
+GEMM_WIDE = """workload:
+  version: 1
+  name: gemmw
+  parameters: {M: 3, N: 2, K: 4}
+  arrays:
+    A: {shape: [M, K], dtype: IN, role: in}
+    B: {shape: [K, N], dtype: IN, role: in}
+    C: {shape: [M, N], dtype: OUT, role: out}
+  einsum: "C[m,n] += A[m,k] * B[k,n]"
+  kernel: |
+    L_m: for (int m = 0; m < M; m++) {
+      L_n: for (int n = 0; n < N; n++) {
+        L_k: for (int k = 0; k < K; k++) {
+          C[m][n] += A[m][k] * B[k][n];
+        }
+      }
+    }
+  reference: |
+    C[:] = (A.astype(np.int64) @ B.astype(np.int64)).astype(C.dtype)
+"""
+
+
+@pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed (scripts/install_eda.sh)")
+@pytest.mark.parametrize("dtype_in, dtype_out", [("int16", "int16"), ("int32", "int32"), ("int8", "int32")])
+def test_the_pe_entry_is_the_area_of_the_pe_the_rtl_builds(tmp_path, dtype_in, dtype_out):
+    """The rtl profiler's PE for this design (its plan's operand and output widths), synthesised by Yosys
+    against the OSU018 liberty, against the table entry the model prices each PE at. An int16 x int16 ->
+    int16 layer wraps in a 16-bit partial sum: the model took the 32-bit-accumulator int16 entry, 2.8x the
+    rtl's PE (probe 17 #3); int32 operands took the int16 entry, 0.80x (#4)."""
+    import subprocess
+
+    from llmulator_plugins.characterize import flow as cz
+    from llmulator_plugins.rtl.array import pe_module
+    from llmulator_plugins.rtl.plan import make_plan
+    from llmulator_plugins.rtl.synth import module_areas
+    lib = cz.liberty_dir()
+    if lib is None:
+        pytest.skip("the OSU018 liberty is not installed (scripts/install_eda.sh)")
+    liberty = lib / "osu018_stdcells.lib"
+    a = tmp_path / "arch.yaml"
+    a.write_text(ARCH.format(tech="osu018", mac=""))
+    w = tmp_path / "w.yaml"
+    w.write_text(GEMM_WIDE.replace("IN", dtype_in).replace("OUT", dtype_out))
+    loops, order = MAPS["ws"]
+    m = tmp_path / "m.yaml"
+    m.write_text(f"mapping:\n  version: 1\n  name: ws\n  workload: gemmw\n  loops:\n    {loops}\n"
+                 f"  order: {order}\n  placement: {{A: GLB, B: GLB, C: GLB}}\n")
+    d = load_design(a, w, m)
+    (tmp_path / "pe.v").write_text(pe_module(make_plan(d)))
+    (tmp_path / "pe.ys").write_text(f"read_verilog pe.v\nsynth -top pe\ndfflibmap -liberty {liberty}\n"
+                                    f"abc -liberty {liberty}\ntee -q -o stat.txt stat -liberty {liberty}\n")
+    subprocess.run(["yosys", "-q", "-s", "pe.ys"], cwd=tmp_path, check=True, capture_output=True, timeout=600)
+    rtl_pe = module_areas((tmp_path / "stat.txt").read_text())["pe"]
+    model_pe = float(pe_cost(d).pe["area_um2"])
+    assert model_pe == pytest.approx(rtl_pe, rel=0.03), (model_pe, rtl_pe)

@@ -23,6 +23,7 @@ from llmulator.energy import energy
 from llmulator.instrument import instrumented
 from llmulator.results import Estimate
 from llmulator.timing import Timing, expected_cycles
+from llmulator.words import moved_bits
 
 from . import model, top_statements
 
@@ -85,7 +86,8 @@ from . import model, top_statements
 #       variant ranges, loop tests, countdowns, unrolled varying loops); earlier_writes; a break ends its pass
 # 0.45: as hlsim 0.34; top-level `if` statements and loops count their operations, accesses and words; overlapped
 #       (dataflow) nests share the units and the levels' bandwidth
-VERSION = "0.45"
+# 0.46: as hlsim 0.35 (whole SRAM words per scalar access, PE entries by accumulator width)
+VERSION = "0.46"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -213,8 +215,7 @@ class AnalyticalEstimator:
             # 0.45: before, the longest nest alone, below what the design's DRAM words need)
             ops_on = arch.operators
             shared = [n / ops_on[c].count for c, n in ops_total.items() if c in ops_on and c != "select"]
-            shared += [sum(traffic_total.get(f"{k}.{lv.name}", 0.0) for k in ("read_bits", "write_bits"))
-                       / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory]
+            shared += [moved_bits(traffic_total, lv.name) / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory]
             cycles = max(max(nest_cycles), max(shared, default=0.0))
             terms["dataflow_overlap_cycles"] = sum(nest_cycles) - cycles
         else:

@@ -32,7 +32,7 @@ from llmulator.errors import Diagnostic, SpecError
 from llmulator.timing import fold_body_schedule
 from llmulator.traffic import BatchMappings, Nest, nest_time, overlapped, view
 from llmulator.transfers import transfers
-from llmulator.words import flat_strides, per_word, word_factor
+from llmulator.words import access_bits, flat_strides, moved_bits, per_word, word_factor
 
 
 def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str, np.ndarray]:
@@ -147,6 +147,10 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
         # the rest of the words the buffer moves for them: bandwidth, and energy (an SRAM access moves its whole
         # word; llmulator.words, core/energy.py)
         out[f"pad_bits.{lv}"] = out.get(f"pad_bits.{lv}", 0.0) + (r + w) * arr.bits * (words - 1.0)
+        if not spatial:   # a scalar access takes its SRAM port for whole words (llmulator.words.access_bits)
+            rest = access_bits(level, arr.bits) - arr.bits
+            out[f"pad_read_bits.{lv}"] = out.get(f"pad_read_bits.{lv}", 0.0) + r * rest
+            out[f"pad_write_bits.{lv}"] = out.get(f"pad_write_bits.{lv}", 0.0) + w * rest
         element_bits[lv] = element_bits.get(lv, 0.0) + (r + w) * arr.bits
     for lv, n in (words_moved or {}).items():
         if lv in element_bits:
@@ -180,8 +184,7 @@ def throttle(design: Design, traffic: dict[str, np.ndarray], compute: np.ndarray
     valid = np.ones(compute.shape[0], dtype=bool)
     bw = np.zeros(compute.shape[0])
     for lv in arch.memory:
-        bits = (traffic[f"read_bits.{lv.name}"] + traffic[f"write_bits.{lv.name}"]
-                + traffic.get(f"pad_bits.{lv.name}", 0.0))
+        bits = moved_bits(traffic, lv.name)
         cyc = bits / 8.0 / lv.bandwidth_bytes_per_cycle
         out[f"cycles.{lv.name}"] = cyc
         bw = np.maximum(bw, cyc)

@@ -18,6 +18,7 @@ from itertools import product
 from llmulator import traffic, transfers
 from llmulator.design import Design
 from llmulator.errors import UserError
+from llmulator.words import access_bits, moved_bits
 
 from . import model
 
@@ -78,11 +79,11 @@ def count(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, floa
             if spec is None:
                 continue
             lv = d.placement(acc.array)
-            for kind, hit in (("reads", acc.is_read), ("writes", acc.is_write)):
+            rest = access_bits(d.arch.level(lv), spec.bits) - spec.bits   # whole SRAM words (hlsim's rule)
+            for kind, hit in (("read", acc.is_read), ("write", acc.is_write)):
                 if hit:
-                    traffic_total[f"{kind}.{lv}"] = traffic_total.get(f"{kind}.{lv}", 0.0) + w
-                    bits = f"{kind[:-1]}_bits.{lv}"
-                    traffic_total[bits] = traffic_total.get(bits, 0.0) + spec.bits * w
+                    for key, v in ((f"{kind}s", 1.0), (f"{kind}_bits", spec.bits), (f"pad_{kind}_bits", rest)):
+                        traffic_total[f"{key}.{lv}"] = traffic_total.get(f"{key}.{lv}", 0.0) + v * w
             loads += spec.bits * acc.is_read * w
             stores += spec.bits * acc.is_write * w
     return loads, stores
@@ -114,8 +115,7 @@ def cycles(d: Design, sites, compute: float, own_traffic: dict[str, float], loop
     for lv, (r, rb, wr, wb) in mv.items():
         for key, v in (("reads", r), ("read_bits", rb), ("writes", wr), ("write_bits", wb)):
             own_traffic[f"{key}.{lv}"] = own_traffic.get(f"{key}.{lv}", 0.0) + v
-    bw = max((own_traffic.get(f"read_bits.{lv.name}", 0.0) + own_traffic.get(f"write_bits.{lv.name}", 0.0)) / 8.0
-             / lv.bandwidth_bytes_per_cycle for lv in d.arch.memory)
+    bw = max(moved_bits(own_traffic, lv.name) / 8.0 / lv.bandwidth_bytes_per_cycle for lv in d.arch.memory)
     return float(traffic.nest_time(d, compute, transfer, bw))
 
 

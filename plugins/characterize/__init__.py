@@ -47,9 +47,12 @@ def register_commands(subparsers):
                    help="wall-time limit of one tool run in seconds (default: 900; --timeout is the old name)")
     p.add_argument("--structures", default="pe_psum,pe_os,skew_reg,queue_bit,xbar_in,xbar_out",
                    help="PE-array structures to measure too (the rtl profiler's PE per shape at the --bits widths "
-                        "up to 16, the skew-register bit, the vector-queue bit of the buffer periphery, a crosspoint "
+                        "and each --acc-bits accumulator at least as wide, the skew-register bit, the vector-queue "
+                        "bit of the buffer periphery, a crosspoint "
                         "of the buffer's crossbar on either side), comma-separated; '' for none "
                         "(default: %(default)s)")
+    p.add_argument("--acc-bits", default="16,32,64",
+                   help="accumulator (output) widths of the measured PEs, comma-separated (default: %(default)s)")
     p.add_argument("--keep-vcd", action="store_true",
                    help="keep each design's VCD and compiled simulation in the work folder")
     p.set_defaults(func=cmd_characterize)
@@ -70,6 +73,12 @@ def cmd_characterize(args) -> int:
         raise UserError(f"--bits: expected comma-separated integers, got '{args.bits}'") from None
     if not classes or not bits:
         raise UserError("--classes and --bits must name at least one class and one width")
+    try:
+        acc_bits = [int(b) for b in _csv(args.acc_bits)]
+    except ValueError:
+        raise UserError(f"--acc-bits: expected comma-separated integers, got '{args.acc_bits}'") from None
+    if any(b not in (8, 16, 32, 64) for b in acc_bits):
+        raise UserError(f"--acc-bits: each width must be one of 8, 16, 32, 64, got '{args.acc_bits}'")
     out = Path(args.out) if args.out else flow.default_out()
     work = Path(args.work) if args.work else flow.default_work()
     command = "llmulator " + " ".join(shlex.quote(a) for a in sys.argv[1:]) if sys.argv[1:2] == ["characterize"] \
@@ -79,7 +88,7 @@ def cmd_characterize(args) -> int:
              ("vectors", args.vectors)))
     summary = flow.run(classes, bits, args.clock_mhz, out, args.vectors, work, seed=args.seed, command=command,
                        logic_only=args.logic_only, timeout=args.timeout, keep_vcd=args.keep_vcd,
-                       structures=_csv(args.structures))
+                       structures=_csv(args.structures), acc_bits=acc_bits)
     print(f"wrote {summary['out']}: {summary['designs']} designs ({summary['cached']} from the cache in {work}), "
           f"{summary['tool_seconds']:.0f} s of tool time")
     return 0

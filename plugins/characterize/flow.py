@@ -104,14 +104,15 @@ def _run_all(jobs, clock_mhz, vectors, tools, work, seed, timeout, keep_vcd, con
     return results, failures
 
 
-def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout, keep_vcd, con):
+def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout, keep_vcd, con, acc_bits=None):
     from . import structures as st_mod
     results, failures = [], []
+    widths = st_mod.pe_widths(list(bits), list(acc_bits or st_mod.ACC_BITS))
     for kind in kinds:
         per_unit = kind in st_mod.UNIT_KEY     # one entry per bit or crosspoint, not per operand width
-        for b in ([1] if per_unit else [b for b in bits if b <= 16]):
-            st = st_mod.structure(kind, b if not per_unit else 8)
-            label = kind if per_unit else f"{kind} int{b}"
+        for b, acc in ([(8, 0)] if per_unit else widths):
+            st = st_mod.structure(kind, b) if per_unit else st_mod.structure(kind, b, acc)
+            label = kind if per_unit else f"{kind} {st.fmt}"
             try:
                 r = st_mod.characterize_structure(st, clock_mhz, vectors, tools, work, seed, timeout, None, keep_vcd)
             except FlowError as e:
@@ -130,7 +131,7 @@ def _run_structures(kinds, bits, clock_mhz, vectors, tools, work, seed, timeout,
 def run(classes: Iterable[str], bits: Iterable[int], clock_mhz: float, out: Path, vectors: int,
         work: Path, seed: int = 1, command: str = "llmulator characterize", logic_only: bool = False,
         timeout: float = 900.0, console: Any = None, keep_vcd: bool = False,
-        structures: Iterable[str] = ()) -> dict[str, Any]:
+        structures: Iterable[str] = (), acc_bits: Iterable[int] | None = None) -> dict[str, Any]:
     """Characterize every (class, width), then write the table atomically. Returns a summary."""
     from llmulator.fileio import atomic_write_text
     from rich.console import Console
@@ -154,7 +155,7 @@ def run(classes: Iterable[str], bits: Iterable[int], clock_mhz: float, out: Path
     try:
         results, failures = _run_all(jobs, clock_mhz, vectors, tools, work, seed, timeout, keep_vcd, con)
         st_results, st_failures = _run_structures(kinds, list(bits), clock_mhz, vectors, tools, work, seed, timeout,
-                                                  keep_vcd, con)
+                                                  keep_vcd, con, acc_bits)
         failures += st_failures
     finally:
         lock.close()

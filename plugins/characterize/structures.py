@@ -56,6 +56,8 @@ STRUCTURES = ("pe_psum", "pe_os", "skew_reg", "queue_bit", "xbar_in", "xbar_out"
 UNIT_KEY = {"skew_reg": "bit", "queue_bit": "bit", "xbar_in": "crosspoint", "xbar_out": "crosspoint"}
 FOLD = 16          # active cycles per stationary reload (psum) / accumulator drain (os)
 ROWS_ABOVE = 3     # products in the partial sum a psum PE receives (a PE in row 3)
+DEFAULT_ACC_BITS = 32   # the accumulator of a PE entry keyed by its operand width alone (``int8``)
+ACC_BITS = (16, 32, 64)  # accumulator widths characterize measures by default (the workload's output dtype)
 SKEW_BITS = 32     # width of the measured skew register (the entry is per bit)
 QUEUE_BITS = 32    # vector width of the measured queue (the entry is per bit)
 QUEUE_DEPTH = 16   # its vectors (the profiler's output queue holds llmulator.banks.FIFO_DEPTH)
@@ -78,7 +80,21 @@ class Structure:
 
     @property
     def fmt(self) -> str:
-        return f"int{self.bits}"
+        return structure_key(self.kind, self.bits, self.acc_bits)
+
+
+def structure_key(kind: str, bits: int, acc_bits: int) -> str:
+    """The table key of a structure: a per-unit one's unit; a PE's operand width, with its accumulator's
+    where that is not the 32 bits every PE entry had before acc widths were measured (``int16_acc16``)."""
+    if kind in UNIT_KEY:
+        return UNIT_KEY[kind]
+    return f"int{bits}" if acc_bits == DEFAULT_ACC_BITS else f"int{bits}_acc{acc_bits}"
+
+
+def pe_widths(bits: list[int], acc_bits: list[int]) -> list[tuple[int, int]]:
+    """(operand, accumulator) widths of the PEs to measure: every accumulator at least as wide as the
+    operands (an int16 x int16 -> int16 layer wraps in a 16-bit partial sum, as the rtl's PE does)."""
+    return [(b, a) for b in bits for a in acc_bits if a >= b]
 
 
 class _Operand(SimpleNamespace):

@@ -135,10 +135,11 @@ def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], b
                          f"latency_cycles: {int(e['latency_cycles'])}, source: {e['source']}, note: {_q(e['note'])}}}")
     st = list(structures)
     if st:
-        from .structures import UNIT_KEY, structure_entry
+        from .structures import UNIT_KEY, structure_entry, structure_key
         lines += ["structures:",
-                  "  # PE-array structures (characterize --structures): the rtl profiler's systolic PE per shape and",
-                  "  # operand width (pe_psum: weight/input stationary; pe_os: output stationary) and the array's",
+                  "  # PE-array structures (characterize --structures): the rtl profiler's systolic PE per shape,",
+                  "  # operand width and accumulator width (pe_psum: weight/input stationary; pe_os: output",
+                  "  # stationary; int16: a 32-bit accumulator, int16_acc16: a 16-bit one) and the array's",
                   "  # skew-register bit; used instead of MAC + PE register file for systolic arrays",
                   "  # (llmulator.pecost, docs/technology.md); a bit of the memory system's vector queues",
                   "  # (queue_bit: the buffer periphery, llmulator.periphery) and a crosspoint of the buffer's",
@@ -148,10 +149,10 @@ def tech_yaml(results: Iterable[dict[str, Any]], name: str, header: list[str], b
             kinds.setdefault(r["structure"], []).append(r)
         for kind, rs in kinds.items():
             lines.append(f"  {kind}:")
-            for r in sorted(rs, key=lambda r: r["bits"]):
+            for r in sorted(rs, key=lambda r: (r["bits"], r["acc_bits"])):
                 e = structure_entry(r)
                 per_bit = r["structure"] in UNIT_KEY
-                fmt = UNIT_KEY.get(r["structure"], f"int{r['bits']}")
+                fmt = structure_key(r["structure"], r["bits"], r["acc_bits"])
                 acc = f", acc_bits: {r['acc_bits']}" if not per_bit else ""
                 lines.append(f"    {fmt + ':':6} {{energy_pj: {_g(e['energy_pj'])}, idle_energy_pj: "
                              f"{_g(e['idle_energy_pj'])}, area_um2: {_area(e['area_um2'])}{acc}, latency_cycles: "

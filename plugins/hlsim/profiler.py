@@ -31,6 +31,7 @@ from llmulator.results import Profile
 from llmulator.timing import Timing
 
 from . import bounds, runner
+from .tally import AccessTally
 
 # 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
 # 0.4: ws/is PE folds +1 cycle, os folds drain R without a 2nd PE accumulator; PE area/energy from measured PEs
@@ -63,8 +64,7 @@ from . import bounds, runner
 # 0.19: the buffer periphery of a systolic PE array on a measured technology table: the memory system's
 #       registers around the buffer (engines' rings and lines, the output queue) in area and energy
 #       (llmulator.periphery); only osu018 designs
-# 0.20: ... and the buffers' crossbar in area (llmulator.periphery: crosspoints x the measured crosspoint of
-#       each side); only osu018 designs
+# 0.20: ... and the buffers' crossbar in area (llmulator.periphery: crosspoints x measured ones); osu018 only
 # 0.21: a do-while loop is counted (its sites were left out of the instrumented code: its body ran, its
 #       cycles and operations were not counted), its test once per trip; no library or synth-v3 kernel has one
 # 0.22: `x = x + a*b` (and `a*b + x`, `x - a*b`) is the mac `x += a*b` is (llmulator.kernel_expr): the library
@@ -110,7 +110,8 @@ from . import bounds, runner
 #       elements; backing-store words checked; a read the statement before loaded is reused; a branch's sides,
 #       a block partition's moving index, a dynamic index and geometric copies share ports; PE-array waits
 #       for the last fold's write-backs count; buffer energy by whole words
-VERSION = "0.34"
+# 0.35: a scalar access takes its SRAM port for whole words; osu018 PE entries by accumulator width too
+VERSION = "0.35"
 
 
 class HlsimProfiler:
@@ -218,11 +219,9 @@ class HlsimProfiler:
             counters[f"trips.{lb}"] = iters[lb] / invs[lb] if invs[lb] else 0.0
         # operations and accesses actually executed
         ops: Counter = Counter()
-        acc_bits: dict[str, list[float]] = {lv.name: [0.0, 0.0, 0.0, 0.0] for lv in arch.memory}
         runs = [bounds.NestRun(top or f"stmt{k}", 0.0) for k, top in enumerate(inst.nest_loops)]
-        loads = stores = 0.0
-        touched: set[tuple[str, bool]] = set()  # (array, written) the run accessed
-        elem: Counter = Counter()  # level -> the element bits its datapath accesses carry
+        tally = AccessTally.new(arch)   # what the datapath's accesses moved (tally.py)
+        acc_bits = tally.acc_bits
         word_bits: Counter = Counter()  # level -> the bits of the whole words those accesses take
         for s in inst.sites:
             if s.region == "array":
@@ -243,31 +242,7 @@ class HlsimProfiler:
                     ops[k] += v * c
                     runs[s.nest].ops[k] += v * c
                 for k, a in enumerate(st.accesses):
-                    touched.add((a.array, a.is_write))
-                    read = a.is_read and k not in st.reused  # (a value the run's statement before loaded)
-                    n, words = c, 1.0
-                    if s.region_id is not None and s.region_id in timing.folds:
-                        # PE-array operands: multicast along spatial loops the index does not use,
-                        # register reuse over the innermost temporal loops that do not use it; the
-                        # buffer moves the words that hold them (llmulator.words)
-                        mcast, reuse = timing.folds[s.region_id]["reuse"].get(a.array, (1.0, 1.0))
-                        n = c / (mcast * reuse)
-                        words = timing.folds[s.region_id]["words"].get(a.array, 1.0)
-                    lv = d.placement(a.array)
-                    bits = d.workload.arrays[a.array].bits
-                    nb = runs[s.nest].bits
-                    # every operand of every operation passes through the PE register file (loads, stores)
-                    elem[lv] += n * bits * (read + a.is_write)  # (the words that hold them: pad_bits below)
-                    if read:
-                        acc_bits[lv][0] += n
-                        acc_bits[lv][1] += n * bits
-                        nb[lv] += n * bits * words
-                        loads += c * bits
-                    if a.is_write:
-                        acc_bits[lv][2] += n
-                        acc_bits[lv][3] += n * bits
-                        nb[lv] += n * bits * words
-                        stores += c * bits
+                    tally.access(d, timing.folds, s, st, k, a, c, runs[s.nest].bits)
         # static tile transfers between levels (DRAM <-> buffers), per nest
         # (the variant's hints are replaced by what was measured: the design below has no variant)
         # (and ``measured_trips`` wins over the design's own estimate from draws of the declared inputs)
@@ -321,20 +296,23 @@ class HlsimProfiler:
         else:
             cycles = sum(nest_cycles)
         breakdown["bound_cycles"] = bounds.check(dm, runs, cycles)
-        bounds.check_words(dm, touched, acc_bits)
+        bounds.check_words(dm, tally.touched, acc_bits)
         level_traffic = {}
         for lv in arch.memory:
             r, rb, wr, wb = acc_bits[lv.name]
             level_traffic[f"read_bits.{lv.name}"] = np.array([rb])
             level_traffic[f"write_bits.{lv.name}"] = np.array([wb])
             # the rest of the whole words the datapath's accesses take: an SRAM access moves its whole word (0.34)
-            level_traffic[f"pad_bits.{lv.name}"] = np.array([word_bits[lv.name] - elem[lv.name]])
+            level_traffic[f"pad_bits.{lv.name}"] = np.array([word_bits[lv.name] - tally.elem[lv.name]])
+            level_traffic[f"pad_read_bits.{lv.name}"] = np.array([tally.pad[lv.name][0]])
+            level_traffic[f"pad_write_bits.{lv.name}"] = np.array([tally.pad[lv.name][1]])
             counters[f"reads.{lv.name}"] = r
             counters[f"writes.{lv.name}"] = wr
         for k, v in ops.items():
             counters[f"ops.{k}"] = float(v)
         area, area_parts, units = allocated_area(d, inst, timing)
-        en = accelergy.energy(d, dict(ops), level_traffic, np.array([cycles]), datapath=(loads, stores), units=units)
+        en = accelergy.energy(d, dict(ops), level_traffic, np.array([cycles]), datapath=(tally.loads, tally.stores),
+                              units=units)
         for k, v in en.items():
             if k != "energy_pj":
                 breakdown[k] = float(v[0])

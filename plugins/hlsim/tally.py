@@ -1,0 +1,64 @@
+"""What a run's datapath accesses moved at each memory level: the counts and element bits hlsim reports, the
+whole words behind them (bandwidth and energy), and the bits that pass the PE register file.
+
+Split from the profiler so that the rule for one access (PE-array multicast and reuse, whole SRAM words for a
+scalar access, a value the statement before loaded) sits in one place."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import attrs
+from llmulator.words import access_bits
+
+
+@attrs.define
+class AccessTally:
+    arch: object
+    # level -> [reads, read bits, writes, write bits] (elements; the tile transfers join them later)
+    acc_bits: dict[str, list[float]]
+    # level -> the bits its datapath accesses price directly: elements, and the whole-word rest of scalar ones
+    elem: Counter = attrs.field(factory=Counter)
+    # level -> [read, write] bits of the whole SRAM words scalar accesses take beyond their elements
+    pad: dict[str, list[float]] = attrs.field(factory=dict)
+    touched: set[tuple[str, bool]] = attrs.field(factory=set)   # (array, written) the run accessed
+    loads: float = 0.0    # bits the operations loaded and stored (they pass the PE register file)
+    stores: float = 0.0
+
+    @classmethod
+    def new(cls, arch) -> AccessTally:
+        return cls(arch, {lv.name: [0.0, 0.0, 0.0, 0.0] for lv in arch.memory},
+                   pad={lv.name: [0.0, 0.0] for lv in arch.memory})
+
+    def access(self, d, folds: dict, site, st, k: int, a, c: float, level_bits: Counter) -> None:
+        """Count access ``k`` of statement ``st`` run ``c`` times at ``site``; add the bits its level's
+        bandwidth carries to ``level_bits`` (the nest's)."""
+        self.touched.add((a.array, a.is_write))
+        read = a.is_read and k not in st.reused  # (a value the run's statement before loaded)
+        lv, bits = d.placement(a.array), d.workload.arrays[a.array].bits
+        n, words = c, 1.0
+        if site.region_id is not None and site.region_id in folds:
+            # PE-array operands: multicast along spatial loops the index does not use, register reuse over
+            # the innermost temporal loops that do not use it; the buffer moves the words that hold them
+            # (llmulator.words; the rest of those words: the profiler's pad_bits)
+            mcast, reuse = folds[site.region_id]["reuse"].get(a.array, (1.0, 1.0))
+            n = c / (mcast * reuse)
+            words = folds[site.region_id]["words"].get(a.array, 1.0)
+        else:
+            # a scalar access takes its SRAM port for whole words (llmulator.words.access_bits, hlsim 0.35)
+            rest = n * (access_bits(self.arch.level(lv), bits) - bits)
+            self.pad[lv][0] += rest * read
+            self.pad[lv][1] += rest * a.is_write
+            self.elem[lv] += rest * (read + a.is_write)
+            level_bits[lv] += rest * (read + a.is_write)
+        self.elem[lv] += n * bits * (read + a.is_write)
+        if read:
+            self.acc_bits[lv][0] += n
+            self.acc_bits[lv][1] += n * bits
+            level_bits[lv] += n * bits * words
+            self.loads += c * bits
+        if a.is_write:
+            self.acc_bits[lv][2] += n
+            self.acc_bits[lv][3] += n * bits
+            level_bits[lv] += n * bits * words
+            self.stores += c * bits
