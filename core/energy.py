@@ -11,8 +11,8 @@ from .periphery import periphery_cost
 
 
 def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray], cycles: np.ndarray,
-           datapath: tuple[float, float] | None = None, units: dict[str, int] | None = None
-           ) -> dict[str, np.ndarray]:
+           datapath: tuple[float, float] | None = None, units: dict[str, int] | None = None,
+           array_steps: np.ndarray | float | None = None) -> dict[str, np.ndarray]:
     """Energy = operation counts x energy per op + accesses x energy per access + leakage x time.
 
     ``datapath``: the bits the operations load and store (they pass through the PE register file, priced per
@@ -20,14 +20,15 @@ def energy(design: Design, ops: dict[str, float], traffic: dict[str, np.ndarray]
     so int8 and int64 operands cost the same). ``units``: the operator units the design allocates
     (``llmulator.area.allocated_area``): the ones that leak, as the area counts them (before hlsim 0.29 every
     unit the architecture lists leaked, also those no schedule uses: twice the leakage of a vector add's
-    design). None: every unit."""
+    design). None: every unit. ``array_steps``: the cycles a systolic PE array advances (its skew registers
+    shift on each; ``llmulator.pecost``); None: one per MAC a PE does."""
     arch = design.arch
     B = cycles.shape[0]
     out: dict[str, np.ndarray] = {}
     total = np.zeros(B)
     pc = pe_cost(design)   # a measured PE entry stands for MAC + PE registers (llmulator.pecost)
     if pc is not None:
-        e = pc.energy_pj(float(ops.get("mac", 0.0)), cycles) * np.ones(B)
+        e = pc.energy_pj(float(ops.get("mac", 0.0)), cycles, array_steps) * np.ones(B)
         out["energy_pj.pe_array"] = e
         total = total + e
         pp = periphery_cost(design)   # the memory system's registers around the buffer (llmulator.periphery)

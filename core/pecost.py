@@ -13,7 +13,8 @@ structures"):
   defaulted too: its registers are the PE entry's);
 * energy: MACs x the PE entry's ``energy_pj`` + (PEs x cycles - MACs) x its ``idle_energy_pj`` (the
   generated hardware clocks every PE every cycle: no clock gating) + the skew bits, each cycle at the
-  bit's idle energy plus, per array step with data (MACs / PEs), the active-idle difference; in place
+  bit's idle energy plus, per step the array advances (the folds' steps with their fill and drain: the
+  nest's compute cycles without bank waits; hlsim 0.36), the active-idle difference; in place
   of the MAC energy and the operand accesses to the per-PE register file (when its access energy was
   defaulted). Where the data needs fewer bits than the PE holds, a MAC's switching follows the bits the
   streaming operands toggle (a stationary one changes once a fold): a non-negative narrow operand its
@@ -54,7 +55,9 @@ class PeCost:
     def area_um2(self) -> float:
         return self.n_pe * float(self.pe["area_um2"]) + self.skew_bits * float((self.skew or {}).get("area_um2", 0.0))
 
-    def energy_pj(self, macs: float, cycles: np.ndarray) -> np.ndarray:
+    def energy_pj(self, macs: float, cycles: np.ndarray, steps: np.ndarray | float | None = None) -> np.ndarray:
+        """PE and skew-register energy over ``cycles``; ``steps``: the cycles the array advances (the rtl's
+        ``adv``: every step of a fold, its fill and drain included; None: one per MAC a PE does)."""
         cycles = np.asarray(cycles, dtype=float)
         idle = np.maximum(self.n_pe * cycles - macs, 0.0)
         # a cycle without a MAC costs the clock of the PE's own flip-flops (the physical entry's idle); a
@@ -65,8 +68,10 @@ class PeCost:
         e = macs * active_pj + idle * idle_pj
         if self.skew is not None and self.skew_bits:
             e_on, e_off = float(self.skew["energy_pj"]), float(self.skew.get("idle_energy_pj", 0.0))
-            steps = min(macs / self.n_pe, 1e300)
-            e = e + self.skew_bits * (cycles * e_off + steps * (e_on - e_off))
+            # a skew bit shifts on every advancing step, the fold's fill and drain too (before hlsim 0.36 only
+            # the steps with MACs: a 1x4 array's de-skew, most of its skew bits, 0.66x the rtl's, probe 17 #6)
+            adv = macs / self.n_pe if steps is None else np.minimum(np.asarray(steps, dtype=float), cycles)
+            e = e + self.skew_bits * (cycles * e_off + adv * (e_on - e_off))
         return e
 
 

@@ -445,3 +445,37 @@ def test_hlsim_prices_the_buffer_words_the_hardware_moves(write, tmp_path, monke
     hl = HlsimProfiler().profile(d)
     assert rtl.functional_check == "pass"
     assert hl.breakdown["energy_pj.GLB"] == pytest.approx(10 * (rtl.counters["reads.GLB"] + rtl.counters["writes.GLB"]))
+
+
+@needs_iverilog
+def test_the_skew_registers_shift_on_every_step_the_array_advances(write, tmp_path, monkeypatch):
+    """A 1x4 ws array (osu018): nearly all its skew bits are the de-skew of the partial sums (6 x 32 of 196),
+    and they shift on every step the controller advances the array: per fold, the preload (A = 1), the M = 4
+    streamed steps and the drain through the de-skew (A + B - 1 = 4), 9 advances x 8 folds = 72 (top.py), in
+    the 78 cycles the simulated hardware takes. hlsim's skew energy, at those 78 cycles: each bit's idle energy
+    every cycle plus the active-idle difference per advance, within 5 % (its steps are the nest's compute, 78,
+    which counts the 6 cycles of start and finish too). Before hlsim 0.36 it counted one step per MAC a PE does
+    (32): 0.71x of this count, where an outside probe measured the rtl's de-skew at 1.5x the model's."""
+    from llmulator.pecost import pe_cost
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    from llmulator_plugins.rtl.profiler import RtlProfiler
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    design(write, 2, "ws", 4, 4, 8)
+    arch = (ARCH.format(n=2, nn=4).replace("rows: 2, cols: 2", "rows: 1, cols: 4")
+            .replace("clock_mhz: 100", "clock_mhz: 100\n  technology: osu018"))
+    arch += ("    - {name: PE_REG, kind: regfile, capacity_kib: 0.0078125, width_bits: 32, instances: 4, "
+             "latency_cycles: 0}\n")
+    mp = (tmp_path / "map.yaml").read_text().replace("L_k: {tile: 2, spatial: rows}", "L_k: {tile: 1, spatial: rows}")
+    d = load_design(write("arch.yaml", arch), tmp_path / "gemm.yaml",
+                    write("map.yaml", mp.replace("L_n: {tile: 2, spatial: cols}", "L_n: {tile: 4, spatial: cols}")))
+    rtl = RtlProfiler(synthesize=False, simulator="icarus").profile(d)
+    hl = HlsimProfiler().profile(d)
+    assert rtl.functional_check == "pass" and rtl.counters["folds"] == 8 and rtl.metrics["cycles"] == 78
+    pc = pe_cost(d)
+    assert pc.skew_bits == 6 * 32 + 4
+    cycles, macs = hl.metrics["cycles"], 4 * 4 * 8
+    assert cycles == 78
+    pe_only = macs * pc.pe["energy_pj"] + (4 * cycles - macs) * pc.pe["idle_energy_pj"]
+    on, off = pc.skew["energy_pj"], pc.skew["idle_energy_pj"]
+    want = pc.skew_bits * (cycles * off + 8 * 9 * (on - off))
+    assert hl.breakdown["energy_pj.pe_array"] - pe_only == pytest.approx(want, rel=0.05)

@@ -86,7 +86,8 @@ from . import model, top_statements
 #       variant ranges, loop tests, countdowns, unrolled varying loops); earlier_writes; a break ends its pass
 # 0.45: as hlsim 0.34; top-level `if` statements and loops count their operations, accesses and words; overlapped
 #       (dataflow) nests share the units and the levels' bandwidth
-# 0.46: as hlsim 0.35 (whole SRAM words per scalar access, PE entries by accumulator width)
+# 0.46: as hlsim 0.36 (whole SRAM words per scalar access, PE entries by accumulator width, SRAM default
+#       energy per bank, skew registers shift on every step the array advances)
 VERSION = "0.46"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
@@ -137,6 +138,7 @@ class AnalyticalEstimator:
         traffic_total: dict[str, float] = {}
         nest_cycles: list[float] = []
         loads = stores = 0.0
+        array_steps = 0.0  # the cycles a PE array advances: its nests' compute without bank waits (as hlsim)
         runs = 1.0  # the share of runs that get this far: a ``return`` in an earlier loop ended the others
         for k, top_label in enumerate(inst.nest_loops):
             compute = expected.cycles[k]
@@ -165,6 +167,7 @@ class AnalyticalEstimator:
             if spatial:
                 model.require_spatial_band(d, nest)
                 comp = model.spatial_compute(d, nest, maps)
+                array_steps += compute * runs
                 terms["ideal_cycles"] += float(comp["ideal_cycles"][0]) * runs
                 terms["fill_drain_cycles"] += float(comp["fill_drain_cycles"][0]) * runs
                 # PEs idle (partial folds) and the pipeline latency paid once per nest
@@ -235,7 +238,8 @@ class AnalyticalEstimator:
             for key in ("read_bits", "write_bits", "need_bits"):
                 tr.setdefault(f"{key}.{lv.name}", np.zeros(1))
         area_um2, ar, units = allocated_area(d, inst, timing)
-        en = energy(d, ops_total, tr, np.array([cycles]), datapath=(loads, stores), units=units)
+        en = energy(d, ops_total, tr, np.array([cycles]), datapath=(loads, stores), units=units,
+                    array_steps=array_steps)
         for lv in arch.memory:
             breakdown[f"reads.{lv.name}"] = traffic_total.get(f"reads.{lv.name}", 0.0)
             breakdown[f"writes.{lv.name}"] = traffic_total.get(f"writes.{lv.name}", 0.0)
@@ -295,7 +299,8 @@ class AnalyticalEstimator:
         level = model.memory_traffic(d, nest, maps, spatial=bool(use_sp.any()))
         thr = model.throttle(d, level, compute)
         area_um2, _, units = allocated_area(d, inst, timing)  # the units the design's schedules allocate
-        en = energy(d, nest.ops, level, thr["cycles"], datapath=(nest.load_bits, nest.store_bits), units=units)
+        en = energy(d, nest.ops, level, thr["cycles"], datapath=(nest.load_bits, nest.store_bits), units=units,
+                    array_steps=np.where(use_sp, compute, 0.0))
         pe = d.arch.pe_array
         if pe is not None:
             rows = np.where(spatial == 1, tiles, 1).prod(axis=1)

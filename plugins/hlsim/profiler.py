@@ -110,8 +110,9 @@ from .tally import AccessTally
 #       elements; backing-store words checked; a read the statement before loaded is reused; a branch's sides,
 #       a block partition's moving index, a dynamic index and geometric copies share ports; PE-array waits
 #       for the last fold's write-backs count; buffer energy by whole words
-# 0.35: a scalar access takes its SRAM port for whole words; osu018 PE entries by accumulator width too
-VERSION = "0.35"
+# 0.35-0.36: a scalar access takes its SRAM port for whole words; osu018 PE entries by accumulator width
+#       too; SRAM default energy per bank; skew registers shift on every step the array advances
+VERSION = "0.36"
 
 
 class HlsimProfiler:
@@ -255,8 +256,10 @@ class HlsimProfiler:
         # a PE-array nest waits for its banks where a step's words collide, and moves the words its
         # schedule fetches and writes back (banks.py; None: not such a design)
         sched = banks.schedule(d) if len(inst.nest_loops) == 1 else None
+        array_steps = 0.0   # the cycles a PE array advances: its nests' compute without bank waits
         for k, top in enumerate(inst.nest_loops):
             comp = scalars.get(f"nest.{k}", 0.0)
+            array_steps += comp if runs[k].band else 0.0
             transfer = 0.0
             level_bits = runs[k].bits
             label = top or f"stmt{k}"
@@ -312,7 +315,7 @@ class HlsimProfiler:
             counters[f"ops.{k}"] = float(v)
         area, area_parts, units = allocated_area(d, inst, timing)
         en = accelergy.energy(d, dict(ops), level_traffic, np.array([cycles]), datapath=(tally.loads, tally.stores),
-                              units=units)
+                              units=units, array_steps=array_steps)
         for k, v in en.items():
             if k != "energy_pj":
                 breakdown[k] = float(v[0])
