@@ -234,7 +234,7 @@ def synth_row(folder: Path, n: int, an, df: str = "ws", work: str = "gemm") -> d
 
 def synth_model_columns(dm, an, macs: float, cycles: float) -> dict:
     """The analytical model's PE-array area and energy (osu018) of a synthesised row: at its own cycles and
-    at the rtl's (llmulator.pecost's energy rule with the rtl's cycle count)."""
+    at the rtl's (llmulator.pecost's energy rule with the rtl's cycle and advance counts)."""
     from llmulator.pecost import pe_cost
     from llmulator.periphery import periphery_cost
     with warnings.catch_warnings():
@@ -247,7 +247,9 @@ def synth_model_columns(dm, an, macs: float, cycles: float) -> dict:
         pe_model = eb.get("area_um2.op.mac", 0.0) + eb.get("area_um2.PE_REG", 0.0)
         e_pe_model = eb.get("energy_pj.op.mac", 0.0) + eb.get("energy_pj.PE_REG", 0.0)
     pc = pe_cost(dm)
-    e_model_at_rtl = float(pc.energy_pj(macs, cycles)) if pc is not None else None
+    # at the rtl's cycles and with its controller's advances (the skew registers shift on each; hlsim 0.36)
+    steps = advances(RtlProfiler().build(dm)[0])
+    e_model_at_rtl = float(pc.energy_pj(macs, cycles, steps)) if pc is not None else None
     pp = periphery_cost(dm)     # the memory system's registers around the buffer (llmulator.periphery)
     periphery = ({"bits": pp.bits, "area": pp.area_um2(), "e_at_rtl_mac": float(pp.energy_pj(cycles)) / macs,
                   "e_idle_at_rtl_mac": pp.storage_bits * cycles * float(pp.entry["idle_energy_pj"]) / macs,
@@ -1001,12 +1003,14 @@ moved, measured, not tuned:
   (the rtl's start-up follows the preloaded operand's buffer, hlsim's the GLB's: 1-2 cycles on tiny layers),
   a PE without a shadow accumulator (documented above), and a MAC slower than one cycle (the generated PE's
   takes one; the profile says so in a note).
-- conv2d's PE energy: 0.78-1.21x of the replay (above), three rows outside 15 %; the switching rule for
+- conv2d's PE energy: 0.88-1.27x of the replay (above), one row outside 15 % (is 4x4); 0.78-1.21x and three
+  outside before hlsim 0.36 counted a skew-register shift on every step the array advances; the switching rule for
   data narrower than the PE was read from these rows. Entries measured on the declared operand ranges per
   role would make it a measurement.
 - The buffer module (arbiter and crossbar) is replayed gate-level (above) but has no energy term in the model;
   the engines' address logic has no term in area or energy.
-- The GEMM PE rows read 0.89-1.06x: the entries' stimulus (every port random every cycle, a row-3 PE's
+- The GEMM PE rows read 0.93-1.11x (0.89-1.06x before hlsim 0.36: the skew registers then shifted once per
+  MAC a PE does, not on every advance): the entries' stimulus (every port random every cycle, a row-3 PE's
   partial sum) is not the array's (rows 0 get no partial sum, skew and drain steps move zeros).
 - The rest of `pe_array` (skew registers, control trees) is still the rtl flow's OpenSTA figure in the
   reference column; the model prices it with the VCD-priced skew-register entry.

@@ -22,7 +22,7 @@ structures"):
   the narrower entry where all toggle few, the PE's own where all toggle all, between them by the
   multiplier's partial products (width x width) where the two streams differ. Every cycle's clock is the
   PE's own flip-flops' (the PE entry's idle). conv2d (unsigned 8-bit inputs, signed 8-bit weights) on
-  int16 PEs: 0.78-1.21x of the gate-level replay over nine rows, the int8 entry alone 0.62-0.95x, the
+  int16 PEs: 0.88-1.27x of the gate-level replay over nine rows, the int8 entry alone 0.62-0.95x, the
   int16 entry alone 0.95-2.35x (docs/rtl-crosscheck.md).
 
 Everything else (memories, tile traffic, leakage) is unchanged; a table without ``structures`` (45nm)
