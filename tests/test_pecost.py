@@ -224,26 +224,6 @@ def test_a_signed_streaming_operand_toggles_the_whole_pe(tmp_path):
         assert pc.energy_pe[k] == pytest.approx(i8[k] + (i16[k] - i8[k]) / 3)
 
 
-GEMM_WIDE = """workload:
-  version: 1
-  name: gemmw
-  parameters: {M: 3, N: 2, K: 4}
-  arrays:
-    A: {shape: [M, K], dtype: IN, role: in}
-    B: {shape: [K, N], dtype: IN, role: in}
-    C: {shape: [M, N], dtype: OUT, role: out}
-  einsum: "C[m,n] += A[m,k] * B[k,n]"
-  kernel: |
-    L_m: for (int m = 0; m < M; m++) {
-      L_n: for (int n = 0; n < N; n++) {
-        L_k: for (int k = 0; k < K; k++) {
-          C[m][n] += A[m][k] * B[k][n];
-        }
-      }
-    }
-  reference: |
-    C[:] = (A.astype(np.int64) @ B.astype(np.int64)).astype(C.dtype)
-"""
 
 
 @pytest.mark.skipif(shutil.which("yosys") is None, reason="yosys not installed (scripts/install_eda.sh)")
@@ -265,13 +245,14 @@ def test_the_pe_entry_is_the_area_of_the_pe_the_rtl_builds(tmp_path, dtype_in, d
     liberty = lib / "osu018_stdcells.lib"
     a = tmp_path / "arch.yaml"
     a.write_text(ARCH.format(tech="osu018", mac=""))
-    w = tmp_path / "w.yaml"
-    w.write_text(GEMM_WIDE.replace("IN", dtype_in).replace("OUT", dtype_out))
+    w = tmp_path / "w.yaml"   # the library's GEMM (int8 x int8 -> int32) at other widths
+    src = resolve("workload", "gemm").read_text()
+    w.write_text(src.replace("dtype: int8", f"dtype: {dtype_in}").replace("dtype: int32", f"dtype: {dtype_out}"))
     loops, order = MAPS["ws"]
     m = tmp_path / "m.yaml"
-    m.write_text(f"mapping:\n  version: 1\n  name: ws\n  workload: gemmw\n  loops:\n    {loops}\n"
+    m.write_text(f"mapping:\n  version: 1\n  name: ws\n  workload: gemm\n  loops:\n    {loops}\n"
                  f"  order: {order}\n  placement: {{A: GLB, B: GLB, C: GLB}}\n")
-    d = load_design(a, w, m)
+    d = load_design(a, w, m, "mini")
     (tmp_path / "pe.v").write_text(pe_module(make_plan(d)))
     (tmp_path / "pe.ys").write_text(f"read_verilog pe.v\nsynth -top pe\ndfflibmap -liberty {liberty}\n"
                                     f"abc -liberty {liberty}\ntee -q -o stat.txt stat -liberty {liberty}\n")
