@@ -174,6 +174,17 @@ def _streaming_widths(design, shape: str, width: int, narrow: int) -> list[int] 
     return out
 
 
+def _any_negative(design) -> bool:
+    """Whether the declared range of an input the PE array's band reads holds negative values."""
+    band = _array_band(design) or []
+    if not band:
+        return False
+    stmts = design.tree.loops[band[-1]].statements()
+    written = {a.array for st in stmts for a in st.accesses if a.is_write}
+    return any(min(_declared_range(design, a.array) or [0]) < 0 for st in stmts for a in st.accesses
+               if a.is_read and a.array not in written)
+
+
 def _switching_entry(design, shape: str, group: dict[str, Any], bits: int, data: int, acc: int = 32
                      ) -> dict[str, Any] | None:
     """The entry whose switching a MAC pays where the data is narrower than the PE (``data`` < ``bits``
@@ -186,7 +197,11 @@ def _switching_entry(design, shape: str, group: dict[str, Any], bits: int, data:
     nb = _key_bits(next(k for k, v in group.items() if v is narrow))
     widths = _streaming_widths(design, shape, bits, nb)
     if widths is None:
-        return narrow                     # no plan: the declared widths alone (analytical 0.25's rule)
+        # no plan (the rtl does not build this design, e.g. int64 outputs): a signed input range sign-extends
+        # through the PE's upper bits (its own entry), a non-negative one toggles its declared bits (the narrow
+        # entry); before hlsim 0.37 always the narrow one: signed int32 -> int64 cost less per MAC than
+        # int32 -> int32 (an outside probe)
+        return None if _any_negative(design) else narrow
     if len(widths) == 1:
         widths = widths * 2               # the stationary operand holds: the streaming one sets both ports' share
     f = (widths[0] * widths[1] - nb * nb) / (bits * bits - nb * nb)

@@ -64,7 +64,7 @@ def memory_defaults(tech: str, kind: str, capacity_kib: float | None, width_bits
     """Read/write energy per access of ``width_bits``, area and leakage for one memory instance. An SRAM
     access activates one bank, so its energy is that of an array of ``capacity_kib / banks`` (the table's
     figures are per array, after Horowitz; before hlsim 0.35 the level's whole capacity: a 1,404 KiB level
-    of 312 banks paid 53.6 pJ per 32-bit access, 18x one 4.5 KiB bank's 2.9, probe 14 #8)."""
+    of 312 banks paid 53.6 pJ per 32-bit access, 18x one 4.5 KiB bank's 3.7, probe 14 #8)."""
     t = table(tech)["memories"]
     scale = width_bits / 64.0
     if kind == "dram":
@@ -85,7 +85,14 @@ def memory_defaults(tech: str, kind: str, capacity_kib: float | None, width_bits
 
 
 def _loginterp(points: list[tuple[float, float]], x: float) -> float:
-    """Linear in log(x) between the two neighbouring points (extrapolate at the ends)."""
+    """Linear in log(x) between the two neighbouring points, extrapolated above the last; below the first
+    point a power law through the first two (Horowitz's 8 KiB 10 pJ and 32 KiB 20 pJ: energy ~ sqrt(capacity),
+    the word and bit lines' length), which never reaches zero. Linear in log(x) went to its 0.05 floor at 2 KiB:
+    once the default priced one bank (hlsim 0.35), a 16 KiB level of 8 banks cost 0.5 pJ per 64 bits, half a
+    register file's, and more banks made an SRAM nearly free (an outside probe, hlsim 0.37)."""
+    (x0, y0), (x1, y1) = points[0], points[1]
+    if x < x0 and y0 > 0 and y1 > 0:
+        return y0 * (x / x0) ** (math.log(y1 / y0) / math.log(x1 / x0))
     i = 0
     while i < len(points) - 2 and x > points[i + 1][0]:
         i += 1

@@ -162,13 +162,15 @@ def test_a_variants_data_range_prices_the_pe_array(write):
         assert full[k].breakdown["energy_pj.pe_array"] > 2 * want
 
 
-@pytest.mark.parametrize("banks, want_pj", [(1, 50.0), (32, 10.0), (256, 2.5)])
+@pytest.mark.parametrize("banks, want_pj", [(1, 50.0), (32, 10.0), (256, 5 * 2 ** 0.5 / 2), (1024, 5 * 2 ** 0.5 / 4)])
 def test_sram_default_access_energy_is_one_banks(write, banks, want_pj):
     """The 45 nm table's SRAM figures are per array (Horowitz: 8 KiB 10 pJ, 32 KiB 20 pJ, 1 MiB 100 pJ per
     64 bits, linear in log capacity between), and an access activates one bank: a 1,024 KiB level of 32 banks
-    pays a 32 KiB array's 20 pJ per 64 bits, 10 pJ per 32-bit word; 256 banks of 4 KiB extrapolate below
-    8 KiB: 10 - 10 x log(8/4) / log(32/8) = 5 pJ per 64 bits, 2.5 per 32. Unbanked, the 1 MiB array's
-    100 pJ (50 per 32 bits). Before hlsim 0.35 every banking paid the whole
+    pays a 32 KiB array's 20 pJ per 64 bits, 10 pJ per 32-bit word; below 8 KiB the first two points' power
+    law (energy ~ sqrt(capacity)): 256 banks of 4 KiB 10 x sqrt(4/8) = 7.07 pJ per 64 bits, 3.54 per 32, and
+    1,024 banks of 1 KiB 10 x sqrt(1/8) = 3.54 per 64 bits, 1.77 per 32 (linear in log capacity reached its
+    floor, 0.25 per 32 bits, at 2 KiB: more banks made the SRAM nearly free; an outside probe, hlsim 0.37).
+    Unbanked, the 1 MiB array's 100 pJ (50 per 32 bits). Before hlsim 0.35 every banking paid the whole
     level's 50 pJ (probe 14 #8)."""
     from llmulator.specs import load_architecture
     arch = load_architecture(write("a.yaml", f"""

@@ -260,3 +260,26 @@ def test_the_pe_entry_is_the_area_of_the_pe_the_rtl_builds(tmp_path, dtype_in, d
     rtl_pe = module_areas((tmp_path / "stat.txt").read_text())["pe"]
     model_pe = float(pe_cost(d).pe["area_um2"])
     assert model_pe == pytest.approx(rtl_pe, rel=0.03), (model_pe, rtl_pe)
+
+
+@pytest.mark.parametrize("lo, signed", [(-30000, True), (0, False)])
+def test_without_an_rtl_plan_a_signed_input_still_toggles_the_whole_pe(tmp_path, lo, signed):
+    """int32 x int32 -> int64 (the rtl builds no int64 PE, so there is no plan to say which operand streams):
+    inputs of -30000..30000 sign-extend through the PE's upper bits, so a MAC pays the int32_acc64 PE's own
+    switching; 0..30000 toggles its 15 magnitude bits, the int16_acc64 entry's. Before hlsim 0.37 both got the
+    narrow entry: signed int32 -> int64 cost 126 pJ per MAC where int32 -> int32 paid its own 144 (an outside
+    probe)."""
+    a = tmp_path / "arch.yaml"
+    a.write_text(ARCH.format(tech="osu018", mac=""))
+    src = resolve("workload", "gemm").read_text().replace("dtype: int8", "dtype: int32")
+    src = src.replace("dtype: int32, role: out", "dtype: int64, role: out").replace("[-128, 127]", f"[{lo}, 30000]")
+    w = tmp_path / "w.yaml"
+    w.write_text(src.replace("np.int32", "np.int64"))
+    loops, order = MAPS["ws"]
+    m = tmp_path / "m.yaml"
+    m.write_text(f"mapping:\n  version: 1\n  name: ws\n  workload: gemm\n  loops:\n    {loops}\n"
+                 f"  order: {order}\n  placement: {{A: GLB, B: GLB, C: GLB}}\n")
+    st = tech.table("osu018")["structures"]["pe_psum"]
+    pc = pe_cost(load_design(a, w, m, "mini"))
+    assert pc.pe is st["int32_acc64"]
+    assert pc.energy_pe is (None if signed else st["int16_acc64"])

@@ -88,7 +88,8 @@ from . import model, top_statements
 #       (dataflow) nests share the units and the levels' bandwidth
 # 0.46: as hlsim 0.36 (whole SRAM words per scalar access, PE entries by accumulator width, SRAM default
 #       energy per bank, skew registers shift on every step the array advances)
-VERSION = "0.46"
+# 0.47: as hlsim 0.37
+VERSION = "0.47"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -112,7 +112,8 @@ from .tally import AccessTally
 #       for the last fold's write-backs count; buffer energy by whole words
 # 0.35-0.36: a scalar access takes its SRAM port for whole words; osu018 PE entries by accumulator width
 #       too; SRAM default energy per bank; skew registers shift on every step the array advances
-VERSION = "0.36"
+# 0.37: banks below 8 KiB priced by a power law (not a floor); a PE without an rtl plan still sign-extends
+VERSION = "0.37"
 
 
 class HlsimProfiler:
