@@ -26,6 +26,7 @@ from llmulator.design import load_design
 from llmulator.library import resolve
 from llmulator_plugins.analytical.estimator import AnalyticalEstimator
 from llmulator_plugins.hlsim.profiler import HlsimProfiler
+from llmulator_plugins.rtl.plan import make_plan
 from llmulator_plugins.rtl.profiler import RtlProfiler
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -147,7 +148,7 @@ def main(argv=None) -> int:
             t0 = time.perf_counter()
             r = rtl.profile(d)
             t_rtl = time.perf_counter() - t0
-            adv = advances(rtl.build(d)[0])
+            adv = advances(make_plan(d))   # the plan alone: no Verilog to generate
             s = ss.profile(d).metrics["cycles"] if ss else None
             name = f"{work}@{preset} {df} {n}x{n}" + ("" if args.glb == "4x2" else f" (GLB {args.glb})")
             row = {"design": name, "rtl": r.metrics["cycles"], "check": r.functional_check,
@@ -248,7 +249,7 @@ def synth_model_columns(dm, an, macs: float, cycles: float) -> dict:
         e_pe_model = eb.get("energy_pj.op.mac", 0.0) + eb.get("energy_pj.PE_REG", 0.0)
     pc = pe_cost(dm)
     # at the rtl's cycles and with its controller's advances (the skew registers shift on each; hlsim 0.36)
-    steps = advances(RtlProfiler().build(dm)[0])
+    steps = advances(make_plan(dm))
     e_model_at_rtl = float(pc.energy_pj(macs, cycles, steps)) if pc is not None else None
     pp = periphery_cost(dm)     # the memory system's registers around the buffer (llmulator.periphery)
     periphery = ({"bits": pp.bits, "area": pp.area_um2(), "e_at_rtl_mac": float(pp.energy_pj(cycles)) / macs,

@@ -101,22 +101,25 @@ def _entry(group: dict[str, Any] | None, bits: int, acc: int = 32) -> dict[str, 
     return group[best]
 
 
+def _band_arrays(design, band: list[str]) -> tuple[set[str], set[str]]:
+    """(inputs, outputs) of the band's innermost statements: the names they read and never write (the PEs'
+    operands), and the names they write (the partial sums)."""
+    stmts = design.tree.loops[band[-1]].statements()
+    written = {a.array for st in stmts for a in st.accesses if a.is_write}
+    return {a.array for st in stmts for a in st.accesses if a.is_read and a.array not in written}, written
+
+
 def _operand_bits(design, band: list[str]) -> int:
     """The widest input array the band's innermost statements read (0 when none)."""
     arrays = design.workload.arrays
-    stmts = design.tree.loops[band[-1]].statements()
-    written = {a.array for st in stmts for a in st.accesses if a.is_write}
-    return max((arrays[a.array].bits for st in stmts for a in st.accesses
-                if a.is_read and a.array not in written and a.array in arrays), default=0)
+    return max((arrays[n].bits for n in _band_arrays(design, band)[0] if n in arrays), default=0)
 
 
 def _output_bits(design, band: list[str]) -> int:
     """The widest array the band's innermost statements write: the PE's partial sum or accumulator, as wide
     as the output (the rtl's PE: an int16 x int16 -> int16 layer wraps in 16 bits), 32 where none is found."""
     arrays = design.workload.arrays
-    stmts = design.tree.loops[band[-1]].statements()
-    return max((arrays[a.array].bits for st in stmts for a in st.accesses if a.is_write and a.array in arrays),
-               default=32)
+    return max((arrays[n].bits for n in _band_arrays(design, band)[1] if n in arrays), default=32)
 
 
 def _declared_range(design, name: str) -> list[int] | None:
@@ -142,10 +145,8 @@ def _need(values: list[int]) -> int:
 def _declared_bits(design, band: list[str]) -> int | None:
     """Two's-complement bits the declared input ranges of the band's input arrays need, or None where an
     input has no declared integer range (generated, copied, or another distribution)."""
-    stmts = design.tree.loops[band[-1]].statements()
-    written = {a.array for st in stmts for a in st.accesses if a.is_write}
     need = 0
-    for name in {a.array for st in stmts for a in st.accesses if a.is_read and a.array not in written}:
+    for name in _band_arrays(design, band)[0]:
         values = _declared_range(design, name)
         if values is None:
             return None
@@ -176,13 +177,8 @@ def _streaming_widths(design, shape: str, width: int, narrow: int) -> list[int] 
 
 def _any_negative(design) -> bool:
     """Whether the declared range of an input the PE array's band reads holds negative values."""
-    band = _array_band(design) or []
-    if not band:
-        return False
-    stmts = design.tree.loops[band[-1]].statements()
-    written = {a.array for st in stmts for a in st.accesses if a.is_write}
-    return any(min(_declared_range(design, a.array) or [0]) < 0 for st in stmts for a in st.accesses
-               if a.is_read and a.array not in written)
+    band = _array_band(design)
+    return bool(band) and any(min(_declared_range(design, n) or [0]) < 0 for n in _band_arrays(design, band)[0])
 
 
 def _switching_entry(design, shape: str, group: dict[str, Any], bits: int, data: int, acc: int = 32

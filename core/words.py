@@ -193,6 +193,6 @@ def access_bits(level, bits: int) -> int:
 MOVED_KEYS = ("read_bits", "write_bits", "pad_bits", "pad_read_bits", "pad_write_bits")
 
 
-def moved_bits(traffic, level: str, default=0.0):
+def moved_bits(traffic, level: str):
     """Every bit ``level`` moves in ``traffic`` (its bandwidth's load): :data:`MOVED_KEYS` summed."""
-    return sum(traffic.get(f"{k}.{level}", default) for k in MOVED_KEYS)
+    return sum(traffic.get(f"{k}.{level}", 0.0) for k in MOVED_KEYS)
