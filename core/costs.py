@@ -80,6 +80,16 @@ def memory_resource(design, array: str, index_value: int | None = None) -> str |
     return f"mem:{array}{_bank(design, array, index_value)}"
 
 
+def access_words(design, array: str) -> int:
+    """Port issues one scalar access of ``array`` takes: the SRAM words its element spans (an int64 on a
+    32-bit port: two, as ``llmulator.words.access_bits`` prices it), one on a register file or a DRAM
+    channel (elements, no burst model)."""
+    lv = design.arch.level(design.placement(array))
+    if lv.kind != "sram":
+        return 1
+    return -(-design.workload.arrays[array].bits // lv.width_bits)
+
+
 def resource_cap(design, resource: str) -> float:
     """Issues per cycle of a schedule resource: an operator class's units, a bank's or a DRAM
     channel's ports (``#*``: the ports every bank shares for dynamic indices; ``#all``: every bank

@@ -12,7 +12,7 @@ banks the static ones used: an unrolled geometric loop's copies, i and 2i, were 
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 
 import attrs
 
@@ -27,6 +27,7 @@ class Node:
     deps: list[int]
     resource: str | None  # 'op:<class>' or 'mem:<array>[#bank]' or 'mem:@<dram level>' or None (free)
     prio: int = 0
+    slots: int = 1  # issues of its resource it takes: the words of an element wider than an SRAM port
 
 
 @attrs.define
@@ -64,22 +65,20 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
     scheduled = cycle = depth = 0
     uses: Counter = Counter()
     peak: Counter = Counter()
+    booked: defaultdict[int, Counter] = defaultdict(Counter)  # cycle -> resource -> issues taken
     while scheduled < n:
-        used: Counter = Counter()
         progress = True
         while progress:  # repeat within a cycle so zero-latency operations chain
             progress = False
             ready.sort(key=lambda i: -nodes[i].prio)
             keep: list[int] = []
             for i in ready:
-                r = nodes[i].resource
-                if ready_at[i] > cycle or (r is not None and used[r] >= cap[r]):
+                nd = nodes[i]
+                span = _span(nd, cap, booked, cycle) if ready_at[i] <= cycle else None
+                if span is None:
                     keep.append(i)
                     continue
-                if r is not None:
-                    used[r] += 1
-                    uses[r] += 1
-                finish[i] = cycle + nodes[i].latency
+                finish[i] = cycle + nd.latency + span - 1
                 depth = max(depth, finish[i])
                 scheduled += 1
                 progress = True
@@ -89,10 +88,33 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
                     if remaining[s_] == 0:
                         keep.append(s_)
             ready = keep
-        for r, k in used.items():
+        for r, k in booked.pop(cycle, Counter()).items():
             peak[r] = max(peak[r], k)
+            uses[r] += k
         cycle += 1
     return Schedule(max(depth, 1) if n else 0, uses, peak, n)
+
+
+def _span(nd: Node, cap: dict[str, float], booked: defaultdict, cycle: int) -> int | None:
+    """Book ``nd``'s issues from ``cycle`` on if its resource has room, and return the cycles they take
+    (an element of two words on a one-port bank: two, its data a cycle later); None if it has no room.
+    A node of several slots takes what the resource issues per cycle in each cycle until its words are
+    done, so an int64 load on a 32-bit single-port SRAM holds the port for two cycles (hlsim 0.38; before,
+    one, while the energy and the level's bandwidth counted both words: probe 18)."""
+    r = nd.resource
+    if r is None:
+        return 1
+    c = cap[r]
+    if math.isinf(c) or nd.slots <= c:
+        span, take = 1, [nd.slots]
+    else:  # issues per cycle are whole (ports, units): integers
+        span = math.ceil(nd.slots / c)
+        take = [min(int(c), nd.slots - k * int(c)) for k in range(span)]
+    if any(booked[cycle + k][r] + t > c for k, t in enumerate(take)):
+        return None
+    for k, t in enumerate(take):
+        booked[cycle + k][r] += t
+    return span
 
 
 def _dynamic_banks(design: Design, nodes: list[Node]) -> None:

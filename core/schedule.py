@@ -35,7 +35,7 @@ from collections import defaultdict
 
 import attrs
 
-from .costs import level_latency, memory_resource, op_latency
+from .costs import access_words, level_latency, memory_resource, op_latency
 from .design import Design
 from .exclusive_ports import share_ports
 from .expr import ExprError, evaluate
@@ -137,6 +137,9 @@ class GraphBuilder:
                 self._one_block(array, p, const + num, cv)
         return memory_resource(self.d, array, value)
 
+    def _words(self, array: str) -> int:
+        return 1 if self.port_free else access_words(self.d, array)
+
     def _one_block(self, array: str, p, offset: int, coef: int) -> int | None:
         """The first element a block-partitioned access takes over the pipelined loop's range, if every
         element it takes is in that element's block; else None (the bank moves with the loop)."""
@@ -180,7 +183,8 @@ class GraphBuilder:
                     continue
                 if ordered:
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
-                i = self._append(Node("load", level_latency(d, n.array), deps, self._resource(n.array, key)))
+                i = self._append(Node("load", level_latency(d, n.array), deps, self._resource(n.array, key),
+                                      slots=self._words(n.array)))
                 self.loads[n.array].append((key, i, _text(acc)))
                 self.loaded[(n.array, key)] = i
             elif n.op == "store":
@@ -189,7 +193,8 @@ class GraphBuilder:
                 if ordered:
                     deps += [node for k, node, _ in self.loads[n.array] if self._may_alias(k, key)]
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
-                i = self._append(Node("store", 1, deps + self.guards, self._resource(n.array, key)))
+                i = self._append(Node("store", 1, deps + self.guards, self._resource(n.array, key),
+                                      slots=self._words(n.array)))
                 self.loaded = {k: v for k, v in self.loaded.items() if k[0] != n.array}
                 self.stores[n.array].append((key, i, _text(acc)))
             elif n.op == "mac" and unfused:

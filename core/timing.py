@@ -163,7 +163,8 @@ class Timing:
                     for nd in g.nodes:
                         if nd.resource is not None:
                             r = nd.resource
-                            uses[r if r.startswith(("op:", "mem:@")) else r.split("#", 1)[0] + "#all"] += mult
+                            r = r if r.startswith(("op:", "mem:@")) else r.split("#", 1)[0] + "#all"
+                            uses[r] += mult * nd.slots
                 if e[0] == "branch":
                     count(e[2] + e[3], mult)
                 elif e[0] == "loop":

@@ -357,10 +357,20 @@ def overlapped(d: Design) -> bool:
     return all(d.arch.level(n).double_buffered for n in held)
 
 
+def whole_cycles(x):
+    """The cycles a level needs to move ``x`` cycles' worth of bits (or a unit class to run ``x``
+    cycles' worth of operations): hardware moves in whole cycles, so a level of 4 bytes per cycle
+    moving 9 bytes takes 3, not 2.25. A relative slack of 1e-9 keeps a sum of floats that lands a hair
+    over an integer on it."""
+    x = np.asarray(x, dtype=float)
+    return np.ceil(x - 1e-9 * np.maximum(np.abs(x), 1.0))
+
+
 def nest_time(d: Design, compute, transfer, bandwidth):
     """Cycles of one nest from its compute, its tile transfers and its busiest level's bandwidth time
     (floats, or arrays over B mappings): transfers hide behind compute when double-buffered, else they
-    add to it; no level moves more than its bandwidth per cycle either way."""
+    add to it; no level moves more than its bandwidth per cycle either way, in whole cycles."""
+    bandwidth = whole_cycles(bandwidth)
     if overlapped(d):
         return np.maximum(np.maximum(compute, transfer), bandwidth)
     return np.maximum(compute + transfer, bandwidth)

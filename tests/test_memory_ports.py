@@ -74,3 +74,32 @@ def test_the_copies_of_an_unrolled_geometric_loop_are_not_at_offsets(write):
                       "b: {type: cyclic, factor: 2}}")
     p, e = profiled_and_estimated(d)
     assert p.breakdown["ii.L_g"] == e.breakdown["ii.L_g"] == 2
+
+
+WIDE_ARRAYS = ("    A: {shape: [N], dtype: int64, role: in}\n    B: {shape: [N], dtype: int64, role: in}\n"
+               "    C: {shape: [N], dtype: int64, role: out}")
+
+
+@pytest.mark.parametrize("width, ports, ii, compute", [
+    # an int64 element spans two words of a 32-bit port: each access holds its one port two cycles (probe 18;
+    # hlsim 0.37 issued it in one cycle, II 1, while the energy and the bandwidth counted both words).
+    # Hand count: II 2; depth = load 2 cycles (second word a cycle later, latency 1) + add 1 + store 2 = 5;
+    # 15 x 2 + 5 = 35
+    (32, 1, 2, 35),
+    # two ports move both words in one cycle: II 1, depth 1 + 1 + 1 = 3; 15 + 3 = 18
+    (32, 2, 1, 18),
+    # a 64-bit port: one word per element, II 1, 18 cycles
+    (64, 1, 1, 18),
+])
+def test_an_element_wider_than_the_port_takes_it_once_per_word(write, width, ports, ii, compute):
+    from conftest import ROUND
+    arch = ROUND.replace("RF", "").replace("width_bits: 32, banks: 8, ports: 1",
+                                           f"width_bits: {width}, banks: 8, ports: {ports}")
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      C[i] = A[i] + B[i];\n    }"
+    d = kernel_design(write, arch, kernel, WIDE_ARRAYS, "    C[:] = A + B", "{L_i: {pipeline_ii: 1}}",
+                      "{A: SRAM, B: SRAM, C: SRAM}", params="{N: 16}",
+                      inputs="    arrays:\n      A: {distribution: randint, range: [-9, 9]}\n"
+                             "      B: {distribution: randint, range: [-9, 9]}")
+    p, e = profiled_and_estimated(d)
+    assert p.breakdown["ii.L_i"] == e.breakdown["ii.L_i"] == ii
+    assert p.breakdown["compute_cycles.L_i"] == compute

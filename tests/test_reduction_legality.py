@@ -54,6 +54,28 @@ def test_a_tree_whose_body_reads_the_running_value_is_refused(write):
     assert e.value.diagnostics[0].path == "mapping.loops.L_i.reduction"
 
 
+@pytest.mark.parametrize("body, why", [
+    # the recurrence runs through a temporary: t = s * c reads the running value (a multiply-add chain: 32 steps of
+    # 3 + 2 cycles, which hlsim 0.37 ran in 40 cycles with unroll 4; an outside probe)
+    ("      float t = s * 0.5f;\n      s = t + x[i];", "reads the running value of `s`"),
+    # two associative updates of different operations: the chain alternates + and *, no regrouping keeps it
+    ("      s = s + x[i];\n      s = s * 0.5f;", "2 different operations (*, +)"),
+    ("      L_b: if (x[i] > 1) {\n        s = s + x[i];\n      } else {\n        s = s * 0.5f;\n      }",
+     "2 different operations (*, +)"),
+])
+def test_a_tree_over_a_chain_of_two_statements_is_refused(write, body, why):
+    with pytest.raises(SpecError) as e:
+        _design(write, body)
+    assert e.value.diagnostics[0].path == "mapping.loops.L_i.reduction" and why in e.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize("body", ["      s += x[i];\n      s += 2 * x[i];",
+                                  "      float t = x[i] * 2;\n      s = s + t;",
+                                  "      s = fmaxf(s, x[i]);\n      s = (x[i] * 2 > s) ? x[i] * 2 : s;"])
+def test_a_tree_over_several_updates_of_one_operation_is_accepted(write, body):
+    _design(write, body)
+
+
 def test_a_tree_over_a_sum_is_accepted_and_runs_faster_than_the_chain(write):
     from llmulator_plugins.hlsim.profiler import HlsimProfiler
     tree = _design(write, "      s += x[i];")

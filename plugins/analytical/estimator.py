@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import attrs
 import numpy as np
-from llmulator import banks, traffic
+from llmulator import banks, dataflow_tasks, traffic
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.energy import energy
@@ -89,7 +89,8 @@ from . import model, top_statements
 # 0.46: as hlsim 0.36 (whole SRAM words per scalar access, PE entries by accumulator width, SRAM default
 #       energy per bank, skew registers shift on every step the array advances)
 # 0.47: as hlsim 0.37
-VERSION = "0.47"
+# 0.48: as hlsim 0.38 (whole bandwidth cycles; wide elements hold their SRAM port once per word)
+VERSION = "0.48"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -220,7 +221,8 @@ class AnalyticalEstimator:
             ops_on = arch.operators
             shared = [n / ops_on[c].count for c, n in ops_total.items() if c in ops_on and c != "select"]
             shared += [moved_bits(traffic_total, lv.name) / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory]
-            cycles = max(max(nest_cycles), max(shared, default=0.0))
+            cycles = max(dataflow_tasks.critical_path(nest_cycles, dataflow_tasks.waits_for(inst)),
+                         float(traffic.whole_cycles(max(shared, default=0.0))))
             terms["dataflow_overlap_cycles"] = sum(nest_cycles) - cycles
         else:
             cycles = sum(nest_cycles)

@@ -36,6 +36,7 @@ import attrs
 from llmulator.costs import combining_latency, level_latency
 from llmulator.design import Design
 from llmulator.errors import InvariantError
+from llmulator.traffic import whole_cycles
 
 SLACK = 1e-9  # relative tolerance for floating-point sums
 
@@ -143,7 +144,7 @@ def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tu
 
 def shared_cycles(design: Design, nests: list[NestRun]) -> float:
     """Nests that overlap (``dataflow``) share the architecture's units and every level's bandwidth:
-    the most any one of them needs when all nests' work goes through it."""
+    the most any one of them needs when all nests' work goes through it, in whole cycles."""
     arch = design.arch
     ops, bits = Counter(), Counter()
     for nr in nests:
@@ -153,7 +154,7 @@ def shared_cycles(design: Design, nests: list[NestRun]) -> float:
         bits.update(nr.bits)
     need = [b for b in ops.values()]
     need += [b / 8 / arch.level(lv).bandwidth_bytes_per_cycle for lv, b in bits.items()]
-    return max(need, default=0.0)
+    return float(whole_cycles(max(need, default=0.0)))
 
 
 def check(design: Design, nests: list[NestRun], cycles: float) -> float:

@@ -20,7 +20,7 @@ from collections import Counter
 
 import attrs
 import numpy as np
-from llmulator import banks, traffic, transfers
+from llmulator import banks, dataflow_tasks, traffic, transfers
 from llmulator import energy as accelergy
 from llmulator.area import allocated_area
 from llmulator.design import Design
@@ -113,7 +113,9 @@ from .tally import AccessTally
 # 0.35-0.36: a scalar access takes its SRAM port for whole words; osu018 PE entries by accumulator width
 #       too; SRAM default energy per bank; skew registers shift on every step the array advances
 # 0.37: banks below 8 KiB priced by a power law (not a floor); a PE without an rtl plan still sign-extends
-VERSION = "0.37"
+# 0.38: a level's bandwidth time and the dataflow shared bound in whole cycles (40.8 -> 41); an element wider
+#       than its SRAM port holds the port once per word in the schedule (II), as its energy already counted
+VERSION = "0.38"
 
 
 class HlsimProfiler:
@@ -295,8 +297,9 @@ class HlsimProfiler:
             nest_cycles.append(cyc)
             runs[k].cycles = cyc
         if d.mapping.dataflow and nest_cycles:
-            # overlapped nests still share the units and every level's bandwidth
-            cycles = max(max(nest_cycles), bounds.shared_cycles(d, runs))
+            # tasks wait for the ones whose buffers they read; all still share the units and every level's bandwidth
+            cycles = max(dataflow_tasks.critical_path(nest_cycles, dataflow_tasks.waits_for(inst)),
+                         bounds.shared_cycles(d, runs))
         else:
             cycles = sum(nest_cycles)
         breakdown["bound_cycles"] = bounds.check(dm, runs, cycles)
