@@ -1,13 +1,13 @@
 """The mapped kernel as timed *sites*, and its cycle-annotated C for hlsim (counters and a harness).
 
 The sites (nested as in the code: ``Instrumented.trees``) are what the analytical estimator walks
-statically (``llmulator.timing.expected_cycles``); hlsim compiles the C and runs it.
+statically (``llmulator.expected_cycles``); hlsim compiles the C and runs it.
 
 The mapped kernel (``llmulator.render.mapped_kernel``: tiling, order and loop
 primitives applied on the pycparser AST) is re-emitted with instrumentation:
 
 * every *site* (a run of straight-line statements, a branch condition, a
-  loop) has three timing constants ``T[3s..3s+2]`` read from a file at run
+  loop) has four timing constants ``T[4s..4s+3]`` read from a file at run
   time, so one compiled binary serves every hardware variant of the same
   structure;
 * outside pipelined regions, a straight-line run adds its scheduled latency
@@ -15,7 +15,9 @@ primitives applied on the pycparser AST) is re-emitted with instrumentation:
   statements add theirs), a loop iteration its control overhead;
 * a pipelined loop (``pipeline_ii``) and an unrolled loop are *regions*: their
   iterations are counted as they actually run, and on exit the region adds
-  ``depth + (ceil(n / U) - 1) x II`` for the n iterations it ran; the point
+  ``depth + (ceil(n / U) - 1) x II`` for the n iterations it ran (where a test
+  the data decide ends the loop, not less than ``ceil(n / U) x II + test`` when
+  that test starts a group of its own: the fourth constant); the point
   loops of a band bound to the PE array are one region too (a *fold*,
   ``llmulator.nest``): it counts a stream step per iteration of the first PE
   and adds ``fill + steps x II`` per fold; statements inside a region add no
@@ -48,6 +50,7 @@ from .errors import InvariantError
 from .expr import ExprError, evaluate
 from .hls import mapped_kernel  # not via render, which imports inputs (numpy data, the sandbox): ~4 ms
 from .kernel import C_TYPES, Loop, Statement
+from .loopforms import early_exit
 
 _GEN = c_generator.CGenerator()
 
@@ -73,6 +76,9 @@ class Site:
     # cond sites: whether the then / the else side ends the pass over its loop's body (a `continue` of its own,
     # not inside a nested if or loop): what follows the cond in that body does not run after that side
     skips: tuple[bool, bool] = (False, False)
+    # region sites: the loop ends when a test the data decide fails (a while loop, a data-dependent bound; no
+    # break or return in it, not a do-while): that last test is evaluated after the last iteration
+    exits_by_test: bool = False
 
 
 @attrs.define
@@ -291,7 +297,7 @@ class _Emitter:
             stmts = [s for s in of if s is not None]
             if stmts:
                 s = self.site("block", in_region, stmts=stmts)
-                add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
+                add = "" if in_region else f"__cyc += __T[{SLOTS * s.id}]; "
                 out.append(f"{ind}{add}__cnt[{s.id}]++;\n")
                 model.extend(("stmt", st) for st in stmts)
             for n, st in zip(run, of, strict=True):
@@ -326,7 +332,7 @@ class _Emitter:
             cond = self.stmt_of(node.cond)
             s = self.site("cond", in_region, stmts=[cond] if cond is not None else [], label=label,
                           skips=(_continues(node.iftrue), _continues(node.iffalse)))
-            add = "" if in_region else f"__cyc += __T[{3 * s.id}]; "
+            add = "" if in_region else f"__cyc += __T[{SLOTS * s.id}]; "
             then_m: list = []
             else_m: list = []
             text = f"{ind}{add}__cnt[{s.id}]++;\n{ind}if ({self.text(node.cond, cond)})\n"
@@ -397,7 +403,7 @@ class _Emitter:
         if kloop is not None and kloop.init_stmts and not in_region and region != "array":
             at = self.site("block", False, stmts=list(kloop.init_stmts))
             model.extend(("stmt", st) for st in kloop.init_stmts)
-            pre = f"{ind}__cyc += __T[{3 * at.id}]; __cnt[{at.id}]++;\n"
+            pre = f"{ind}__cyc += __T[{SLOTS * at.id}]; __cnt[{at.id}]++;\n"
         model.append(("loop", kl, is_tile, sub))
         after = [("stmt", test)] if scheduled_test and kloop.do_while else []  # a do-while's test follows its body
         spatial = lm is not None and not is_tile and bool(lm.spatial)
@@ -412,6 +418,7 @@ class _Emitter:
             self.scope.append(var)  # in scope in the body (the head's checks see the outer loops only)
         if region is not None:
             s = self.site("region", False, label=label, loop=kl, region=region, stmts=[test] if test else [])
+            s.exits_by_test = test is not None and not kloop.do_while and early_exit(node.stmt) is None
             self.region_id = s.id
             if spatial:
                 self.spatial_stack.append(kl)
@@ -454,10 +461,10 @@ class _Emitter:
         count = f"__cnt[{s.id}]++; "
         if test is not None:  # __cnt counts the test's evaluations: a break or return skips the exit test
             s.stmts = [test]  # and each evaluation takes the test's schedule beyond the control cycle (__T[.+1])
-            mark = f"__cnt[{s.id}]++, __cyc += __T[{3 * s.id + 1}], "
+            mark = f"__cnt[{s.id}]++, __cyc += __T[{SLOTS * s.id + 1}], "
             head, tail, count = head.replace(TEST_MARK, mark), tail.replace(TEST_MARK, mark), ""
         body = self.inside(s.children, lambda: self.block(_items(node), False, inner_ind, sub))
-        return (f"{pre}{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{3 * s.id}]; "
+        return (f"{pre}{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{SLOTS * s.id}]; "
                 f"__it[{s.id}]++; {count}\n{body}{ind}}}{tail}\n")
 
     def array(self, node, ind: str, label: str | None, kl: str, model: list) -> str:
@@ -489,6 +496,9 @@ class _Emitter:
             return "do", f" while ({TEST_MARK}{self.text(node.cond)});"
         return f"while ({TEST_MARK}{self.text(node.cond)})", ""
 
+
+#: timing constants per site in ``T`` (``T[SLOTS * s .. SLOTS * s + 3]``, ``llmulator.timing``)
+SLOTS = 4
 
 TEST_MARK = "\x00"  # in a loop head from ``_head``: where ``__cnt[site]++, `` goes when the test is counted
 
@@ -564,8 +574,8 @@ int main(int argc, char **argv) {
   if (argc != 4) { fprintf(stderr, "usage: sim INPUT_DIR TIMING_FILE COUNTERS_FILE\n"); return 2; }
   FILE *tf = fopen(argv[2], "rb");
   if (!tf) { fprintf(stderr, "hlsim: cannot open timing file\n"); return 2; }
-  __T = (double *)__alloc(sizeof(double) * 3 * __NSITES);
-  if (fread(__T, sizeof(double), 3 * __NSITES, tf) != 3 * __NSITES) {
+  __T = (double *)__alloc(sizeof(double) * __SLOTS * __NSITES);
+  if (fread(__T, sizeof(double), __SLOTS * __NSITES, tf) != __SLOTS * __NSITES) {
     fprintf(stderr, "hlsim: bad timing file\n"); return 2;
   }
   fclose(tf);
@@ -592,7 +602,7 @@ def instrument(design: Design) -> Instrumented:
         text = em.block([it], False, "  ", model, keep_scope=True) if _simple(it) else em.stmt(it, False, "  ",
                                                                                                 model=model)
         # a PE-array nest pays its pipeline latency (operand fetch to last write-back) once
-        drain = "".join(f"  __cyc += __T[{3 * s.id + 2}];\n" for s in em.sites[first:]
+        drain = "".join(f"  __cyc += __T[{SLOTS * s.id + 2}];\n" for s in em.sites[first:]
                         if s.region == "array")
         body.append(f"  __t0 = __cyc;\n{text}{drain}  __nest[{em.nest}] += __cyc - __t0;\n")
         top = next((e[1] for e in model if e[0] == "loop" and e[1]), None)
@@ -629,7 +639,7 @@ def instrument(design: Design) -> Instrumented:
     for sname, v in w.scalars.items():
         lines.append(f"static const {C_TYPES[v['dtype']]} {sname} = {float(v['value'])!r};")
     n_sites = max(1, len(em.sites))
-    lines += [f"#define __NSITES {n_sites}", f"#define __NNESTS {max(1, em.nest)}",
+    lines += [f"#define __NSITES {n_sites}", f"#define __NNESTS {max(1, em.nest)}", f"#define __SLOTS {SLOTS}",
               "static double *__T; static double __cyc, __t0; static double __nest[__NNESTS];",
               "static uint64_t __cnt[__NSITES], __it[__NSITES], __inv[__NSITES];",
               "static void *__alloc(size_t bytes) {",
@@ -637,8 +647,12 @@ def instrument(design: Design) -> Instrumented:
               "  if (!p) { fprintf(stderr, \"hlsim: out of memory allocating %zu bytes\\n\", bytes); exit(3); }",
               "  return p;", "}",
               "static void __region(int __s, uint64_t __n) {",
-              "  if (__n) { double __g = ceil((double)__n / __T[3 * __s + 2]);",
-              "    __cyc += __T[3 * __s] + (__g - 1.0) * __T[3 * __s + 1]; }",
+              "  const double *__r = __T + __SLOTS * __s;",
+              "  double __g = ceil((double)__n / __r[2]), __end = __n ? __r[0] + (__g - 1.0) * __r[1] : 0.0;",
+              "  /* a test the data decide: the one that ends the loop starts when the next group would */",
+              "  if (__r[3] > 0.0 && __n % (uint64_t)__r[2] == 0 && __g * __r[1] + __r[3] > __end)",
+              "    __end = __g * __r[1] + __r[3];",
+              "  __cyc += __end;",
               "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
               "__attribute__((noreturn, cold, noinline))",
               "static void __oob(int __c, long long __x, const long long *__v, int __nv) {",
@@ -652,7 +666,7 @@ def instrument(design: Design) -> Instrumented:
               "    __oob(c, __x##c, __v##c + 1, (int)(sizeof __v##c / sizeof __v##c[0]) - 1); } \\",
               "  __x##c; })",
               "static void __fold(int __s, uint64_t __n) {",
-              "  if (__n) __cyc += __T[3 * __s] + ((double)__n - 1.0) * __T[3 * __s + 1];",
+              "  if (__n) __cyc += __T[__SLOTS * __s] + ((double)__n - 1.0) * __T[__SLOTS * __s + 1];",
               "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
               f"static void kernel({', '.join(params)}) {{"]
     src = "\n".join(lines) + "\n" + "".join(temps) + "".join(body) + "}\n" + HARNESS

@@ -363,7 +363,7 @@ def whole_cycles(x):
     moving 9 bytes takes 3, not 2.25. A relative slack of 1e-9 keeps a sum of floats that lands a hair
     over an integer on it."""
     x = np.asarray(x, dtype=float)
-    return np.ceil(x - 1e-9 * np.maximum(np.abs(x), 1.0))
+    return np.ceil(x - 1e-9 * np.maximum(np.abs(x), 1.0)) + 0.0  # + 0.0: no -0.0 for nothing moved
 
 
 def nest_time(d: Design, compute, transfer, bandwidth):

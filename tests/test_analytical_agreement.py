@@ -71,7 +71,8 @@ def test_triangular_trips_are_exact_not_taken_at_the_outer_mean(write):
 
 def test_a_loop_that_runs_a_quarter_of_a_time_costs_a_quarter_of_a_pass(write):
     """A pipelined while loop with expected_trips 0.25 (fractional, unquoted) costs a quarter of its
-    depth per entry, not a whole pass."""
+    II per entry beyond the test that ends it, not a whole pass; with 1 trip, the pass or the exit test
+    after it, whichever ends later (hlsim 0.38: the test that ends the loop starts at n x II)."""
     kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      int k = 0;\n"
               "      L_w: while (k < 4 && a[i * 4 + k] > 0) {\n        y[i] += a[i * 4 + k];\n"
               "        k++;\n      }\n    }")
@@ -83,11 +84,12 @@ def test_a_loop_that_runs_a_quarter_of_a_time_costs_a_quarter_of_a_pass(write):
     quarter = small(write, hints="{L_w: {expected_trips: 0.25}}", **args)
     whole = small(write, hints="{L_w: {expected_trips: 1}}", **args)
     e4, e1 = (AnalyticalEstimator().estimate([d])[0] for d in (quarter, whole))
-    depth = e1.breakdown["depth.L_w"]
+    depth, ii, test = (e1.breakdown[f"{k}.L_w"] for k in ("depth", "ii", "exit_test"))
+    assert test == 1 + 1 + 1  # load a (BUF) 1 + cmp 1 + logic 1 (&&)
     n = 64
     # per entry: i's control (1) + k = 0 (a constant: free) + the region; L_i's 64 iterations
-    assert e1.breakdown["compute_cycles.L_i"] == pytest.approx(n * (1 + depth))
-    assert e4.breakdown["compute_cycles.L_i"] == pytest.approx(n * (1 + 0.25 * depth))
+    assert e1.breakdown["compute_cycles.L_i"] == pytest.approx(n * (1 + max(depth, ii + test)))
+    assert e4.breakdown["compute_cycles.L_i"] == pytest.approx(n * (1 + max(0.25 * depth, 0.25 * ii + test)))
 
 
 def test_transfers_add_to_compute_with_dram_latency_per_burst_when_not_double_buffered(write):

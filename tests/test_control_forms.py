@@ -109,3 +109,25 @@ def test_a_while_that_runs_no_trip_still_reads_what_its_test_reads(write):
     assert p.counters["iterations.L_w"] == 0
     assert p.breakdown["transfer_cycles.L_w"] > 0  # x's tile (the index is data: all of x) comes in
     assert p.counters["reads.DRAM"] >= 1 and p.counters["writes.DRAM"] == 16  # b, by L_o; L_w writes nothing
+
+
+@pytest.mark.parametrize("value, trips, compute", [
+    # x = 0: no trip, but the test runs once before the loop is left: load 2 + cmp 2 + logic 1 = 5 (it cost nothing
+    # before hlsim 0.38: a pipelined region of 0 iterations added no cycles; an outside probe)
+    (0, 0, 5),
+    # x = 200: 16 trips at II 3 (k++ is an add of 3 on k's recurrence), depth 5 (the test); the 17th test starts
+    # where a 17th iteration would, at 16 x 3, and ends 5 later: 53 (15 x 3 + 5 = 50 before: never charged)
+    (200, 16, 53),
+])
+def test_a_pipelined_while_pays_the_test_that_ends_it(write, value, trips, compute):
+    kernel = ("    int k = 0;\n    L_w: while (k < N && x[k] > 100) {\n      k++;\n    }\n"
+              "    L_o: for (int i = 0; i < N; i++) {\n      b[i] = k;\n    }")
+    p, e = profiled_and_estimated(kernel_design(
+        write, ARCH, kernel, ARRAYS, f"    b[:] = {trips}", "{L_w: {pipeline_ii: 1}}", PLACE, params="{N: 16}",
+        hints=f"{{L_w: {{expected_trips: {trips}}}}}",
+        inputs=f"    arrays:\n      x: {{distribution: constant, value: {value}}}"))
+    assert p.counters["iterations.L_w"] == trips
+    assert (p.breakdown["depth.L_w"], p.breakdown["compute_cycles.L_w"]) == (5, compute)
+    if trips:
+        assert p.breakdown["ii.L_w"] == 3
+    assert e.breakdown["compute_cycles.L_w"] == compute

@@ -181,8 +181,11 @@ def test_spmv_cycles_follow_the_row_lengths_of_the_actual_input(write):
         assert p.functional_check == "pass"
         assert p.breakdown["depth.L_j"] == depth and p.breakdown["ii.L_j"] == ii
         # per row: loop control (1) + the head's load of row_ptr[i] (1 cycle on BUF; hlsim 0.27) + the pipelined
-        # inner loop if it runs + the store of y[i] (1)
-        by_hand = sum(1 + 1 + (depth + (n - 1) * ii if n else 0) + 1 for n in lengths)
+        # inner loop if it runs, else its test that finds no trip (load row_ptr[i + 1] 1 + cmp 1: hlsim 0.38;
+        # after n trips it starts at n x II and ends before the last iteration does) + the store of y[i] (1)
+        test = 1 + 1
+        assert ii + test < depth
+        by_hand = sum(1 + 1 + (depth + (n - 1) * ii if n else test) + 1 for n in lengths)
         assert p.breakdown["compute_cycles.L_i"] == by_hand
         results[variant] = (p.metrics["cycles"], tuple(lengths))
     assert results[None][1] != results["skewed"][1]

@@ -20,9 +20,10 @@ from llmulator import banks, dataflow_tasks, traffic
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.energy import energy
+from llmulator.expected_cycles import expected_cycles
 from llmulator.instrument import instrumented
 from llmulator.results import Estimate
-from llmulator.timing import Timing, expected_cycles
+from llmulator.timing import Timing
 from llmulator.words import moved_bits
 
 from . import model, top_statements
@@ -89,7 +90,8 @@ from . import model, top_statements
 # 0.46: as hlsim 0.36 (whole SRAM words per scalar access, PE entries by accumulator width, SRAM default
 #       energy per bank, skew registers shift on every step the array advances)
 # 0.47: as hlsim 0.37
-# 0.48: as hlsim 0.38 (whole bandwidth cycles; wide elements hold their SRAM port once per word)
+# 0.48: as hlsim 0.38 (whole bandwidth cycles; wide elements hold their SRAM port once per word; dataflow tasks wait
+#       for their producers; a region's exit test)
 VERSION = "0.48"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000

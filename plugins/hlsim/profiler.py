@@ -114,7 +114,8 @@ from .tally import AccessTally
 #       too; SRAM default energy per bank; skew registers shift on every step the array advances
 # 0.37: banks below 8 KiB priced by a power law (not a floor); a PE without an rtl plan still sign-extends
 # 0.38: a level's bandwidth time and the dataflow shared bound in whole cycles (40.8 -> 41); an element wider
-#       than its SRAM port holds the port once per word in the schedule (II), as its energy already counted
+#       than its SRAM port holds the port once per word in the schedule (II), as its energy already counted; under
+#       dataflow a nest waits for the nests whose buffers it reads; a region a data-dependent test ends pays that test
 VERSION = "0.38"
 
 
