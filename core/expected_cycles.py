@@ -154,7 +154,7 @@ class _Walker:
             end = g * depth if g < 1 else depth + (g - 1) * ii
             # the exit test in a group of its own: when U divides n (a share 1 / U of a mean trip count)
             whole = (n % u == 0) if float(n).is_integer() else 1.0 / u
-            cyc += share * (end + whole * max(0.0, g * ii + test - end))
+            cyc += share * (end + (whole * max(0.0, g * ii + test - end) if test > 0 else 0.0))
             groups_total += share * max(g - 1, 0.0)
         info = self.timing.info.get(s.id, {})
         target = self.d.mapping.loop(s.loop).pipeline_ii

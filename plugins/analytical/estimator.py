@@ -92,7 +92,9 @@ from . import model, top_statements
 # 0.47: as hlsim 0.37
 # 0.48: as hlsim 0.38 (whole bandwidth cycles; wide elements hold their SRAM port once per word; dataflow tasks wait
 #       for their producers; a region's exit test)
-VERSION = "0.48"
+# 0.49: the exit-test floor only where a test the data decide ends the loop (0.48 put `groups x II` under static
+#       loops whose depth is below their II: one cycle an entry)
+VERSION = "0.49"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
