@@ -84,52 +84,19 @@ def test_five_hundred_synthesized_designs_obey_the_bounds(tmp_path):
     assert all(r["cycles"] > 0 for r in rows)
 
 
-def test_a_bandwidth_bound_takes_whole_cycles(tmp_path):
+def test_a_bandwidth_bound_takes_whole_cycles(write):
     """A level moving 5 bytes per cycle moves a vector add's 17 x 3 int32 elements (204 bytes) in
     ceil(40.8) = 41 cycles, not 40.8 (hlsim 0.37 reported fractional cycles on 562 synth-v3 rows);
     the analytical model takes the same whole cycles."""
-    import warnings
-
-    from llmulator_plugins.analytical.estimator import AnalyticalEstimator
-    files = {
-        "a.yaml": """architecture:
-  version: 1
-  name: bw5
-  clock_mhz: 100
-  compute:
-    operators:
-      add: {count: 8, bits: 32, latency_cycles: 1}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: 5, ports: 4, latency_cycles: 10}
-""",
-        "w.yaml": """workload:
-  version: 1
-  name: w
-  parameters: {N: 17}
-  arrays:
-    A: {shape: [N], dtype: int32, role: in}
-    B: {shape: [N], dtype: int32, role: in}
-    C: {shape: [N], dtype: int32, role: out}
-  kernel: |
-    L_i: for (int i = 0; i < N; i++) {
-      C[i] = A[i] + B[i];
-    }
-  reference: |
-    C[:] = A + B
-""",
-        "m.yaml": """mapping:
-  version: 1
-  name: m
-  loops: {L_i: {pipeline_ii: 1}}
-  placement: {A: DRAM, B: DRAM, C: DRAM}
-"""}
-    for name, text in files.items():
-        (tmp_path / name).write_text(text)
-    d = load_design(tmp_path / "a.yaml", tmp_path / "w.yaml", tmp_path / "m.yaml")
-    p = HlsimProfiler().profile(d)
+    from conftest import ROUND, kernel_design, profiled_and_estimated
+    arch = ROUND.replace("RF", "").replace("bandwidth_bytes_per_cycle: 4, latency_cycles: 10",
+                                           "bandwidth_bytes_per_cycle: 5, ports: 4, latency_cycles: 10")
+    arrays = ("    A: {shape: [N], dtype: int32, role: in}\n    B: {shape: [N], dtype: int32, role: in}\n"
+              "    C: {shape: [N], dtype: int32, role: out}")
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      C[i] = A[i] + B[i];\n    }"
+    d = kernel_design(write, arch, kernel, arrays, "    C[:] = A + B", "{L_i: {pipeline_ii: 1}}",
+                      "{A: DRAM, B: DRAM, C: DRAM}", params="{N: 17}")
+    p, e = profiled_and_estimated(d)
     assert p.breakdown["bandwidth_cycles.L_i.DRAM"] == pytest.approx(40.8)
     assert p.breakdown["compute_cycles.L_i"] < 40
-    assert p.metrics["cycles"] == 41
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == 41
+    assert p.metrics["cycles"] == e.metrics["cycles"] == 41
