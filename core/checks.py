@@ -73,6 +73,12 @@ def unachievable_ii(d: Design) -> list[Diagnostic]:
                                     "drain as the rtl profiler builds it; without one a second accumulator is "
                                     "assumed", key=True), severity="warning"))
             continue
+        if "runs fully unrolled inside" in note:  # an II the mapping sets where no loop is pipelined
+            out.append(attrs.evolve(_mdiag(d.mapping, ("loops", label, "pipeline_ii"), note.split(": ", 1)[1],
+                                    "pipeline_ii on a loop that runs as a loop (not inside another loop's "
+                                    "pipelined or unrolled body)", "pipeline the outer loop, or drop its unroll"),
+                                    severity="warning"))
+            continue
         out.append(attrs.evolve(_mdiag(d.mapping, ("loops", label, "pipeline_ii"), note.split(": ", 1)[1],
                                 "an II the loop's dependences, operator units and memory ports allow",
                                 "raise pipeline_ii, or remove the dependence (e.g. accumulate into "

@@ -85,6 +85,8 @@ class Timing:
     def _site(self, s: Site) -> tuple[float, float, float]:
         d = self.d
         if s.kind == "loop":
+            if s.in_region:
+                self._unrolled_note(s)
             if s.in_region or s.free:
                 return (0.0, 0.0, 1.0)
             # a test the datapath evaluates (a data-dependent bound) takes its schedule, the loop's control cycle
@@ -120,6 +122,20 @@ class Timing:
         cost = sched.depth + 1.0
         self.info[s.id] = {"depth": sched.depth, "units": u}
         return (cost, cost, float(u))
+
+    def _unrolled_note(self, s: Site) -> None:
+        """Say so where the mapping pipelines a loop that runs fully unrolled inside another loop's region (an
+        HLS tool unrolls what a pipelined or unrolled loop contains): its ``pipeline_ii`` has no effect (before,
+        it was dropped without a word; an outside probe)."""
+        lm = self.d.mapping.loop(s.loop) if s.loop is not None and s.label == s.loop else None
+        if lm is None or not lm.pipeline_ii or s.region_id is None:
+            return
+        outer = self.inst.sites[s.region_id].loop
+        note = (f"{s.loop}: pipeline_ii {lm.pipeline_ii} has no effect: the loop runs fully unrolled inside {outer}'s "
+                f"{'pipelined' if self.d.mapping.loop(outer).pipeline_ii else 'unrolled'} body; pipeline {outer} or "
+                f"drop its unroll to pipeline {s.loop}")
+        if note not in self.notes:
+            self.notes.append(note)
 
     def _exit_test(self, s: Site) -> float:
         """A pipelined or unrolled loop that a test the data decide ends: the cycles of its last evaluation,

@@ -131,3 +131,19 @@ def test_a_pipelined_while_pays_the_test_that_ends_it(write, value, trips, compu
     if trips:
         assert p.breakdown["ii.L_w"] == 3
     assert e.breakdown["compute_cycles.L_w"] == compute
+
+
+def test_a_pipelined_loop_inside_an_unrolled_one_says_its_ii_has_no_effect(write):
+    """`unroll: 2` on L_i around `pipeline_ii: 1` on L_j: L_j runs fully unrolled in L_i's copies (HLS unrolls
+    what an unrolled or pipelined loop contains), so its II does nothing; before, it was dropped without a word
+    (an outside probe). The profile's notes and `validate`'s warning at the loop's pipeline_ii say so."""
+    from llmulator.checks import unachievable_ii
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    kernel = ("    L_i: for (int i = 0; i < 4; i++) {\n      L_j: for (int j = 0; j < 4; j++) {\n"
+              "        b[i * 4 + j] = x[i * 4 + j] + 1;\n      }\n    }")
+    d = kernel_design(write, ARCH, kernel, ARRAYS, "    b[:] = x + 1", "{L_i: {unroll: 2}, L_j: {pipeline_ii: 1}}",
+                      PLACE, params="{N: 16}")
+    note = "L_j: pipeline_ii 1 has no effect: the loop runs fully unrolled inside L_i's unrolled body"
+    assert any(n.startswith(note) for n in HlsimProfiler().profile(d).notes)
+    (w,) = unachievable_ii(d)
+    assert w.severity == "warning" and w.path == "mapping.loops.L_j.pipeline_ii" and "has no effect" in w.message
