@@ -128,9 +128,10 @@ class Timing:
         HLS tool unrolls what a pipelined or unrolled loop contains): its ``pipeline_ii`` has no effect (before,
         it was dropped without a word; an outside probe)."""
         lm = self.d.mapping.loop(s.loop) if s.loop is not None and s.label == s.loop else None
-        if lm is None or not lm.pipeline_ii or s.region_id is None:
-            return
-        outer = self.inst.sites[s.region_id].loop
+        region = self.inst.sites[s.region_id] if s.region_id is not None else None
+        if lm is None or not lm.pipeline_ii or region is None or region.region not in ("pipeline", "unroll"):
+            return  # (a PE-array fold's band takes its II from the band's pipeline_ii)
+        outer = region.loop
         note = (f"{s.loop}: pipeline_ii {lm.pipeline_ii} has no effect: the loop runs fully unrolled inside {outer}'s "
                 f"{'pipelined' if self.d.mapping.loop(outer).pipeline_ii else 'unrolled'} body; pipeline {outer} or "
                 f"drop its unroll to pipeline {s.loop}")
