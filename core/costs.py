@@ -80,14 +80,16 @@ def memory_resource(design, array: str, index_value: int | None = None) -> str |
     return f"mem:{array}{_bank(design, array, index_value)}"
 
 
+def port_words(level, bits: int) -> int:
+    """Words one scalar access of a ``bits``-wide element takes at ``level``: an SRAM port moves whole words
+    (an int64 on a 32-bit port: two), a register file or a DRAM channel one element (no burst model). The one
+    rule behind the port schedule (:func:`access_words`) and the energy (``llmulator.words.access_bits``)."""
+    return -(-bits // level.width_bits) if level.kind == "sram" else 1
+
+
 def access_words(design, array: str) -> int:
-    """Port issues one scalar access of ``array`` takes: the SRAM words its element spans (an int64 on a
-    32-bit port: two, as ``llmulator.words.access_bits`` prices it), one on a register file or a DRAM
-    channel (elements, no burst model)."""
-    lv = design.arch.level(design.placement(array))
-    if lv.kind != "sram":
-        return 1
-    return -(-design.workload.arrays[array].bits // lv.width_bits)
+    """Port issues one scalar access of ``array`` takes (:func:`port_words` at the array's level)."""
+    return port_words(design.arch.level(design.placement(array)), design.workload.arrays[array].bits)
 
 
 def resource_cap(design, resource: str) -> float:

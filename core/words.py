@@ -44,6 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .costs import port_words
+
 
 def flat_strides(coefs: list[list[tuple[int, int]]], shape: tuple[int, ...], n_loops: int) -> np.ndarray:
     """(n_loops,) elements a loop's step moves an array's row-major address by (0: the loop does not index
@@ -182,9 +184,7 @@ def access_bits(level, bits: int) -> int:
     not pack neighbours into one access, so neither does the energy: probe 14 #5, hlsim 0.35), a register
     file or a DRAM level the element's bits (registers hold elements; a DRAM access is priced per bit, as
     before: no burst model)."""
-    if level.kind != "sram":
-        return bits
-    return -(-bits // level.width_bits) * level.width_bits
+    return port_words(level, bits) * level.width_bits if level.kind == "sram" else bits
 
 
 #: traffic keys (``<key>.<level>``) of the bits a level moves: elements read and written, the rest of the
