@@ -88,8 +88,10 @@ def port_words(level, bits: int) -> int:
 
 
 def access_words(design, array: str) -> int:
-    """Port issues one scalar access of ``array`` takes (:func:`port_words` at the array's level)."""
-    return port_words(design.arch.level(design.placement(array)), design.workload.arrays[array].bits)
+    """Port issues one scalar access of ``array`` takes (:func:`port_words` at the array's level; an array the
+    kernel declares is not a workload array: it lives in registers, one issue)."""
+    lv = design.arch.level(design.placement(array))
+    return port_words(lv, design.workload.arrays[array].bits) if lv.kind == "sram" else 1
 
 
 def resource_cap(design, resource: str) -> float:
