@@ -26,6 +26,9 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
     pipe_bits = 0.0
     for s in inst.sites:
         info = timing.info.get(s.id)
+        if s.kind in ("block", "cond", "loop") and not s.in_region and s.id in timing.schedules:
+            _peak_units(d, s, timing.schedules[s.id], need)
+            continue
         if info is None:
             continue
         if s.region == "array":
@@ -42,11 +45,9 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
             for r, u in sched.uses.items():
                 if r.startswith("op:"):
                     need[r[3:]] = max(need[r[3:]], math.ceil(u / ii) if s.region == "pipeline" else sched.peak[r])
+            muxes = math.ceil(sched.selects / ii) if s.region == "pipeline" else sched.select_peak
+            need["select"] = max(need["select"], muxes)
             pipe_bits += info["depth"] * 32 * max(1, len(sched.uses))
-        elif s.kind in ("block", "cond") and s.stmts:
-            for st in s.stmts:
-                for k in d.stmt_ops(st):
-                    need[k] = max(need[k], 1)
     parts: dict[str, float] = {}
     units: dict[str, int] = {}
     total = 0.0
@@ -69,6 +70,22 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
     parts["area_um2.pipeline_registers"] = reg_area
     total += reg_area
     return total, parts, units
+
+
+def _peak_units(d: Design, s, sched, need: Counter) -> None:
+    """Units a straight-line run, a branch condition or a loop's data-dependent test needs: the most issues of
+    each class its schedule makes in one cycle, at least one of each class it uses. Before hlsim 0.39 a run
+    that issued two adds in one cycle was charged one adder, and a plain `while` loop's compares none at all
+    (an outside probe: the schedule's cycles assumed units the area did not have)."""
+    for st in s.stmts:
+        if s.kind == "loop" and not (st.accesses or st.reads_locals):
+            continue  # a counter's test is the loop control's own (llmulator.timing)
+        for k in d.stmt_ops(st):
+            need[k] = max(need[k], 1)
+    for r, k in sched.peak.items():
+        if r.startswith("op:"):
+            need[r[3:]] = max(need[r[3:]], k)
+    need["select"] = max(need["select"], sched.select_peak)
 
 
 def _measured_array_parts(d, pc) -> dict[str, float]:

@@ -133,7 +133,7 @@ class _Walker:
         """A pipelined or unrolled loop per entry: ``depth + (ceil(n / U) - 1) x II`` for n iterations,
         averaged over the entries of a strip-mined loop (full tiles and the edge tile); where a test the data
         decide ends it, not less than ``ceil(n / U) x II + test`` when U divides n (as hlsim's ``__region``)."""
-        depth, ii, u, test = (float(x) for x in self.timing.T[SLOTS * s.id: SLOTS * s.id + 4])
+        depth, ii, u, test0, test = (float(x) for x in self.timing.T[SLOTS * s.id: SLOTS * s.id + 5])
         full, tile = self.split(s.loop)
         passes = [(full, 1.0)]
         profile = self.d.trip_profile(s.loop) if len(lnest.members(self.d, s.loop)) == 1 else None
@@ -148,7 +148,7 @@ class _Walker:
         cyc = groups_total = 0.0
         for n, share in passes:
             if n <= 0:
-                cyc += share * test  # the test that finds no trip (hlsim's __region)
+                cyc += share * test0  # the test that finds no trip (hlsim's __region)
                 continue
             g = math.ceil(n / u) if float(n).is_integer() else n / u
             end = g * depth if g < 1 else depth + (g - 1) * ii

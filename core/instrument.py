@@ -7,7 +7,7 @@ The mapped kernel (``llmulator.render.mapped_kernel``: tiling, order and loop
 primitives applied on the pycparser AST) is re-emitted with instrumentation:
 
 * every *site* (a run of straight-line statements, a branch condition, a
-  loop) has four timing constants ``T[4s..4s+3]`` read from a file at run
+  loop) has five timing constants ``T[5s..5s+4]`` read from a file at run
   time, so one compiled binary serves every hardware variant of the same
   structure;
 * outside pipelined regions, a straight-line run adds its scheduled latency
@@ -17,7 +17,8 @@ primitives applied on the pycparser AST) is re-emitted with instrumentation:
   iterations are counted as they actually run, and on exit the region adds
   ``depth + (ceil(n / U) - 1) x II`` for the n iterations it ran (where a test
   the data decide ends the loop, not less than ``ceil(n / U) x II + test`` when
-  that test starts a group of its own: the fourth constant); the point
+  that test starts a group of its own: the fourth constant after no trip, the
+  fifth after some, whose operands the last group computes); the point
   loops of a band bound to the PE array are one region too (a *fold*,
   ``llmulator.nest``): it counts a stream step per iteration of the first PE
   and adds ``fill + steps x II`` per fold; statements inside a region add no
@@ -497,8 +498,8 @@ class _Emitter:
         return f"while ({TEST_MARK}{self.text(node.cond)})", ""
 
 
-#: timing constants per site in ``T`` (``T[SLOTS * s .. SLOTS * s + 3]``, ``llmulator.timing``)
-SLOTS = 4
+#: timing constants per site in ``T`` (``T[SLOTS * s .. SLOTS * s + 4]``, ``llmulator.timing``)
+SLOTS = 5
 
 TEST_MARK = "\x00"  # in a loop head from ``_head``: where ``__cnt[site]++, `` goes when the test is counted
 
@@ -650,8 +651,9 @@ def instrument(design: Design) -> Instrumented:
               "  const double *__r = __T + __SLOTS * __s;",
               "  double __g = ceil((double)__n / __r[2]), __end = __n ? __r[0] + (__g - 1.0) * __r[1] : 0.0;",
               "  /* a test the data decide: the one that ends the loop starts when the next group would */",
-              "  if (__r[3] > 0.0 && __n % (uint64_t)__r[2] == 0 && __g * __r[1] + __r[3] > __end)",
-              "    __end = __g * __r[1] + __r[3];",
+              "  double __t = __n ? __r[4] : __r[3];",
+              "  if (__r[3] > 0.0 && __n % (uint64_t)__r[2] == 0 && __g * __r[1] + __t > __end)",
+              "    __end = __g * __r[1] + __t;",
               "  __cyc += __end;",
               "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",
               "__attribute__((noreturn, cold, noinline))",

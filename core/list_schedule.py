@@ -36,12 +36,18 @@ class Schedule:
     uses: Counter  # resource -> issues in the body
     peak: Counter  # resource -> most issues in one cycle (units needed without sharing over time)
     nodes: int
+    start: list[int] = attrs.field(factory=list)  # node -> the cycle it issues
+    finish: list[int] = attrs.field(factory=list)  # node -> the cycle its result is ready
+    selects: int = 0  # multiplexers (select nodes: no issue limit, but each one is a mux in the datapath)
+    select_peak: int = 0  # most selects in one cycle
 
 
-def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | None = None) -> Schedule:
+def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | None = None,
+                  release: dict[int, int] | None = None) -> Schedule:
     """Resource-constrained list scheduling; returns the schedule length and resource use.
 
-    ``caps`` overrides the issues per cycle of some resources (one PE's own units)."""
+    ``caps`` overrides the issues per cycle of some resources (one PE's own units); ``release`` gives some
+    nodes a cycle before which they may not issue (``respect_carried``)."""
     n = len(nodes)
     if n == 0:  # constants into registers: wiring, no cycle
         return Schedule(0, Counter(), Counter(), 0)
@@ -58,14 +64,15 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
         if r is None or r in cap:
             continue
         cap[r] = resource_cap(design, r)
-    finish = [0] * n
+    finish, start = [0] * n, [0] * n
     remaining = [len(nd.deps) for nd in nodes]
-    ready_at = [0] * n
+    ready_at = [max(0, (release or {}).get(i, 0)) for i in range(n)]
     ready = [i for i in range(n) if remaining[i] == 0]
     scheduled = cycle = depth = 0
     uses: Counter = Counter()
     peak: Counter = Counter()
     booked: defaultdict[int, Counter] = defaultdict(Counter)  # cycle -> resource -> issues taken
+    muxes: Counter = Counter()  # cycle -> selects issued
     while scheduled < n:
         progress = True
         while progress:  # repeat within a cycle so zero-latency operations chain
@@ -78,7 +85,9 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
                 if span is None:
                     keep.append(i)
                     continue
-                finish[i] = cycle + nd.latency + span - 1
+                start[i], finish[i] = cycle, cycle + nd.latency + span - 1
+                if nd.op == "select":
+                    muxes[cycle] += 1
                 depth = max(depth, finish[i])
                 scheduled += 1
                 progress = True
@@ -92,7 +101,35 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
             peak[r] = max(peak[r], k)
             uses[r] += k
         cycle += 1
-    return Schedule(max(depth, 1) if n else 0, uses, peak, n)
+    return Schedule(max(depth, 1) if n else 0, uses, peak, n, start=start, finish=finish,
+                    selects=sum(muxes.values()), select_peak=max(muxes.values(), default=0))
+
+
+#: rounds of rescheduling ``respect_carried`` tries before it keeps the last schedule
+CARRIED_ROUNDS = 16
+
+
+def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried, ii: int) -> Schedule:
+    """The body rescheduled so that every loop-carried dependence holds at ``ii``: the consumer ``c.dst`` of
+    the iteration ``c.distance`` later issues ``c.distance x ii`` cycles after this one's, so it may not issue
+    before ``finish(c.src) - c.distance x ii`` (a modulo schedule's dependence constraint).
+
+    RecMII makes II long enough for the dependences on a cycle; this places the consumers. Before hlsim 0.39
+    a carried dependence on no cycle did not delay its consumer at all: `b[i] = s * c; s = a[i] * 7;` at II 1
+    multiplied the next iteration's s at offset 0 where s is ready at 5 (depth 5 where 8 is the floor; an
+    outside probe). Releases only grow, rescheduling with them until none is violated; where resource
+    conflicts keep a cycle longer than its distance x II, the rounds stop at ``CARRIED_ROUNDS``."""
+    release: dict[int, int] = {}
+    for _ in range(CARRIED_ROUNDS):
+        late = False
+        for c in carried:
+            need = sched.finish[c.src] - c.distance * ii
+            if need > sched.start[c.dst] and need > release.get(c.dst, 0):
+                release[c.dst], late = need, True
+        if not late:
+            break
+        sched = list_schedule(design, nodes, None, release)
+    return sched
 
 
 def _span(nd: Node, cap: dict[str, float], booked: defaultdict, cycle: int) -> int | None:

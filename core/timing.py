@@ -2,7 +2,7 @@
 
 Everything here is static (schedules of loop bodies); everything dynamic
 (trip counts, branch outcomes) is counted by the compiled binary. The two
-meet in ``T``: four numbers per site, written to a file the binary reads at
+meet in ``T``: five numbers per site, written to a file the binary reads at
 start-up, so a new architecture needs new constants but no new compile.
 The analytical estimator walks the same sites with expected instead of measured
 trips (``llmulator.expected_cycles``): the static twin of the run.
@@ -50,21 +50,23 @@ def model_statements(model: list, out: list) -> list:
 
 
 class Timing:
-    """Per-site constants T (``SLOTS`` per site: depth or cost, II or test, units or latency, exit test) and the
+    """Per-site constants T (``SLOTS`` per site: depth or cost, II or test, units or latency, exit test after no
+    trip, exit test after one) and the
     static facts behind them."""
 
     def __init__(self, design: Design, inst: Instrumented):
         self.d = design
         self.inst = inst
         self.info: dict[int, dict[str, float]] = {}
-        self.schedules: dict[int, ls.Schedule] = {}  # region site -> its body schedule (for area)
+        self.schedules: dict[int, ls.Schedule] = {}  # site -> its body's, block's or test's schedule (for area)
         self.folds: dict[int, dict] = {}  # array region site -> llmulator.nest.fold facts
         self.notes: list[str] = []  # pipelining the mapping asked for that the dependences or resources forbid, and
         # output-stationary drains overlapped with a shadow accumulator
+        self._bodies: dict[int, tuple] = {}  # pipelined region site -> (its graph, schedule, II) for its exit test
         self.T = np.zeros(SLOTS * max(len(inst.sites), 1))
         for s in inst.sites:
             self.T[SLOTS * s.id: SLOTS * s.id + 3] = self._site(s)
-            self.T[SLOTS * s.id + 3] = self._exit_test(s)
+            self.T[SLOTS * s.id + 3: SLOTS * s.id + 5] = self._exit_test(s)
 
     def trips(self, kl: str | None, is_tile: bool) -> float:
         """Trips of a loop inside a region, as mapped: tile loops over tiles, point loops over a tile."""
@@ -94,12 +96,16 @@ class Timing:
             # loop whose test loads and divides cost 1 cycle a trip, its if-break twin 13)
             # (a counter's test, `j < N` of a for loop left by break, is the control's own: free)
             data = [st for st in s.stmts if st.accesses or st.reads_locals]
-            test = ls.list_schedule(d, _graph(d, data).nodes).depth if data else 0
+            sched = ls.list_schedule(d, _graph(d, data).nodes) if data else None
+            if sched is not None:
+                self.schedules[s.id] = sched  # its units (llmulator.area)
+            test = sched.depth if sched is not None else 0
             return (1.0, float(max(test - 1, 0)), 1.0)
         if s.kind in ("block", "cond"):
             if s.in_region or not s.stmts:
                 return (0.0, 0.0, 1.0)
-            depth = ls.list_schedule(d, _graph(d, s.stmts).nodes).depth
+            sched = ls.list_schedule(d, _graph(d, s.stmts).nodes)
+            self.schedules[s.id], depth = sched, sched.depth
             self.info[s.id] = {"depth": depth}
             return (float(depth), 0.0, 1.0)
         # regions
@@ -109,15 +115,17 @@ class Timing:
             return self._array(s)
         if s.region == "pipeline":
             u = max(1, lm.unroll or 1)
-            sched, rec = self._schedule(s.body, u, loop)
+            sched, rec, g = self._schedule(s.body, u, loop, target=lm.pipeline_ii)
             self.schedules[s.id] = sched
             ii = ls.initiation_interval(d, sched, lm.pipeline_ii, rec)
+            if g is not None:
+                self._bodies[s.id] = (g, sched, int(ii["ii"]))
             self.info[s.id] = {"depth": sched.depth, "units": u, **ii}
             if ii["ii"] > lm.pipeline_ii:
                 self.notes.append(_ii_note(s.loop, lm.pipeline_ii, ii, rec[1]))
             return (float(sched.depth), float(ii["ii"]), float(u))
         u = max(1, lm.unroll or 1)
-        sched, _ = self._schedule(s.body, u, loop, carried=False)
+        sched, _, _ = self._schedule(s.body, u, loop, carried=False)
         self.schedules[s.id] = sched
         cost = sched.depth + 1.0
         self.info[s.id] = {"depth": sched.depth, "units": u}
@@ -138,21 +146,34 @@ class Timing:
         if note not in self.notes:
             self.notes.append(note)
 
-    def _exit_test(self, s: Site) -> float:
+    def _exit_test(self, s: Site) -> tuple[float, float]:
         """A pipelined or unrolled loop that a test the data decide ends: the cycles of its last evaluation,
         which starts where the next group would (a pipelined `while (k < M && y[k] > 0)` of 0 trips still loads
         y[0] and compares before it is left; before hlsim 0.38 it cost nothing, and the last test after n trips
-        was never charged: an outside probe). 0 for other sites."""
+        was never charged: an outside probe). Two figures: the test of a loop that ran no trip, and the test
+        after a trip, whose operands the last group computes (its readers wait for them, less one II: a
+        `while (k < N && s * s < T)` whose body computes s late decides when s is ready; hlsim 0.38 started it
+        at the next group's slot whatever it read: an outside probe). (0, 0) for other sites."""
         if s.kind != "region" or not s.exits_by_test:
-            return 0.0
+            return 0.0, 0.0
         data = [st for st in s.stmts if st.accesses or st.reads_locals]
-        test = float(ls.list_schedule(self.d, _graph(self.d, data).nodes).depth) if data else 1.0
+        tg = _graph(self.d, data)
+        test = float(ls.list_schedule(self.d, tg.nodes).depth) if data else 1.0
+        late = test
+        release = _test_release(tg, *self._bodies[s.id]) if data and s.id in self._bodies else {}
+        if release:
+            late = float(ls.list_schedule(self.d, tg.nodes, None, release).depth)
         self.info.setdefault(s.id, {})["exit_test"] = test
-        return test
+        if late > test:
+            self.info[s.id]["exit_test_after_trip"] = late
+        return test, late
 
-    def _schedule(self, body: list, copies: int, loop, carried: bool = True) -> tuple[ls.Schedule, tuple]:
-        """List-schedule the body (``copies`` times, inner loops unrolled) and find its recurrences;
-        bodies too large to schedule node by node get the closed-form bound instead (see ``_bound``)."""
+    def _schedule(self, body: list, copies: int, loop, carried: bool = True, target: int = 1
+                  ) -> tuple[ls.Schedule, tuple, sch.GraphBuilder | None]:
+        """List-schedule the body (``copies`` times, inner loops unrolled), find its recurrences and place the
+        consumers of its carried dependences at the II they allow (``list_schedule.respect_carried``; the
+        pipeline's ``target`` II); bodies too large to schedule node by node get the closed-form bound instead
+        (see ``_bound``; no graph returned)."""
         d = self.d
         n = model_nodes(d, body, self.trips) * copies
         g = sch.GraphBuilder(d, loop if carried else None, copies)
@@ -160,7 +181,7 @@ class Timing:
             if loop.var is not None:
                 g.env[loop.var] = 0
             g.add_model(body, lambda kl, is_tile: 1.0)
-            return self._bound(body, copies, g), recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
+            return self._bound(body, copies, g), recurrence_mii(g.nodes, g.carried()) if carried else (1, ""), None
         tree = copies > 1 and d.mapping.loop(loop.label).reduction == "tree"
         for k in range(copies):
             if loop.var is not None:
@@ -169,13 +190,17 @@ class Timing:
             if tree:
                 g.copy_suffix = f"#{k}"
             g.add_model(body, self.trips)
-        rec = recurrence_mii(g.nodes, g.carried()) if carried else (1, "")
+        deps = g.carried() if carried else []
+        rec = recurrence_mii(g.nodes, deps) if carried else (1, "")
         sched = ls.list_schedule(d, g.nodes)
+        if deps:
+            ii = int(ls.initiation_interval(d, sched, target, rec)["ii"])
+            sched = ls.respect_carried(d, g.nodes, sched, deps, ii)
         if tree:  # the copies' partial results meet in a tree of combining operations on exit
             accs = [st for st in model_statements(body, []) if st.writes_local and st.writes_local in st.reads_locals]
             if accs:
                 sched.depth += math.ceil(math.log2(copies)) * max(combining_latency(d, st) for st in accs)
-        return sched, rec
+        return sched, rec, g
 
     def _bound(self, body: list, copies: int, one: sch.GraphBuilder) -> ls.Schedule:
         """Closed form for very large unrolled bodies: the schedule of one pass with every inner loop
@@ -256,6 +281,26 @@ def _graph(d: Design, stmts: list) -> sch.GraphBuilder:
     for st in stmts:
         g.add_statement(st)
     return g
+
+
+def _test_release(test: sch.GraphBuilder, body: sch.GraphBuilder, sched: ls.Schedule, ii: int) -> dict[int, int]:
+    """The cycle, counted from the slot after the last group, before which each node of a loop's exit test may
+    not issue: a local it reads is ready when the last group's producer finishes, an array it loads when the
+    last group's stores that may write it finish (less the one II between that group's start and the slot)."""
+    release: dict[int, int] = {}
+
+    def wait(nodes, ready: int) -> None:
+        for r in nodes:
+            if ready - ii > release.get(r, 0):
+                release[r] = ready - ii
+
+    for v, readers in test.live_in.items():
+        if body.local_def.get(v, -1) >= 0:
+            wait(readers, sched.finish[body.local_def[v]])
+    for array, loads in test.loads.items():
+        for _, ns, _ in body.stores.get(array, []):
+            wait([nl for _, nl, _ in loads], sched.finish[ns])
+    return release
 
 
 def fold_body_schedule(d: Design, band: list[str]) -> ls.Schedule:

@@ -147,3 +147,37 @@ def test_a_pipelined_loop_inside_an_unrolled_one_says_its_ii_has_no_effect(write
     assert any(n.startswith(note) for n in HlsimProfiler().profile(d).notes)
     (w,) = unachievable_ii(d)
     assert w.severity == "warning" and w.path == "mapping.loops.L_j.pipeline_ii" and "has no effect" in w.message
+
+
+def test_a_carried_local_on_no_cycle_delays_the_next_iterations_reader(write):
+    """`b[i] = s * 3; s = x[i] * 7;` at II 1: s is ready at load 2 + mul 5 = 7 after its iteration starts, and the
+    next iteration (1 cycle later) multiplies it, so that multiply issues at 6 at the earliest: it ends at 11 and
+    the store at 12 (the depth); 16 trips: 12 + 15 = 27. hlsim 0.38 issued it at 0 (depth 7, 22: the dependence
+    lay on no cycle, so RecMII did not see it; an outside probe)."""
+    kernel = ("    int s = 0;\n    L_i: for (int i = 0; i < N; i++) {\n      b[i] = s * 3;\n      s = x[i] * 7;\n"
+              "    }")
+    p, e = profiled_and_estimated(kernel_design(
+        write, ARCH, kernel, ARRAYS, "    b[0] = 0\n    b[1:] = x[:-1] * 21", "{L_i: {pipeline_ii: 1}}", PLACE,
+        params="{N: 16}"))
+    assert (p.breakdown["ii.L_i"], p.breakdown["depth.L_i"], p.breakdown["compute_cycles.L_i"]) == (1, 12, 27)
+    assert e.breakdown["compute_cycles.L_i"] == 27
+
+
+@pytest.mark.parametrize("s0, trips, compute", [
+    # s = 0, x = 1: s = 3, 6, ..., 24 after 8 trips (24 x 24 >= 500). II 3 (the adds of s and k); s is ready at
+    # load 2 + mul 5 + add 3 = 10 into its iteration, so the 9th test, which squares it, starts at 7 x 3 + 10 = 31,
+    # not at the 9th slot (24): mul 5 + cmp 2 + logic 1 later it decides, at 39 (hlsim 0.38: 24 + 8 = 32)
+    (0, 8, 39),
+    # s = 100: no trip; the test reads s from before the loop: mul 5 + cmp 2 + logic 1 = 8, nothing to wait for
+    (100, 0, 8),
+])
+def test_a_pipelined_while_decides_when_the_value_its_test_reads_is_ready(write, s0, trips, compute):
+    kernel = (f"    int s = {s0};\n    int k = 0;\n    L_w: while (k < N && s * s < 500) {{\n      s += x[k] * 3;\n"
+              "      k++;\n    }\n    L_o: for (int i = 0; i < N; i++) {\n      b[i] = s + k;\n    }")
+    p, e = profiled_and_estimated(kernel_design(
+        write, ARCH, kernel, ARRAYS, f"    b[:] = {s0 + 3 * trips + trips}", "{L_w: {pipeline_ii: 1}}", PLACE,
+        params="{N: 16}", hints=f"{{L_w: {{expected_trips: {trips}}}}}",
+        inputs="    arrays:\n      x: {distribution: constant, value: 1}"))
+    assert p.counters["iterations.L_w"] == trips
+    assert p.breakdown["compute_cycles.L_w"] == compute
+    assert e.breakdown["compute_cycles.L_w"] == compute

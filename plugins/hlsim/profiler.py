@@ -116,7 +116,7 @@ from .tally import AccessTally
 # 0.38: a level's bandwidth time and the dataflow shared bound in whole cycles (40.8 -> 41); an element wider
 #       than its SRAM port holds the port once per word in the schedule (II), as its energy already counted; under
 #       dataflow a nest waits for the nests whose buffers it reads; a region a data-dependent test ends pays that test
-VERSION = "0.38"
+VERSION = "0.39"
 
 
 class HlsimProfiler:
