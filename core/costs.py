@@ -81,17 +81,20 @@ def memory_resource(design, array: str, index_value: int | None = None) -> str |
 
 
 def port_words(level, bits: int) -> int:
-    """Words one scalar access of a ``bits``-wide element takes at ``level``: an SRAM port moves whole words
-    (an int64 on a 32-bit port: two), a register file or a DRAM channel one element (no burst model). The one
-    rule behind the port schedule (:func:`access_words`) and the energy (``llmulator.words.access_bits``)."""
-    return -(-bits // level.width_bits) if level.kind == "sram" else 1
+    """Words one scalar access of a ``bits``-wide element takes at ``level``: an SRAM port and a DRAM channel
+    move whole words of their width (an int64 on a 32-bit port: two; an int8 on a 64-bit bus: one word, the
+    whole transfer), a register file one element. The one rule behind the port schedule (:func:`access_words`)
+    and the energy (``llmulator.words.access_bits``). A DRAM access was priced at the element's bits until
+    hlsim 0.40, while its schedule took the channel for a whole transfer (an outside probe: int8 loads from a
+    64-bit bus 8x below the transfers that move them)."""
+    return -(-bits // level.width_bits) if level.kind in ("sram", "dram") else 1
 
 
 def access_words(design, array: str) -> int:
     """Port issues one scalar access of ``array`` takes (:func:`port_words` at the array's level; an array the
     kernel declares is not a workload array: it lives in registers, one issue)."""
-    lv = design.arch.level(design.placement(array))
-    return port_words(lv, design.workload.arrays[array].bits) if lv.kind == "sram" else 1
+    spec = design.workload.arrays.get(array)
+    return 1 if spec is None else port_words(design.arch.level(design.placement(array)), spec.bits)
 
 
 def resource_cap(design, resource: str) -> float:

@@ -51,19 +51,7 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
     n = len(nodes)
     if n == 0:  # constants into registers: wiring, no cycle
         return Schedule(0, Counter(), Counter(), 0)
-    succ: list[list[int]] = [[] for _ in range(n)]
-    for i, nd in enumerate(nodes):
-        for dep in nd.deps:
-            succ[dep].append(i)
-    for i in range(n - 1, -1, -1):  # deps point backwards: reverse order is a topological order
-        nodes[i].prio = nodes[i].latency + max((nodes[s].prio for s in succ[i]), default=0)
-    _dynamic_banks(design, nodes)
-    cap: dict[str, float] = dict(caps or {})
-    for nd in nodes:
-        r = nd.resource
-        if r is None or r in cap:
-            continue
-        cap[r] = resource_cap(design, r)
+    succ, cap = _prepare(design, nodes, caps)
     finish, start = [0] * n, [0] * n
     remaining = [len(nd.deps) for nd in nodes]
     ready_at = [max(0, (release or {}).get(i, 0)) for i in range(n)]
@@ -97,10 +85,10 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
                     if remaining[s_] == 0:
                         keep.append(s_)
             ready = keep
-        for r, k in booked.pop(cycle, Counter()).items():
-            peak[r] = max(peak[r], k)
-            uses[r] += k
+        _tally(booked.pop(cycle, Counter()), uses, peak)
         cycle += 1
+    for later in booked.values():  # the words of the last wide accesses, issued after the last node started
+        _tally(later, uses, peak)
     return Schedule(max(depth, 1) if n else 0, uses, peak, n, start=start, finish=finish,
                     selects=sum(muxes.values()), select_peak=max(muxes.values(), default=0))
 
@@ -130,6 +118,29 @@ def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried,
             break
         sched = list_schedule(design, nodes, None, release)
     return sched
+
+
+def _prepare(design: Design, nodes: list[Node], caps: dict[str, float] | None) -> tuple[list[list[int]], dict]:
+    """Each node's successors and priority (its longest path to the end), and every resource's issues per cycle."""
+    succ: list[list[int]] = [[] for _ in nodes]
+    for i, nd in enumerate(nodes):
+        for dep in nd.deps:
+            succ[dep].append(i)
+    for i in range(len(nodes) - 1, -1, -1):  # deps point backwards: reverse order is a topological order
+        nodes[i].prio = nodes[i].latency + max((nodes[s].prio for s in succ[i]), default=0)
+    _dynamic_banks(design, nodes)
+    cap: dict[str, float] = dict(caps or {})
+    for nd in nodes:
+        if nd.resource is not None and nd.resource not in cap:
+            cap[nd.resource] = resource_cap(design, nd.resource)
+    return succ, cap
+
+
+def _tally(issued: Counter, uses: Counter, peak: Counter) -> None:
+    """Add one cycle's issues per resource to the body's uses and peaks."""
+    for r, k in issued.items():
+        peak[r] = max(peak[r], k)
+        uses[r] += k
 
 
 def _span(nd: Node, cap: dict[str, float], booked: defaultdict, cycle: int) -> int | None:

@@ -179,12 +179,11 @@ def per_word(width_bits: int, bits: int) -> float:
 
 
 def access_bits(level, bits: int) -> int:
-    """Bits one scalar datapath access of a ``bits``-wide element moves at ``level``: an SRAM port reads or
-    writes whole words (an int8 load on a 32-bit port takes the port for the word; the port schedule does
-    not pack neighbours into one access, so neither does the energy: probe 14 #5, hlsim 0.35), a register
-    file or a DRAM level the element's bits (registers hold elements; a DRAM access is priced per bit, as
-    before: no burst model)."""
-    return port_words(level, bits) * level.width_bits if level.kind == "sram" else bits
+    """Bits one scalar datapath access of a ``bits``-wide element moves at ``level``: an SRAM port or a DRAM
+    channel reads or writes whole words (an int8 load on a 32-bit port takes the port for the word; the port
+    schedule does not pack neighbours into one access, so neither does the energy: probe 14 #5, hlsim 0.35;
+    DRAM since hlsim 0.40, probe 21 F6), a register file the element's bits (registers hold elements)."""
+    return port_words(level, bits) * level.width_bits if level.kind in ("sram", "dram") else bits
 
 
 #: traffic keys (``<key>.<level>``) of the bits a level moves: elements read and written, the rest of the

@@ -131,3 +131,22 @@ def test_a_while_index_that_is_no_fixed_counter_moves_the_whole_array(write, ker
     from llmulator_plugins.hlsim.profiler import HlsimProfiler
     p = HlsimProfiler().profile(d)
     assert p.counters["reads.DRAM"] >= 64
+
+
+@pytest.mark.parametrize("dtype, words", [("int8", 1), ("int32", 1), ("int64", 2)])
+def test_a_scalar_dram_access_moves_whole_words_of_the_bus(write, dtype, words):
+    """`C[i] = A[i] + B[i]` with A, B, C placed in a 32-bit DRAM (ROUND: 100 pJ a word read, 200 written), 16
+    elements: each access is a transfer of its own (the schedule gives it a channel slot a word), so 32 reads
+    and 16 writes of whole words: 16 x (2 x 100 + 200) = 6,400 pJ a word per element. hlsim 0.39 priced an int8
+    element at its 8 bits (1,600 pJ: a quarter of the transfers; an outside probe). int64: two words an access, II
+    6 (0.39 lost the second word of the body's last access, the store, from the port count: II 5)."""
+    from conftest import ROUND
+    roles = (("A", "in"), ("B", "in"), ("C", "out"))
+    arrays = "".join(f"    {a}: {{shape: [N], dtype: {dtype}, role: {r}}}\n" for a, r in roles)
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      C[i] = A[i] + B[i];\n    }"
+    d = kernel_design(write, ROUND.replace("RF", ""), kernel, arrays.rstrip("\n"), "    C[:] = A + B",
+                      "{L_i: {pipeline_ii: 1}}", "{A: DRAM, B: DRAM, C: DRAM}", params="{N: 16}")
+    p, e = profiled_and_estimated(d)
+    for energy in (p.breakdown["energy_pj.DRAM"], e.breakdown["energy_pj.DRAM"]):
+        assert energy == pytest.approx(6400 * words)
+    assert p.breakdown["ii.L_i"] == 3 * words  # three accesses an iteration, one channel: a slot per word

@@ -48,7 +48,7 @@ mapping:
   workload: rows
   loops:
     L_2: {pipeline_ii: 1}
-  placement: {c0: BRAM, a1: BRAM, a2: BRAM, o3: DRAM}
+  placement: {c0: BRAM, a1: BRAM, a2: BRAM, o3: BRAM}
 """
 
 

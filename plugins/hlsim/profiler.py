@@ -116,7 +116,10 @@ from .tally import AccessTally
 # 0.38: a level's bandwidth time and the dataflow shared bound in whole cycles (40.8 -> 41); an element wider
 #       than its SRAM port holds the port once per word in the schedule (II), as its energy already counted; under
 #       dataflow a nest waits for the nests whose buffers it reads; a region a data-dependent test ends pays that test
-VERSION = "0.39"
+# 0.39-0.40: a carried dependence's consumer issues no earlier than its producer's finish less distance x II; the
+#       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
+#       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues)
+VERSION = "0.40"
 
 
 class HlsimProfiler:
