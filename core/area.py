@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from collections import Counter
 
+from . import dataflow_tasks, tech
 from . import nest as lnest
-from . import tech
 from .design import Design
 from .instrument import Instrumented
 from .pecost import pe_cost
@@ -20,11 +20,13 @@ from .timing import Timing
 
 def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float, dict[str, float], dict[str, int]]:
     """Units allocated after sharing across loops (the most any one schedule needs, capped by the
-    architecture), memories, and pipeline registers."""
+    architecture; under ``dataflow`` tasks that may overlap do not share: :func:`overlapping_units`), memories,
+    and pipeline registers."""
     arch = d.arch
-    need: Counter = Counter()
+    by_nest: dict[int, Counter] = {}
     pipe_bits = 0.0
     for s in inst.sites:
+        need = by_nest.setdefault(s.nest if d.mapping.dataflow else 0, Counter())
         info = timing.info.get(s.id)
         if s.kind in ("block", "cond", "loop") and not s.in_region and s.id in timing.schedules:
             _peak_units(d, s, timing.schedules[s.id], need)
@@ -48,6 +50,7 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
             muxes = math.ceil(sched.selects / ii) if s.region == "pipeline" else sched.select_peak
             need["select"] = max(need["select"], muxes)
             pipe_bits += info["depth"] * 32 * max(1, len(sched.uses))
+    need = overlapping_units(inst, by_nest) if d.mapping.dataflow else by_nest.get(0, Counter())
     parts: dict[str, float] = {}
     units: dict[str, int] = {}
     total = 0.0
@@ -70,6 +73,42 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
     parts["area_um2.pipeline_registers"] = reg_area
     total += reg_area
     return total, parts, units
+
+
+def overlapping_units(inst: Instrumented, by_nest: dict[int, Counter]) -> Counter:
+    """Units of a ``dataflow`` design: tasks that may run at once (neither waits for the other, directly or through
+    others: ``llmulator.dataflow_tasks``) each keep their own, so per class the most any set of such tasks needs
+    together; tasks that run one after the other share. Before hlsim 0.40 the most any one task needed: two
+    overlapped nests that each multiply every cycle were charged one multiplier while their cycles assumed two (an
+    outside probe). Exact over every set of mutually unordered tasks up to ``EXACT_TASKS`` tasks; beyond, each
+    task with all those unordered with it (more than any such set needs)."""
+    waits = dataflow_tasks.waits_for(inst)
+    before: list[set[int]] = []
+    for direct in waits:
+        before.append(set(direct).union(*(before[j] for j in direct)))
+    n = len(waits)
+    free = [[j for j in range(n) if j != k and j not in before[k] and k not in before[j]] for k in range(n)]
+    best: Counter = Counter(by_nest.get(-1, Counter()))  # sites outside every task (none today)
+    sets: list[list[int]] = []
+    if n <= EXACT_TASKS:
+        def grow(chosen: list[int], candidates: list[int]) -> None:
+            sets.append(chosen)
+            for i, c in enumerate(candidates):
+                grow(chosen + [c], [x for x in candidates[i + 1:] if x in free[c]])
+        grow([], list(range(n)))
+    else:
+        sets = [[k, *free[k]] for k in range(n)]
+    for chosen in sets:
+        total: Counter = Counter()
+        for k in chosen:
+            total.update(by_nest.get(k, Counter()))
+        for cls, u in total.items():
+            best[cls] = max(best[cls], u)
+    return best
+
+
+#: top-level tasks up to which ``overlapping_units`` tries every set of tasks that may run at once
+EXACT_TASKS = 12
 
 
 def _peak_units(d: Design, s, sched, need: Counter) -> None:

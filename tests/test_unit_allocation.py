@@ -52,3 +52,19 @@ def test_a_ternary_has_its_multiplexers(write, loops, muxes):
     units, _ = _units(write, "    L_i: for (int i = 0; i < N; i++) {\n      C[i] = A[i] > B[i] ? A[i] : B[i];\n    }",
                       "    C[:] = np.maximum(A, B)", loops)
     assert units["select"] == muxes
+
+
+@pytest.mark.parametrize("second, multipliers", [("D[j] = B[j] * 5;", 2), ("D[j] = C[j] * 5;", 1)])
+def test_dataflow_tasks_that_overlap_keep_their_own_units(write, second, multipliers):
+    """`dataflow: true` over `L_1: C[i] = A[i] * 3` and a second nest writing D, both at II 1: one that reads B runs
+    beside L_1, a multiply each every cycle, two multipliers; one that reads C waits for L_1 and shares its
+    multiplier (0.39 charged one in both cases: an outside probe)."""
+    kernel = ("    L_1: for (int i = 0; i < N; i++) {\n      C[i] = A[i] * 3;\n    }\n"
+              f"    L_2: for (int j = 0; j < N; j++) {{\n      {second}\n    }}")
+    ref = "    C[:] = A * 3\n    D[:] = " + ("B * 5" if "B" in second else "A * 15")
+    d = kernel_design(write, ARCH, kernel, ARRAYS + "\n    D: {shape: [N], dtype: int32, role: out}", ref,
+                      "{L_1: {pipeline_ii: 1}, L_2: {pipeline_ii: 1}}", "{A: BRAM, B: BRAM, C: BRAM, D: BRAM}",
+                      params="{N: 16}", extra="  dataflow: true")
+    p, e = profiled_and_estimated(d)
+    assert p.counters["units.mul"] == multipliers
+    assert e.metrics["area_um2"] == pytest.approx(p.metrics["area_um2"])

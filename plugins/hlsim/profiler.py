@@ -118,7 +118,8 @@ from .tally import AccessTally
 #       dataflow a nest waits for the nests whose buffers it reads; a region a data-dependent test ends pays that test
 # 0.39-0.40: a carried dependence's consumer issues no earlier than its producer's finish less distance x II; the
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
-#       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues)
+#       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues); overlapped dataflow
+#       tasks keep their own units (area: no synthetic row uses dataflow, so rows labelled at 0.40 before it hold)
 VERSION = "0.40"
 
 
