@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from . import dataflow_tasks
 from . import nest as lnest
 from .design import Design
 from .instrument import SLOTS, Instrumented, Site
@@ -33,6 +34,8 @@ class Expected:
     cycles: list[float]
     stalls: dict[str, float]
     notes: list[str]
+    busy: list[dict] = attrs.field(factory=list)  # per nest: schedule resource -> cycles its pipelines take it
+    rate: list[dict] = attrs.field(factory=list)  # per nest: resource -> steady-state share (llmulator.dataflow_tasks)
 
 
 def expected_cycles(d: Design, inst: Instrumented, timing: Timing) -> Expected:
@@ -52,12 +55,16 @@ def expected_cycles(d: Design, inst: Instrumented, timing: Timing) -> Expected:
     for k, tree in enumerate(inst.trees):
         latency = sum(timing.T[SLOTS * s.id + 2] for s in inst.sites if s.nest == k and s.region == "array")
         out.append(float(walker.cost(tree, 1.0) + latency))
-    return Expected(out, stalls, notes)
+    n = len(inst.trees)
+    return Expected(out, stalls, notes, [walker.busy.get(k, {}) for k in range(n)],
+                    [walker.rate.get(k, {}) for k in range(n)])
 
 
 class _Walker:
     def __init__(self, d: Design, timing: Timing, branches: dict, notes: list[str], stalls: dict[str, float]):
         self.d, self.timing, self.branches, self.notes, self.stalls = d, timing, branches, notes, stalls
+        self.busy: dict[int, dict] = {}  # nest -> its pipelines' resource use (llmulator.dataflow_tasks)
+        self.rate: dict[int, dict] = {}
 
     def prob(self, s: Site) -> float:
         br = self.branches.get(id(s.stmts[0])) if s.stmts else None
@@ -145,7 +152,7 @@ class _Walker:
         elif tile is not None:
             k = math.ceil(full / tile)
             passes = [(tile, (k - 1) / k), (full - (k - 1) * tile, 1.0 / k)]
-        cyc = groups_total = 0.0
+        cyc = groups_total = groups_all = 0.0
         for n, share in passes:
             if n <= 0:
                 cyc += share * test0  # the test that finds no trip (hlsim's __region)
@@ -156,6 +163,10 @@ class _Walker:
             whole = (n % u == 0) if float(n).is_integer() else 1.0 / u
             cyc += share * (end + (whole * max(0.0, g * ii + test - end) if test > 0 else 0.0))
             groups_total += share * max(g - 1, 0.0)
+            groups_all += share * g
+        if s.region == "pipeline" and self.d.mapping.dataflow:
+            dataflow_tasks.issue_pressure(self.d, self.timing, s, weight * groups_all,
+                                          self.busy.setdefault(s.nest, {}), self.rate.setdefault(s.nest, {}))
         info = self.timing.info.get(s.id, {})
         target = self.d.mapping.loop(s.loop).pipeline_ii
         if s.region == "pipeline" and target and ii > target:

@@ -552,3 +552,25 @@ def test_a_dataflow_consumer_waits_for_the_buffer_it_reads(write, consumer, refe
     both = p.breakdown["cycles.L_i"] + p.breakdown["cycles.L_j"]
     assert both > 1024  # above the shared DRAM bound: the order decides
     assert p.metrics["cycles"] == e.metrics["cycles"] == both
+
+
+@pytest.mark.parametrize("ii, alone, total", [(1, (95, 97), 129), (2, (126, 128), 128)])
+def test_overlapped_nests_share_a_dram_channel_they_both_issue_to(write, ii, alone, total):
+    """`dataflow: true` over `C[i] = A[i] + 1` and `D[j] = B[j] * 2`, A and B read from DRAM (one channel, 60
+    cycles; add 3, mul 5), 32 elements each, both at II 1: the 64 loads take the channel one a cycle, so the last
+    one issues at 63 at the earliest and its result is stored at 63 + 60 + 3 + 1 = 127 at the earliest. Taking
+    turns (the model: each nest gets half the channel), L_j's last load issues at 63: 63 + 60 + 5 + 1 = 129.
+    hlsim 0.39 let the nests overlap as if each had the channel to itself (97: the slower nest alone; an
+    outside probe). At II 2 each takes the channel every other cycle: together they fill it, neither waits (128,
+    the slower alone)."""
+    from conftest import PROBE_ARCH
+    arrays = ("    A: {shape: [N], dtype: int32, role: in}\n    B: {shape: [N], dtype: int32, role: in}\n"
+              "    C: {shape: [N], dtype: int32, role: out}\n    D: {shape: [N], dtype: int32, role: out}")
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      C[i] = A[i] + 1;\n    }\n"
+              "    L_j: for (int j = 0; j < N; j++) {\n      D[j] = B[j] * 2;\n    }")
+    loops = f"{{L_i: {{pipeline_ii: {ii}}}, L_j: {{pipeline_ii: {ii}}}}}"
+    d = kernel_design(write, PROBE_ARCH, kernel, arrays, "    C[:] = A + 1\n    D[:] = B * 2", loops,
+                      "{A: DRAM, B: DRAM, C: BRAM, D: BRAM}", params="{N: 32}", extra="  dataflow: true")
+    p, e = profiled_and_estimated(d)
+    assert (p.breakdown["compute_cycles.L_i"], p.breakdown["compute_cycles.L_j"]) == alone  # each alone
+    assert p.metrics["cycles"] == e.metrics["cycles"] == total

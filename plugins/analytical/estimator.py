@@ -226,7 +226,8 @@ class AnalyticalEstimator:
             ops_on = arch.operators
             shared = [n / ops_on[c].count for c, n in ops_total.items() if c in ops_on and c != "select"]
             shared += [moved_bits(traffic_total, lv.name) / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory]
-            cycles = max(dataflow_tasks.critical_path(nest_cycles, dataflow_tasks.waits_for(inst)),
+            cycles = max(dataflow_tasks.shared_path(nest_cycles, dataflow_tasks.waits_for(inst), expected.busy,
+                                                    expected.rate),
                          float(traffic.whole_cycles(max(shared, default=0.0))))
             terms["dataflow_overlap_cycles"] = sum(nest_cycles) - cycles
         else:

@@ -51,6 +51,8 @@ class NestRun:
     bits: Counter = attrs.field(factory=Counter)  # memory level -> bits moved through it
     band: list[str] | None = None  # the band bound to the PE array, if any
     pipelined: list[tuple[str, float, float]] = attrs.field(factory=list)  # (loop, iterations, invocations)
+    busy: dict = attrs.field(factory=dict)  # schedule resource -> cycles its pipelines take it (dataflow sharing)
+    rate: dict = attrs.field(factory=dict)  # schedule resource -> steady-state share of its issues per cycle
 
 
 def bound_pes(design: Design, band: list[str]) -> float:

@@ -119,7 +119,8 @@ from .tally import AccessTally
 # 0.39-0.40: a carried dependence's consumer issues no earlier than its producer's finish less distance x II; the
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues); overlapped dataflow
-#       tasks keep their own units (area: no synthetic row uses dataflow, so rows labelled at 0.40 before it hold)
+#       tasks keep their own units and share the resources their pipelines issue to (no synthetic row uses
+#       dataflow: rows labelled at 0.40 before these two hold)
 VERSION = "0.40"
 
 
@@ -238,6 +239,8 @@ class HlsimProfiler:
             elif s.region == "pipeline":
                 _, it, inv = counts.get(s.id, (0, 0, 0))
                 runs[s.nest].pipelined.append((s.loop, float(it), float(inv)))
+                groups = it / max(1, d.mapping.loop(s.loop).unroll or 1)
+                dataflow_tasks.issue_pressure(d, timing, s, groups, runs[s.nest].busy, runs[s.nest].rate)
             c = counts.get(s.id, (0, 0, 0))[0]
             if c == 0:
                 continue
@@ -302,8 +305,10 @@ class HlsimProfiler:
             nest_cycles.append(cyc)
             runs[k].cycles = cyc
         if d.mapping.dataflow and nest_cycles:
-            # tasks wait for the ones whose buffers they read; all still share the units and every level's bandwidth
-            cycles = max(dataflow_tasks.critical_path(nest_cycles, dataflow_tasks.waits_for(inst)),
+            # tasks wait for the ones whose buffers they read, overlapping ones share their pipelines' resources; all
+            # still share the units and every level's bandwidth
+            cycles = max(dataflow_tasks.shared_path(nest_cycles, dataflow_tasks.waits_for(inst),
+                                                    [r.busy for r in runs], [r.rate for r in runs]),
                          bounds.shared_cycles(d, runs))
         else:
             cycles = sum(nest_cycles)
