@@ -35,6 +35,7 @@ class Ctx:
         self.loop_vars: list[str] = []
         self.auto = 0
         self.float_arrays: set[str] = set()
+        self.float_scalars: set[str] = set()  # an int32 scalar is an integer (before hlsim 0.40 every scalar was float)
         self.values = lf.Values()  # what each local holds here (program order; see llmulator.loopforms)
 
     def value(self, node: c_ast.Node | None) -> lf.Static:
@@ -61,7 +62,7 @@ def is_float(e: c_ast.Node, ctx: Ctx) -> bool:
         return _base(e) in ctx.float_arrays
     if isinstance(e, c_ast.ID):
         t = ctx.locals.get(e.name, "")
-        return t in ("float", "double", "_Float16") or e.name in ctx.scalars
+        return t in ("float", "double", "_Float16") or e.name in ctx.float_scalars
     if isinstance(e, c_ast.BinaryOp):
         return is_float(e.left, ctx) or is_float(e.right, ctx)
     if isinstance(e, c_ast.UnaryOp):

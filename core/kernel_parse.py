@@ -59,6 +59,7 @@ def _analyze(workload, file: str | None = None) -> LoopTree:
     arrays = set(workload.arrays)
     ctx = Ctx(arrays, set(workload.scalars), set(workload.parameters), file, line0)
     ctx.float_arrays = {n for n, a in workload.arrays.items() if a.dtype.startswith("fp")}
+    ctx.float_scalars = {n for n, v in workload.scalars.items() if str(v["dtype"]).startswith("fp")}
     decls = []
     for p in workload.parameters:
         decls.append(f"int {p};")
