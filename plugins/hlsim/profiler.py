@@ -116,13 +116,13 @@ from .tally import AccessTally
 # 0.38: a level's bandwidth time and the dataflow shared bound in whole cycles (40.8 -> 41); an element wider
 #       than its SRAM port holds the port once per word in the schedule (II), as its energy already counted; under
 #       dataflow a nest waits for the nests whose buffers it reads; a region a data-dependent test ends pays that test
-# 0.39-0.40: a carried dependence's consumer issues no earlier than its producer's finish less distance x II (its
+# 0.39-0.41: a carried dependence's consumer issues no earlier than its producer's finish less distance x II (its
 #       producers first among ready nodes, releases recomputed until they settle); an int scalar is an integer; the
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues); overlapped dataflow
 #       tasks keep their own units and share the resources their pipelines issue to (no synthetic row uses
-#       dataflow: rows labelled at 0.40 before these two hold)
-VERSION = "0.40"
+#       dataflow: its labels do not depend on these two)
+VERSION = "0.41"
 
 
 class HlsimProfiler:
