@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import math
 
+from .costs import resource_cap
+
 
 def _touched(inst, k: int) -> tuple[set[str], set[str]]:
     """(names read, names written) by top-level nest ``k``'s statements, conditions included."""
@@ -58,8 +60,6 @@ def issue_pressure(design, timing, site, groups: float, busy, rate) -> None:
     """Add a pipelined region's use of its schedule's resources to its task's ``busy`` (resource -> cycles the
     resource is taken: ``groups`` x issues a group / issues per cycle) and ``rate`` (resource -> the share of the
     resource's issues per cycle the region takes in its steady state: issues a group / (II x issues per cycle))."""
-    from .costs import resource_cap
-
     sched = timing.schedules.get(site.id)
     ii = timing.info.get(site.id, {}).get("ii", 0.0)
     if sched is None or not ii or groups <= 0:

@@ -240,8 +240,9 @@ class HlsimProfiler:
             elif s.region == "pipeline":
                 _, it, inv = counts.get(s.id, (0, 0, 0))
                 runs[s.nest].pipelined.append((s.loop, float(it), float(inv)))
-                groups = it / max(1, d.mapping.loop(s.loop).unroll or 1)
-                dataflow_tasks.issue_pressure(d, timing, s, groups, runs[s.nest].busy, runs[s.nest].rate)
+                if d.mapping.dataflow:  # (only overlapped tasks share what their pipelines issue to)
+                    groups = it / max(1, d.mapping.loop(s.loop).unroll or 1)
+                    dataflow_tasks.issue_pressure(d, timing, s, groups, runs[s.nest].busy, runs[s.nest].rate)
             c = counts.get(s.id, (0, 0, 0))[0]
             if c == 0:
                 continue
