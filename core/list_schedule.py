@@ -40,23 +40,28 @@ class Schedule:
     finish: list[int] = attrs.field(factory=list)  # node -> the cycle its result is ready
     selects: int = 0  # multiplexers (select nodes: no issue limit, but each one is a mux in the datapath)
     select_peak: int = 0  # most selects in one cycle
+    ii: int = 0  # the II of the modulo reservation table it was placed with (0: not a modulo schedule)
+
+
+class NoModuloSlot(Exception):
+    """A node found no free slot of its resource in any cycle modulo the II (``list_schedule(modulo=...)``)."""
 
 
 def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | None = None,
-                  release: dict[int, int] | None = None, first: set[int] | None = None) -> Schedule:
+                  release: dict[int, int] | None = None, first: set[int] | None = None,
+                  modulo: int = 0) -> Schedule:
     """Resource-constrained list scheduling; returns the schedule length and resource use.
 
     ``caps`` overrides the issues per cycle of some resources (one PE's own units); ``release`` gives some
     nodes a cycle before which they may not issue, and ``first`` some nodes precedence over every other ready
-    node (``respect_carried``)."""
+    node (``respect_carried``). ``modulo`` > 0 places a pipelined body at that II: a resource's issues count
+    against its slot ``cycle mod II`` (the iterations in flight issue in the same slots, so at II 3 three
+    multiplies on one multiplier must take three different slots); raises ``NoModuloSlot`` where a node finds
+    none."""
     n = len(nodes)
     if n == 0:  # constants into registers: wiring, no cycle
         return Schedule(0, Counter(), Counter(), 0)
-    succ, cap = _prepare(design, nodes, caps)
-    if first:
-        top = 1 + max(nd.prio for nd in nodes)
-        for i in first:
-            nodes[i].prio += top
+    succ, cap = _prepare(design, nodes, caps, first)
     finish, start = [0] * n, [0] * n
     remaining = [len(nd.deps) for nd in nodes]
     ready_at = [max(0, (release or {}).get(i, 0)) for i in range(n)]
@@ -65,6 +70,8 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
     uses: Counter = Counter()
     peak: Counter = Counter()
     booked: defaultdict[int, Counter] = defaultdict(Counter)  # cycle -> resource -> issues taken
+    table = _Table(cap, booked, modulo)
+    waiting: dict[int, int] = {}  # node -> the first cycle it could issue but for its resource (modulo)
     muxes: Counter = Counter()  # cycle -> selects issued
     while scheduled < n:
         progress = True
@@ -74,8 +81,10 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
             keep: list[int] = []
             for i in ready:
                 nd = nodes[i]
-                span = _span(nd, cap, booked, cycle) if ready_at[i] <= cycle else None
+                span = table.span(nd, cycle) if ready_at[i] <= cycle else None
                 if span is None:
+                    if ready_at[i] <= cycle and modulo and cycle - waiting.setdefault(i, cycle) >= modulo:
+                        raise NoModuloSlot(i)  # every slot mod II tried, and slots only fill
                     keep.append(i)
                     continue
                 start[i], finish[i] = cycle, cycle + nd.latency + span - 1
@@ -95,14 +104,15 @@ def list_schedule(design: Design, nodes: list[Node], caps: dict[str, float] | No
     for later in booked.values():  # the words of the last wide accesses, issued after the last node started
         _tally(later, uses, peak)
     return Schedule(max(depth, 1) if n else 0, uses, peak, n, start=start, finish=finish,
-                    selects=sum(muxes.values()), select_peak=max(muxes.values(), default=0))
+                    selects=sum(muxes.values()), select_peak=max(muxes.values(), default=0), ii=modulo)
 
 
 #: rounds of rescheduling ``respect_carried`` tries before it keeps the last schedule
 CARRIED_ROUNDS = 16
 
 
-def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried, ii: int) -> Schedule:
+def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried, ii: int,
+                    modulo: int = 0) -> Schedule:
     """The body rescheduled so that every loop-carried dependence holds at ``ii``: the consumer ``c.dst`` of
     the iteration ``c.distance`` later issues ``c.distance x ii`` cycles after this one's, so it may not issue
     before ``finish(c.src) - c.distance x ii`` (a modulo schedule's dependence constraint).
@@ -116,14 +126,19 @@ def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried,
     round, and its consumer slipped a cycle a round, up to 48 % over a legal schedule; an outside probe), and the
     consumers' release times are recomputed from each schedule, starting from none, until they no longer change
     (0.39 kept a release that an earlier round's late producer had set). Ends at ``CARRIED_ROUNDS`` with the
-    shortest schedule that keeps every dependence (the last one if none does)."""
+    shortest schedule that keeps every dependence (the last one if none does). ``modulo``: every round is
+    placed in a modulo reservation table of that II (``modulo_schedule``); a round that finds no slot ends
+    the rounds."""
     if not _broken(sched, carried, ii):
         return sched
     first = _producers(nodes, carried)
     release: dict[int, int] = {}
     best: Schedule | None = None
     for _ in range(CARRIED_ROUNDS):
-        sched = list_schedule(design, nodes, None, release, first)
+        try:
+            sched = list_schedule(design, nodes, None, release, first, modulo)
+        except NoModuloSlot:
+            break
         if not _broken(sched, carried, ii) and (best is None or sched.depth < best.depth):
             best = sched
         want: dict[int, int] = {}
@@ -135,6 +150,33 @@ def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried,
             break
         release = want
     return best if best is not None else sched
+
+
+#: IIs from the first that ``modulo_schedule`` tries before it keeps a plain list schedule
+MODULO_TRIES = 64
+
+
+def modulo_schedule(design: Design, nodes: list[Node], carried, ii: int) -> Schedule:
+    """A pipelined body placed at the smallest II from ``ii`` (its MII) at which every node finds a slot of its
+    resource modulo the II and every carried dependence holds (``respect_carried``), with that II in
+    ``Schedule.ii``.
+
+    Before hlsim 0.42 a body was list-scheduled as one iteration alone: three dependent multiplies on one
+    multiplier at II 3 issued at 2, 5 and 8, all in slot 2, so the iterations in flight asked for the one unit
+    three times in a cycle (an outside probe; depth 12 where the legal placement needs 14). And where resources
+    spread a recurrence beyond its RecMII (two loads and a store of one array on one port around a cycle of
+    three), no placement keeps every carried dependence at the II the bounds give: the rescheduling crept its
+    consumers a cycle a round and kept a schedule that broke them (one II short a trip). Here the II grows
+    until a legal placement exists. Ends after ``MODULO_TRIES`` IIs with the plain list schedule (``ii`` 0)."""
+    for k in range(max(1, ii), max(1, ii) + MODULO_TRIES):
+        try:
+            sched = list_schedule(design, nodes, modulo=k)
+        except NoModuloSlot:
+            continue
+        sched = respect_carried(design, nodes, sched, carried, k, modulo=k)
+        if not _broken(sched, carried, k):
+            return sched
+    return respect_carried(design, nodes, list_schedule(design, nodes), carried, ii)
 
 
 def _broken(sched: Schedule, carried, ii: int) -> bool:
@@ -154,14 +196,20 @@ def _producers(nodes: list[Node], carried) -> set[int]:
     return seen
 
 
-def _prepare(design: Design, nodes: list[Node], caps: dict[str, float] | None) -> tuple[list[list[int]], dict]:
-    """Each node's successors and priority (its longest path to the end), and every resource's issues per cycle."""
+def _prepare(design: Design, nodes: list[Node], caps: dict[str, float] | None, first: set[int] | None = None
+             ) -> tuple[list[list[int]], dict]:
+    """Each node's successors and priority (its longest path to the end; ``first`` above every other), and every
+    resource's issues per cycle."""
     succ: list[list[int]] = [[] for _ in nodes]
     for i, nd in enumerate(nodes):
         for dep in nd.deps:
             succ[dep].append(i)
     for i in range(len(nodes) - 1, -1, -1):  # deps point backwards: reverse order is a topological order
         nodes[i].prio = nodes[i].latency + max((nodes[s].prio for s in succ[i]), default=0)
+    if first:
+        top = 1 + max(nd.prio for nd in nodes)
+        for i in first:
+            nodes[i].prio += top
     _dynamic_banks(design, nodes)
     cap: dict[str, float] = dict(caps or {})
     for nd in nodes:
@@ -177,26 +225,41 @@ def _tally(issued: Counter, uses: Counter, peak: Counter) -> None:
         uses[r] += k
 
 
-def _span(nd: Node, cap: dict[str, float], booked: defaultdict, cycle: int) -> int | None:
-    """Book ``nd``'s issues from ``cycle`` on if its resource has room, and return the cycles they take
-    (an element of two words on a one-port bank: two, its data a cycle later); None if it has no room.
-    A node of several slots takes what the resource issues per cycle in each cycle until its words are
-    done, so an int64 load on a 32-bit single-port SRAM holds the port for two cycles (hlsim 0.38; before,
-    one, while the energy and the level's bandwidth counted both words: probe 18)."""
-    r = nd.resource
-    if r is None:
-        return 1
-    c = cap[r]
-    if math.isinf(c) or nd.slots <= c:
-        span, take = 1, [nd.slots]
-    else:  # issues per cycle are whole (ports, units): integers
-        span = math.ceil(nd.slots / c)
-        take = [min(int(c), nd.slots - k * int(c)) for k in range(span)]
-    if any(booked[cycle + k][r] + t > c for k, t in enumerate(take)):
-        return None
-    for k, t in enumerate(take):
-        booked[cycle + k][r] += t
-    return span
+class _Table:
+    """The issues booked per resource: per cycle, and with ``modulo`` > 0 also per slot ``cycle mod modulo``
+    (a modulo reservation table: a pipelined body's iterations in flight share the slots)."""
+
+    def __init__(self, cap: dict[str, float], booked: defaultdict, modulo: int):
+        self.cap, self.booked, self.modulo = cap, booked, modulo
+        self.slots: defaultdict[int, Counter] = defaultdict(Counter)
+
+    def span(self, nd: Node, cycle: int) -> int | None:
+        """Book ``nd``'s issues from ``cycle`` on if its resource has room, and return the cycles they take
+        (an element of two words on a one-port bank: two, its data a cycle later); None if it has no room.
+        A node of several slots takes what the resource issues per cycle in each cycle until its words are
+        done, so an int64 load on a 32-bit single-port SRAM holds the port for two cycles (hlsim 0.38; before,
+        one, while the energy and the level's bandwidth counted both words: probe 18)."""
+        r = nd.resource
+        if r is None:
+            return 1
+        c = self.cap[r]
+        if math.isinf(c) or nd.slots <= c:
+            span, take = 1, [nd.slots]
+        else:  # issues per cycle are whole (ports, units): integers
+            span = math.ceil(nd.slots / c)
+            take = [min(int(c), nd.slots - k * int(c)) for k in range(span)]
+        modulo = 0 if math.isinf(c) else self.modulo  # (an unlimited resource is only counted)
+        tables = [self.booked, self.slots]
+        need: Counter = Counter()  # (table, key) -> issues this node adds (its words may wrap onto one slot)
+        for k, t in enumerate(take):
+            need[0, cycle + k] += t
+            if modulo:
+                need[1, (cycle + k) % modulo] += t
+        if any(tables[ti][key][r] + t > c for (ti, key), t in need.items()):
+            return None
+        for (ti, key), t in need.items():
+            tables[ti][key][r] += t
+        return span
 
 
 def _dynamic_banks(design: Design, nodes: list[Node]) -> None:

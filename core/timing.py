@@ -118,6 +118,8 @@ class Timing:
             sched, rec, g = self._schedule(s.body, u, loop, target=lm.pipeline_ii)
             self.schedules[s.id] = sched
             ii = ls.initiation_interval(d, sched, lm.pipeline_ii, rec)
+            if sched.ii > ii["ii"]:  # no legal modulo placement below it (``list_schedule.modulo_schedule``)
+                ii = {**ii, "ii": sched.ii, "slot_mii": sched.ii}
             if g is not None:
                 self._bodies[s.id] = (g, sched, int(ii["ii"]))
             self.info[s.id] = {"depth": sched.depth, "units": u, **ii}
@@ -171,7 +173,7 @@ class Timing:
     def _schedule(self, body: list, copies: int, loop, carried: bool = True, target: int = 1
                   ) -> tuple[ls.Schedule, tuple, sch.GraphBuilder | None]:
         """List-schedule the body (``copies`` times, inner loops unrolled), find its recurrences and place the
-        consumers of its carried dependences at the II they allow (``list_schedule.respect_carried``; the
+        consumers of its carried dependences at the II they allow (``list_schedule.modulo_schedule``; the
         pipeline's ``target`` II); bodies too large to schedule node by node get the closed-form bound instead
         (see ``_bound``; no graph returned)."""
         d = self.d
@@ -193,9 +195,9 @@ class Timing:
         deps = g.carried() if carried else []
         rec = recurrence_mii(g.nodes, deps) if carried else (1, "")
         sched = ls.list_schedule(d, g.nodes)
-        if deps:
+        if carried:  # a pipelined body: placed in a modulo reservation table at the II it allows
             ii = int(ls.initiation_interval(d, sched, target, rec)["ii"])
-            sched = ls.respect_carried(d, g.nodes, sched, deps, ii)
+            sched = ls.modulo_schedule(d, g.nodes, deps, ii)
         if tree:  # the copies' partial results meet in a tree of combining operations on exit
             accs = [st for st in model_statements(body, []) if st.writes_local and st.writes_local in st.reads_locals]
             if accs:
@@ -324,6 +326,9 @@ def _ii_note(label: str, target: int, ii: dict, why: str) -> str:
         causes.append(f"operator units need II >= {ii['res_mii']:g}")
     if ii["mem_mii"] > target:
         causes.append(f"memory ports need II >= {ii['mem_mii']:g}")
+    if ii.get("slot_mii", 0) > max(target, ii["rec_mii"], ii["res_mii"], ii["mem_mii"]):
+        causes.append(f"no placement of the body keeps every unit's issues per cycle and every carried dependence "
+                      f"below II {ii['slot_mii']:g}")
     return f"{label}: pipeline_ii {target} is not achievable: " + "; ".join(causes) + f"; runs at II {ii['ii']:g}"
 
 

@@ -7,7 +7,7 @@ mul 3 (one multiplier), mac 3, BRAM load 2."""
 from __future__ import annotations
 
 import pytest
-from conftest import profiled_and_estimated
+from conftest import kernel_design, profiled_and_estimated
 from llmulator.design import load_design
 
 ARCH = """
@@ -73,3 +73,38 @@ def test_an_int_scalar_multiplies_on_the_integer_mac(write, operand):
               "    b[0] = s;")
     p, _ = profiled_and_estimated(_design(write, kernel, "    b[0] = (a.astype(np.int64) * 3).sum()", muls=4))
     assert p.counters["ops.mac"] == 32 and p.counters.get("ops.mul", 0) == 0
+
+
+def test_a_chain_on_one_unit_takes_different_slots_modulo_the_ii(write):
+    """`b[i] = a[i] * c * c * c` on one multiplier: ResMII 3. The iterations in flight share the unit, so at II 3
+    the three multiplies must issue in three different cycles mod 3: load at 0 (ready 2), multiplies at 2 (slot
+    2), 6 (slot 0; 5 is slot 2 again), 10 (slot 1), the store at 13: depth 14, 14 + 31 x 3 = 107. Before hlsim
+    0.42 they issued at 2, 5 and 8, all in slot 2 (three issues a cycle on one unit; depth 12, 105: an outside
+    probe)."""
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      b[i] = a[i] * c * c * c;\n    }"
+    p, e = profiled_and_estimated(_design(write, kernel, "    b[:] = a * 27"))
+    assert (p.breakdown["ii.L_i"], p.breakdown["depth.L_i"], p.breakdown["compute_cycles.L_i"]) == (3, 14, 107)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_recurrence_spread_by_its_port_runs_at_the_ii_that_keeps_it(write):
+    """`while (j > 0 && a[j - 1] < 100) { a[j] = a[j - 1]; j--; }` pipelined on a one-port BRAM, 31 trips. Each
+    iteration loads a[j - 1] twice (the test's and the body's) and stores a[j] after both loads (2 cycles each):
+    three issues on the port, MemMII 3, and the store must finish (1 cycle) before the next iteration's loads,
+    one II later. At II 3 the store issues at >= the later load + 2 and <= the earlier load + 2: both loads in one
+    cycle, which one port cannot give. At II 4: loads at 0 and 1, store at 3, depth 4; 4 + 30 x 4 + the exit test
+    (4) = 128. Before hlsim 0.42 the rescheduling crept the consumers a cycle a round at II 3 and kept a schedule
+    that broke the dependence (depth 19, 113: one II short a trip)."""
+    kernel = ("    int j = N - 1;\n    L_j: while (j > 0 && a[j - 1] < 100) {\n      a[j] = a[j - 1];\n      j--;\n"
+              "    }\n    b[0] = j;")
+    arrays = "    a: {shape: [N], dtype: int32, role: inout}\n    b: {shape: [N], dtype: int32, role: out}"
+    arch = ARCH.replace("MULS", "1").replace("ports: 2", "ports: 1").replace(
+        "      select:", "      logic: {count: 4, bits: 32, numeric: int, latency_cycles: 1}\n      select:")
+    d = kernel_design(write, arch, kernel, arrays,
+                      "    a[1:] = a[:-1].copy()\n    b[0] = 0", "{L_j: {pipeline_ii: 1}}", "{a: BRAM, b: BRAM}",
+                      params="{N: 32}", hints="{L_j: {expected_trips: N - 1}}",
+                      inputs="    arrays:\n      a: {distribution: constant, value: 5}")
+    p, e = profiled_and_estimated(d)
+    assert p.counters["iterations.L_j"] == 31
+    assert (p.breakdown["ii.L_j"], p.breakdown["depth.L_j"], p.breakdown["compute_cycles.L_j"]) == (4, 4, 128)
+    assert e.metrics["cycles"] == p.metrics["cycles"]

@@ -122,7 +122,7 @@ from .tally import AccessTally
 #       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues); overlapped dataflow
 #       tasks keep their own units and share the resources their pipelines issue to (no synthetic row uses
 #       dataflow: its labels do not depend on these two)
-VERSION = "0.41"
+VERSION = "0.42"
 
 
 class HlsimProfiler:
