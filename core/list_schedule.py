@@ -127,8 +127,8 @@ def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried,
     consumers' release times are recomputed from each schedule, starting from none, until they no longer change
     (0.39 kept a release that an earlier round's late producer had set). Ends at ``CARRIED_ROUNDS`` with the
     shortest schedule that keeps every dependence (the last one if none does). ``modulo``: every round is
-    placed in a modulo reservation table of that II (``modulo_schedule``); a round that finds no slot ends
-    the rounds."""
+    placed in a modulo reservation table of that II (``llmulator.modulo.modulo_schedule``); a round that finds
+    no slot ends the rounds."""
     if not _broken(sched, carried, ii):
         return sched
     first = _producers(nodes, carried)
@@ -150,33 +150,6 @@ def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried,
             break
         release = want
     return best if best is not None else sched
-
-
-#: IIs from the first that ``modulo_schedule`` tries before it keeps a plain list schedule
-MODULO_TRIES = 64
-
-
-def modulo_schedule(design: Design, nodes: list[Node], carried, ii: int) -> Schedule:
-    """A pipelined body placed at the smallest II from ``ii`` (its MII) at which every node finds a slot of its
-    resource modulo the II and every carried dependence holds (``respect_carried``), with that II in
-    ``Schedule.ii``.
-
-    Before hlsim 0.42 a body was list-scheduled as one iteration alone: three dependent multiplies on one
-    multiplier at II 3 issued at 2, 5 and 8, all in slot 2, so the iterations in flight asked for the one unit
-    three times in a cycle (an outside probe; depth 12 where the legal placement needs 14). And where resources
-    spread a recurrence beyond its RecMII (two loads and a store of one array on one port around a cycle of
-    three), no placement keeps every carried dependence at the II the bounds give: the rescheduling crept its
-    consumers a cycle a round and kept a schedule that broke them (one II short a trip). Here the II grows
-    until a legal placement exists. Ends after ``MODULO_TRIES`` IIs with the plain list schedule (``ii`` 0)."""
-    for k in range(max(1, ii), max(1, ii) + MODULO_TRIES):
-        try:
-            sched = list_schedule(design, nodes, modulo=k)
-        except NoModuloSlot:
-            continue
-        sched = respect_carried(design, nodes, sched, carried, k, modulo=k)
-        if not _broken(sched, carried, k):
-            return sched
-    return respect_carried(design, nodes, list_schedule(design, nodes), carried, ii)
 
 
 def _broken(sched: Schedule, carried, ii: int) -> bool:

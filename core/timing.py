@@ -16,6 +16,7 @@ from collections import Counter
 import numpy as np
 
 from . import list_schedule as ls
+from . import modulo
 from . import nest as lnest
 from . import schedule as sch
 from .costs import combining_latency, resource_cap
@@ -118,7 +119,7 @@ class Timing:
             sched, rec, g = self._schedule(s.body, u, loop, target=lm.pipeline_ii)
             self.schedules[s.id] = sched
             ii = ls.initiation_interval(d, sched, lm.pipeline_ii, rec)
-            if sched.ii > ii["ii"]:  # no legal modulo placement below it (``list_schedule.modulo_schedule``)
+            if sched.ii > ii["ii"]:  # no legal modulo placement below it (``modulo.modulo_schedule``)
                 ii = {**ii, "ii": sched.ii, "slot_mii": sched.ii}
             if g is not None:
                 self._bodies[s.id] = (g, sched, int(ii["ii"]))
@@ -173,7 +174,7 @@ class Timing:
     def _schedule(self, body: list, copies: int, loop, carried: bool = True, target: int = 1
                   ) -> tuple[ls.Schedule, tuple, sch.GraphBuilder | None]:
         """List-schedule the body (``copies`` times, inner loops unrolled), find its recurrences and place the
-        consumers of its carried dependences at the II they allow (``list_schedule.modulo_schedule``; the
+        consumers of its carried dependences at the II they allow (``modulo.modulo_schedule``; the
         pipeline's ``target`` II); bodies too large to schedule node by node get the closed-form bound instead
         (see ``_bound``; no graph returned)."""
         d = self.d
@@ -197,7 +198,7 @@ class Timing:
         sched = ls.list_schedule(d, g.nodes)
         if carried:  # a pipelined body: placed in a modulo reservation table at the II it allows
             ii = int(ls.initiation_interval(d, sched, target, rec)["ii"])
-            sched = ls.modulo_schedule(d, g.nodes, deps, ii)
+            sched = modulo.modulo_schedule(d, g.nodes, deps, ii)
         if tree:  # the copies' partial results meet in a tree of combining operations on exit
             accs = [st for st in model_statements(body, []) if st.writes_local and st.writes_local in st.reads_locals]
             if accs:
