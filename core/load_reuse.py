@@ -5,8 +5,9 @@ elimination: the element is not stored between, and its subscript's variables do
 statement takes no port, no memory read and no load latency for it. Before hlsim 0.34 only reads within one
 statement were merged (``kernel_expr``: ``a[i] * a[i]``), and each statement of a body loaded its own copy.
 
-The run is what the C text shows: consecutive statements of one loop body (a loop, a branch or a jump between
-them ends it), so the value is loaded on every path that reaches the reuse. What kills a loaded element: a store
+The run is what the C text shows: consecutive statements of one loop body (a loop or a jump between them ends
+it; a branch's condition runs on into both sides, and the run starts again after the branch), so the value is
+loaded on every path that reaches the reuse. What kills a loaded element: a store
 to its array (any element: aliasing is not judged), or a write of a local its subscript names. Only affine
 subscripts that do not step (``a[k++]``) are reused, so the schedule finds the same address
 (``schedule.GraphBuilder``); the statements outside every loop are nests of their own and are left alone.
@@ -26,18 +27,34 @@ def _element(acc) -> tuple[str, tuple[str, ...]] | None:
     return acc.array, acc.index_text
 
 
-def mark(nodes: list) -> None:
+def mark(nodes: list, loaded: set | None = None) -> None:
     """Set ``Statement.reused`` (indices into its accesses) on every statement of ``nodes`` (one body's list, in
-    program order) whose read an earlier statement of its straight-line run loaded."""
-    loaded: set[tuple[str, tuple[str, ...]]] = set()
-    for n in nodes:
-        if getattr(n, "kind", "") != "stmt":
-            loaded.clear()
-            continue
-        n.reused = tuple(k for k, a in enumerate(n.accesses)
-                         if a.is_read and not a.is_write and _element(a) in loaded)
-        stored = {a.array for a in n.accesses if a.is_write}
-        loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
-        loaded = {e for e in loaded if e[0] not in stored and not (
-            n.writes_local and any(n.writes_local in _WORD.findall(t) for t in e[1]))}
+    program order) whose read an earlier statement of its straight-line run loaded (``loaded``: what the run
+    before ``nodes`` holds).
 
+    A branch's condition is evaluated on every path, so it continues the run into both sides (hlsim 0.42:
+    `if (a[i] > 0) b[i] = a[i] * 2;` loads a[i] once; before, the side loaded it again, two reads and two port
+    issues an iteration: an outside probe); after the branch the run starts again."""
+    loaded = set(loaded or ())
+    for n in nodes:
+        kind = getattr(n, "kind", "")
+        if kind == "branch":
+            _statement(n.cond, loaded)
+            mark(n.then, loaded)
+            mark(n.orelse, loaded)
+            loaded.clear()
+        elif kind != "stmt":
+            loaded.clear()
+        else:
+            _statement(n, loaded)
+
+
+def _statement(n, loaded: set) -> None:
+    """Mark one statement's reused reads, and update ``loaded`` with what it loads and what it kills."""
+    n.reused = tuple(k for k, a in enumerate(n.accesses)
+                     if a.is_read and not a.is_write and _element(a) in loaded)
+    stored = {a.array for a in n.accesses if a.is_write}
+    loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
+    kept = {e for e in loaded if e[0] not in stored and not (
+        n.writes_local and any(n.writes_local in _WORD.findall(t) for t in e[1]))}
+    loaded.intersection_update(kept)

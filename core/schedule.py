@@ -171,15 +171,19 @@ class GraphBuilder:
     def add_statement(self, st: Statement) -> None:
         d = self.d
         unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
-        idx: dict[int, int] = {}
+        idx: dict[int, int | None] = {}
+        first = len(self.nodes)
         ordered = not self.port_free  # PE-array operands flow through PE registers, not memory
         for j, n in enumerate(st.dag):
-            deps = [idx[k] for k in n.deps] + self._local_deps(n.reads)
+            deps = [idx[k] for k in n.deps if idx[k] is not None] + self._local_deps(n.reads)
             if n.op == "load":
                 acc = n.access
                 key = self._key(acc)
-                if key is not None and (n.array, key) in self.loaded and any(acc is st.accesses[k] for k in st.reused):
-                    idx[j] = self.loaded[(n.array, key)]  # the statement before loaded it (llmulator.load_reuse)
+                if key is not None and any(acc is st.accesses[k] for k in st.reused):  # (llmulator.load_reuse)
+                    # the run's earlier load of it (a branch's other side may have dropped it from ``loaded``); none
+                    # where it ran in an earlier site (a condition scheduled apart from its side): a register
+                    idx[j] = self.loaded.get((n.array, key), next(
+                        (i for k, i, _ in reversed(self.loads.get(n.array, [])) if k == key), None))
                     continue
                 if ordered:
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
@@ -200,10 +204,10 @@ class GraphBuilder:
             elif n.op == "mac" and unfused:
                 # the product waits for its own operands, nodes and locals (before hlsim 0.33 for its nodes only:
                 # `s = s + s * x` had no multiply on its recurrence), not for the accumulator; the add does
-                acc = [idx[n.acc]] if n.acc >= 0 else []
+                acc = [idx[n.acc]] if n.acc >= 0 and idx[n.acc] is not None else []
                 nodes, locs = n.factors
-                mul = self._append(Node("mul", op_latency(d, "mul"), [idx[k] for k in nodes] + self._local_deps(locs),
-                                        "op:mul"))
+                mul = self._append(Node("mul", op_latency(d, "mul"), [idx[k] for k in nodes if idx[k] is not None]
+                                        + self._local_deps(locs), "op:mul"))
                 self._note_live_in(locs, mul)
                 i = self._append(Node("add", op_latency(d, "add"), [mul] + acc + self._local_deps(n.reads),
                                       "op:add"))
@@ -212,14 +216,14 @@ class GraphBuilder:
                 i = self._append(Node(n.op, op_latency(d, n.op), deps, res))
             self._note_live_in(n.reads, i)
             idx[j] = i
-        for nd in self.nodes[-len(idx):] if idx else []:
+        for nd in self.nodes[first:]:
             nd.deps = sorted(set(nd.deps))
         if st.writes_local:
             x = self._local(st.writes_local)
             y = self._local(st.copies) if st.copies else None
             self.alias.pop(x, None)
-            if idx:
-                self.local_def[x] = max(idx.values())
+            if idx:  # its last node; none where its value is a register an earlier site loaded (load_reuse)
+                self.local_def[x] = max((i for i in idx.values() if i is not None), default=-1)
             elif y is not None and y not in self.local_def:  # x = y, y from the last iteration
                 self.local_def.pop(x, None)
                 self.alias[x] = self.alias.get(y, y)
