@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from llmulator.cli import main
 from llmulator.dataset import SPLITS, read_records, split_of
@@ -96,3 +97,59 @@ def test_dataset_card_reports_sizes_splits_and_distributions(tmp_path):
                  "cycles min / median / max", "| train |", "| test_app |"):
         assert word in text
     assert (tmp_path / "card.md").read_text() == text
+
+
+def test_mappings_regroup_reductions_and_overlap_nests_where_legal(monkeypatch):
+    """``sample_mapping`` draws ``reduction: tree`` only on an unrolled loop that accumulates with a legal
+    regrouping, and ``dataflow: true`` only on kernels of two or more top-level nests; from a generator seeded
+    by the mapping's name, so the caller's generator is left as before (its later draws, and so the rest of a
+    dataset of a seed, do not move) and the other fields are the ones drawn without them."""
+    import numpy as np
+    import yaml
+    from llmulator.kernel import analyze
+    from llmulator.library import resolve
+    from llmulator.reduction_legality import illegal_tree
+    from llmulator.specs import load_workload
+    from llmulator_plugins.synth import primitives
+
+    text = """
+workload:
+  version: 1
+  name: w
+  parameters: {N: 16}
+  arrays:
+    a: {shape: [N], dtype: int32, role: in}
+    b: {shape: [N], dtype: int32, role: out}
+  kernel: |
+    int s = 0;
+    L_i: for (int i = 0; i < N; i++) {
+      s += a[i];
+    }
+    L_j: for (int j = 0; j < N; j++) {
+      b[j] = a[j] * s;
+    }
+  reference: |
+    b[:] = a * a.sum()
+"""
+    spec = yaml.safe_load(text)["workload"]
+    tree = analyze(load_workload("w.yaml", text))
+    arch = yaml.safe_load(resolve("architecture", "hls-fpga").read_text())["architecture"]
+    args = (spec, tree, {"N": 16}, arch, {"L_i": 16, "L_j": 16}, {"a": (16,), "b": (16,)})
+    drawn = []
+    for k in range(400):
+        rng = np.random.default_rng(k)
+        drawn.append((primitives.sample_mapping(rng, f"w-m{k}", *args), rng.bit_generator.state))
+    monkeypatch.setattr(primitives, "_overlap_and_regroup", lambda *a: None)
+    trees = overlaps = 0
+    for k, (m, state) in enumerate(drawn):
+        rng = np.random.default_rng(k)
+        plain = primitives.sample_mapping(rng, f"w-m{k}", *args)
+        assert rng.bit_generator.state == state
+        for label, entry in m["loops"].items():
+            if entry.pop("reduction", None) == "tree":
+                trees += 1
+                assert entry.get("unroll", 1) >= 2 and label == "L_i"
+                assert illegal_tree(SimpleNamespace(tree=tree), label) is None
+        overlaps += bool(m.pop("dataflow", False))
+        assert m == plain
+    assert trees > 0 and 50 < overlaps < 150

@@ -55,6 +55,8 @@ def _stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
     out["programs with bitwise/shift ops"] = f"{sum(_has_ops(r, ('logic', 'shift')) for r in rows) / n:.0%}"
     for p in ("pipeline", "unroll", "tile", "spatial", "partition"):
         out[f"designs with {p}"] = f"{sum(r[f'pragma_{p}'] > 0 for r in rows) / n:.0%}"
+    for text, what in (("reduction: tree", "reduction: tree"), ("dataflow: true", "dataflow")):
+        out[f"designs with {what}"] = f"{sum(text in r.get('mapping_yaml', '') for r in rows) / n:.1%}"
     for m in ("cycles", "energy_pj", "power_mw", "area_um2"):
         vals = np.array([r[m] for r in rows if r.get(m)])
         out[f"{m} min / median / max"] = (f"{vals.min():.3g} / {np.median(vals):.3g} / {vals.max():.3g}"
