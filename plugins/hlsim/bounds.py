@@ -17,7 +17,9 @@ naming the design:
   bandwidth, per nest and summed over the design;
 * **recurrence**: a pipelined loop whose body accumulates into a local that
   survives from one iteration to the next needs the combining operation's
-  latency per iteration: (iterations / unroll - invocations) x latency;
+  latency per iteration: (iterations - invocations) x latency, or per group of
+  unrolled copies (iterations / unroll - invocations) x latency where
+  ``reduction: tree`` gives each copy its own partial;
 * **words** (:func:`check_words`): each ``in`` array on chip that the run read
   needs at least one word read from the backing store, and each ``out`` or
   ``inout`` array on chip that it wrote at least one word written back (a
@@ -132,7 +134,10 @@ def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tu
             accs = _accumulators(design, label)
             if accs and iters > 0:
                 lat = max(_chain_latency(design, st) for st in accs)
-                u = max(1, design.mapping.loop(label).unroll or 1)
+                lm = design.mapping.loop(label)
+                # copies of an unrolled body chain through the local unless a tree gives each its own partial
+                # (before hlsim 0.42 every unroll divided: U times too weak for a serial accumulation)
+                u = max(1, lm.unroll or 1) if lm.reduction == "tree" else 1
                 rec += max(0.0, iters / u - invs) * lat
         if rec > 0:
             out.append((f"nest {nr.label}: recurrences of its pipelined accumulations", rec, nr.cycles))
