@@ -125,10 +125,16 @@ def float_on_int_units(d: Design) -> list[Diagnostic]:
     return _statement_warnings(d, findings)
 
 
+#: the integer operator classes whose operands ``operands_wider_than_units`` compares with the unit, and their verb
+_WIDTH_CHECKED = {"mac": "multiplies", "mul": "multiplies", "add": "adds", "div": "divides", "cmp": "compares"}
+
+
 def operands_wider_than_units(d: Design) -> list[Diagnostic]:
-    """Integer multiplies (``mac``, ``mul``) whose operands are wider than the unit's ``bits``: they are priced on
-    that unit's figures (an 8-bit MAC's energy and area for int16 operands), which do not describe the
-    hardware that would run them. The operands are the arrays a statement reads and does not write (an
+    """Integer multiplies, adds, divides and compares whose operands are wider than the unit's ``bits``: they are
+    priced as one operation of that unit (an 8-bit MAC's energy and area for int16 operands, one 32-bit add's
+    latency for an int64 add, where the hardware chains two), which does not describe the hardware that would
+    run them (the adds, divides and compares since 2026-12-06: an outside probe found an int64 add on a 32-bit
+    adder priced as one, silently). The operands are the arrays a statement reads and does not write (an
     accumulator is wider than its operands by design)."""
     ops, w = d.arch.operators, d.workload
     afile = f" in {d.arch.source_map.file}" if d.arch.source_map else ""
@@ -138,13 +144,13 @@ def operands_wider_than_units(d: Design) -> list[Diagnostic]:
         reads = {a.array for a in st.accesses if not a.is_write and a.array in w.arrays and a.array not in written
                  and not w.arrays[a.array].dtype.startswith("fp")}  # integer operands: the PE arrays' MACs
         bits = max((w.arrays[a].bits for a in reads), default=0)
-        for cls in ("mac", "mul"):
+        for cls, verb in _WIDTH_CHECKED.items():
             unit = ops.get(cls)
             if d.stmt_ops(st).get(cls) and unit is not None and bits > unit.bits:
-                yield (cls, f"`{st.text}` multiplies {bits}-bit operands on the {unit.bits}-bit '{cls}' units of "
+                yield (cls, f"`{st.text}` {verb} {bits}-bit operands on the {unit.bits}-bit '{cls}' units of "
                        f"architecture '{d.arch.name}': priced on their figures (latency, energy, area)",
                        f"'{cls}' units of at least {bits} bits",
-                       f"set `bits: {bits}` on compute.operators.{cls}{afile} if the hardware multiplies that wide, "
+                       f"set `bits: {bits}` on compute.operators.{cls}{afile} if the hardware {verb} that wide, "
                        "or use narrower arrays in the workload")
     return _statement_warnings(d, findings)
 

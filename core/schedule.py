@@ -168,6 +168,12 @@ class GraphBuilder:
             if v not in self.local_def:
                 self.live_in[self.alias.get(v, v)].append(node)
 
+    def _reused(self, array: str, key: tuple) -> int | None:
+        """The node of the run's earlier load of an element (a branch's other side may have dropped it from
+        ``loaded``); None where it ran in an earlier site (a condition scheduled apart from its side): a register."""
+        return self.loaded.get((array, key), next((i for k, i, _ in reversed(self.loads.get(array, [])) if k == key),
+                                                  None))
+
     def add_statement(self, st: Statement) -> None:
         d = self.d
         unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
@@ -180,10 +186,7 @@ class GraphBuilder:
                 acc = n.access
                 key = self._key(acc)
                 if key is not None and any(acc is st.accesses[k] for k in st.reused):  # (llmulator.load_reuse)
-                    # the run's earlier load of it (a branch's other side may have dropped it from ``loaded``); none
-                    # where it ran in an earlier site (a condition scheduled apart from its side): a register
-                    idx[j] = self.loaded.get((n.array, key), next(
-                        (i for k, i, _ in reversed(self.loads.get(n.array, [])) if k == key), None))
+                    idx[j] = self._reused(n.array, key)
                     continue
                 if ordered:
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]

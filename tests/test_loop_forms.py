@@ -237,6 +237,24 @@ def test_validate_warns_when_operands_are_wider_than_the_multiplier(write):
     assert operands_wider_than_units(narrow) == []
 
 
+def test_validate_warns_when_an_add_is_wider_than_the_adder(write):
+    """An int64 vector add on 32-bit adders is priced as one 32-bit add each (an outside probe: silently); int32
+    gets no warning."""
+    from llmulator.checks import operands_wider_than_units
+    kernel = "    L_a: for (int i = 0; i < N; i++) {\n      y[i] = x[i] + w[i];\n    }"
+    arch = ARCH  # (hls-fpga: 32-bit adders)
+
+    def arrays(bits: int) -> str:
+        return "\n".join(f"    {a}: {{shape: [N], dtype: int{bits}, role: {r}}}" for a, r in
+                         (("x", "in"), ("w", "in"), ("y", "out")))
+
+    (got,) = operands_wider_than_units(kernel_design(write, arch, kernel, arrays(64), "    y[:] = x + w", "{}",
+                                                     "{x: BRAM, w: BRAM, y: BRAM}"))
+    assert "adds 64-bit operands on the 32-bit 'add'" in got.message and "bits: 64" in got.hint
+    assert operands_wider_than_units(kernel_design(write, arch, kernel, arrays(32), "    y[:] = x + w", "{}",
+                                                   "{x: BRAM, w: BRAM, y: BRAM}")) == []
+
+
 def test_a_missing_class_on_a_bundled_architecture_says_to_edit_a_copy(write):
     """The installed library is overwritten by an upgrade: the hint names a copy, not the bundled file."""
     arch = resolve("architecture", "edge-tiny")
