@@ -45,12 +45,32 @@ def array_ports(design, array: str) -> float:
     return float(lv.ports * banks)
 
 
-def combining_latency(design, st) -> int:
-    """Latency of the operation that combines into an accumulator (``s += a*b``: the add when unfused)."""
-    comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
-    if comb == "mac" and "mac" not in design.stmt_ops(st):
-        comb = "add"
-    return max(1, op_latency(design, comb))
+def combining_latency(design, st, tree: bool = False) -> int:
+    """Latency of combining a value into an accumulator: the longest path of the statement's operations from
+    those that read the accumulator local to its result (``s += a*b`` unfused: the add, the product is off the
+    path; ``s = s > x ? s : x``: the compare and the select, where before 2026-12-06 the last operation alone,
+    the select of latency 0 taken as 1, made a tree of maxima shorter than any schedule: an outside probe).
+    Without an accumulator local (an array element), the statement's last operation. A fused mac combines on
+    itself; ``tree``: two partial sums meet on an adder where the architecture has one."""
+    acc = st.writes_local if st.writes_local and st.writes_local in st.reads_locals else None
+    if acc is None:
+        comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
+        return max(1, op_latency(design, _combiner(design, st, comb, tree)))
+    path: dict[int, int] = {}
+    for j, n in enumerate(st.dag):
+        if n.op in ("store", "load"):
+            continue
+        before = [path[k] for k in n.deps if k in path]
+        if acc in n.reads or before:
+            path[j] = max(before, default=0) + op_latency(design, _combiner(design, st, n.op, tree))
+    return max(1, max(path.values(), default=0))
+
+
+def _combiner(design, st, op: str, tree: bool) -> str:
+    """The class a combining operation runs on: an unfused mac's add; a tree's partial sums on an adder."""
+    if op == "mac" and ("mac" not in design.stmt_ops(st) or tree and "add" in design.arch.operators):
+        return "add"
+    return op
 
 
 def _bank(design, array: str, index_value: int | None) -> str:

@@ -72,7 +72,8 @@ def issue_pressure(design, timing, site, groups: float, busy, rate) -> None:
         rate[r] = max(rate.get(r, 0.0), u / (ii * cap))
 
 
-def shared_path(cycles: list[float], waits: list[set[int]], busy: list[dict], rate: list[dict]) -> float:
+def shared_path(cycles: list[float], waits: list[set[int]], busy: list[dict], rate: list[dict],
+                compute: list[float] | None = None) -> float:
     """The run's cycles when tasks start as soon as the ones they wait for have ended, and tasks that overlap share
     the resources their pipelines issue to (an operator class's units, an array's bank ports, a DRAM channel).
 
@@ -81,9 +82,14 @@ def shared_path(cycles: list[float], waits: list[set[int]], busy: list[dict], ra
     ``phase x (sum of rates - 1)`` for its ``phase`` of ``busy / rate`` cycles, but by no more than the other tasks'
     own ``busy`` cycles on it (they cannot hold it longer than that). Before hlsim 0.40 overlapped tasks shared
     nothing but the units' and bandwidth's totals: two independent loops that each load 32 elements over one
-    DRAM channel at II 1 ran in 95 cycles where the 64 issues and the latency need 126 (an outside probe)."""
+    DRAM channel at II 1 ran in 95 cycles where the 64 issues and the latency need 126 (an outside probe).
+    ``compute``: each task's issuing part of its ``cycles`` (the rest waits on tile transfers or bandwidth); a
+    stretch lengthens a task only beyond that slack (before 2026-12-06 it was added to the whole: two nests that
+    each wait 124 cycles on transfers and share two multipliers for 64 took 156; an outside probe)."""
+    compute = list(cycles) if compute is None else compute
     start: list[float] = []
     finish: list[float] = []
+    stretch: dict[int, float] = {}
     for k, c in enumerate(cycles):
         s = max((finish[j] for j in waits[k]), default=0.0)
         start.append(s)
@@ -100,5 +106,6 @@ def shared_path(cycles: list[float], waits: list[set[int]], busy: list[dict], ra
                 phase = busy[x][r] / rate[x][r] if rate[x].get(r) else 0.0
                 extra[x] = max(extra.get(x, 0.0), min(phase * (total - 1.0), others))
         for x, e in extra.items():
-            finish[x] += e
+            stretch[x] = stretch.get(x, 0.0) + e
+            finish[x] = start[x] + max(cycles[x], min(compute[x], cycles[x]) + stretch[x])
     return max(finish, default=0.0)

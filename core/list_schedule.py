@@ -41,6 +41,7 @@ class Schedule:
     selects: int = 0  # multiplexers (select nodes: no issue limit, but each one is a mux in the datapath)
     select_peak: int = 0  # most selects in one cycle
     ii: int = 0  # the II of the modulo reservation table it was placed with (0: not a modulo schedule)
+    exit_tree: int = 0  # of ``depth``, the cycles of a ``reduction: tree``'s combining tree, paid once on exit
 
 
 class NoModuloSlot(Exception):

@@ -130,9 +130,11 @@ class Timing:
         u = max(1, lm.unroll or 1)
         sched, _, _ = self._schedule(s.body, u, loop, carried=False)
         self.schedules[s.id] = sched
-        cost = sched.depth + 1.0
+        # each group runs its copies, the partials of a tree reduction meet once after the last (before 2026-12-06
+        # every group paid the tree: at U 2 as many cycles as the serial chain; an outside probe)
+        cost = sched.depth - sched.exit_tree + 1.0
         self.info[s.id] = {"depth": sched.depth, "units": u}
-        return (cost, cost, float(u))
+        return (cost + sched.exit_tree, cost, float(u))
 
     def _unrolled_note(self, s: Site) -> None:
         """Say so where the mapping pipelines a loop that runs fully unrolled inside another loop's region (an
@@ -199,7 +201,8 @@ class Timing:
         if tree:  # the copies' partial results meet in a tree of combining operations on exit
             accs = [st for st in model_statements(body, []) if st.writes_local and st.writes_local in st.reads_locals]
             if accs:
-                sched.depth += math.ceil(math.log2(copies)) * max(combining_latency(d, st) for st in accs)
+                sched.exit_tree = math.ceil(math.log2(copies)) * max(combining_latency(d, st, tree=True) for st in accs)
+                sched.depth += sched.exit_tree
         return sched, rec, g
 
     def _large(self, body: list, copies: int, loop, carried: bool, g: sch.GraphBuilder) -> tuple[ls.Schedule, tuple]:

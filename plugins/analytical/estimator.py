@@ -95,7 +95,7 @@ from . import model, top_statements
 # 0.49: the exit-test floor only where a test the data decide ends the loop (0.48 put `groups x II` under static
 #       loops whose depth is below their II: one cycle an entry)
 # 0.50-0.52: as hlsim 0.39-0.41
-VERSION = "0.53"
+VERSION = "0.54"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -144,6 +144,7 @@ class AnalyticalEstimator:
         ops_total: dict[str, float] = {}
         traffic_total: dict[str, float] = {}
         nest_cycles: list[float] = []
+        nest_compute: list[float] = []  # their issuing part (``dataflow_tasks.shared_path``)
         loads = stores = 0.0
         array_steps = 0.0  # the cycles a PE array advances: its nests' compute without bank waits (as hlsim)
         runs = 1.0  # the share of runs that get this far: a ``return`` in an earlier loop ended the others
@@ -157,6 +158,7 @@ class AnalyticalEstimator:
                 ld, st = ld + lld, st + lst
                 cyc = top_statements.cycles(d, inst.trees[k], compute, own_traffic, moves)
                 nest_cycles.append(cyc * runs)
+                nest_compute.append(compute * runs)
                 terms["compute_cycles"] += compute * runs
                 terms["ideal_cycles"] += compute * runs
                 terms["stall_cycles"] += (cyc - compute) * runs
@@ -209,6 +211,7 @@ class AnalyticalEstimator:
                 if f"occupancy.{lv.name}" in thr:
                     breakdown[f"occupancy.{node.label}.{lv.name}"] = float(thr[f"occupancy.{lv.name}"][0])
             nest_cycles.append(cyc * runs)
+            nest_compute.append(compute * runs)
             for key, v in nest.ops.items():
                 ops_total[key] = ops_total.get(key, 0.0) + v * runs
             for key, v in level.items():
@@ -227,7 +230,7 @@ class AnalyticalEstimator:
             shared = [n / ops_on[c].count for c, n in ops_total.items() if c in ops_on and c != "select"]
             shared += [moved_bits(traffic_total, lv.name) / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory]
             cycles = max(dataflow_tasks.shared_path(nest_cycles, dataflow_tasks.waits_for(inst), expected.busy,
-                                                    expected.rate),
+                                                    expected.rate, nest_compute),
                          float(traffic.whole_cycles(max(shared, default=0.0))))
             terms["dataflow_overlap_cycles"] = sum(nest_cycles) - cycles
         else:

@@ -122,7 +122,7 @@ from .tally import AccessTally
 #       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues); overlapped dataflow
 #       tasks keep their own units and share the resources their pipelines issue to (no synthetic row uses
 #       dataflow: its labels do not depend on these two)
-VERSION = "0.42"
+VERSION = "0.43"
 
 
 class HlsimProfiler:
@@ -264,7 +264,7 @@ class HlsimProfiler:
                 if lp.data_dependent or lp.is_while}
         measured = attrs.evolve(d.workload, hints={**d.hints, **{lb: {"expected_trips": v} for lb, v in seen.items()}})
         dm = attrs.evolve(d, workload=measured, variant=None, measured_trips=seen)
-        nest_cycles = []
+        nest_cycles, nest_compute = [], []
         breakdown: dict[str, float] = {}
         # a PE-array nest waits for its banks where a step's words collide, and moves the words its
         # schedule fetches and writes back (banks.py; None: not such a design)
@@ -305,12 +305,13 @@ class HlsimProfiler:
             for lv, c in bw_cycles.items():
                 breakdown[f"bandwidth_cycles.{label}.{lv}"] = c
             nest_cycles.append(cyc)
+            nest_compute.append(comp)
             runs[k].cycles = cyc
         if d.mapping.dataflow and nest_cycles:
             # tasks wait for the ones whose buffers they read, overlapping ones share their pipelines' resources; all
             # still share the units and every level's bandwidth
             cycles = max(dataflow_tasks.shared_path(nest_cycles, dataflow_tasks.waits_for(inst),
-                                                    [r.busy for r in runs], [r.rate for r in runs]),
+                                                    [r.busy for r in runs], [r.rate for r in runs], nest_compute),
                          bounds.shared_cycles(d, runs))
         else:
             cycles = sum(nest_cycles)
