@@ -217,11 +217,8 @@ class _Table:
         if r is None:
             return 1
         c = self.cap[r]
-        if math.isinf(c) or nd.slots <= c:
-            span, take = 1, [nd.slots]
-        else:  # issues per cycle are whole (ports, units): integers
-            span = math.ceil(nd.slots / c)
-            take = [min(int(c), nd.slots - k * int(c)) for k in range(span)]
+        take = issues_per_cycle(nd, self.cap)
+        span = len(take)
         modulo = 0 if math.isinf(c) else self.modulo  # (an unlimited resource is only counted)
         tables = [self.booked, self.slots]
         need: Counter = Counter()  # (table, key) -> issues this node adds (its words may wrap onto one slot)
@@ -234,6 +231,15 @@ class _Table:
         for (ti, key), t in need.items():
             tables[ti][key][r] += t
         return span
+
+
+def issues_per_cycle(nd: Node, cap: dict[str, float]) -> list[int]:
+    """The issues a node takes of its resource in each cycle from its start: all at once where they fit, else
+    what the resource issues per cycle (whole ports and units) until its words are done."""
+    c = cap.get(nd.resource, math.inf) if nd.resource is not None else math.inf
+    if math.isinf(c) or nd.slots <= c:
+        return [nd.slots]
+    return [min(int(c), nd.slots - k * int(c)) for k in range(math.ceil(nd.slots / c))]
 
 
 def _dynamic_banks(design: Design, nodes: list[Node]) -> None:

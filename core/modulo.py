@@ -21,7 +21,17 @@ import math
 from collections import Counter, defaultdict
 
 from .design import Design
-from .list_schedule import Node, NoModuloSlot, Schedule, _broken, _prepare, _tally, list_schedule, respect_carried
+from .list_schedule import (
+    Node,
+    NoModuloSlot,
+    Schedule,
+    _broken,
+    _prepare,
+    _tally,
+    issues_per_cycle,
+    list_schedule,
+    respect_carried,
+)
 
 #: placements per node the search may make before it gives up on an II
 BUDGET_PER_NODE = 30
@@ -72,7 +82,7 @@ class _Search:
         n = len(nodes)
         succ, self.cap = _prepare(design, nodes, None)
         self.nodes, self.ii = nodes, ii
-        self.takes = [_takes(nd, self.cap) for nd in nodes]
+        self.takes = [issues_per_cycle(nd, self.cap) for nd in nodes]
         self.delay = [nd.latency + len(self.takes[i]) - 1 for i, nd in enumerate(nodes)]  # finish - start
         self.preds: list[list[tuple[int, int]]] = [[(p, 0) for p in nd.deps] for nd in nodes]  # (pred, distance)
         self.outs: list[list[tuple[int, int]]] = [[(s, 0) for s in succ[i]] for i in range(n)]
@@ -211,15 +221,6 @@ def _height_order(n: int, delay: list[int], outs, ii: int) -> list[int]:
         if not changed:
             break
     return sorted(range(n), key=lambda i: (-height[i], i))
-
-
-def _takes(nd: Node, cap: dict) -> list[int]:
-    """The issues a node takes of its resource in each of the cycles from its start (``list_schedule``'s rule:
-    a wide element takes what the resource issues per cycle until its words are done)."""
-    c = cap.get(nd.resource, math.inf) if nd.resource is not None else math.inf
-    if math.isinf(c) or nd.slots <= c:
-        return [nd.slots]
-    return [min(int(c), nd.slots - k * int(c)) for k in range(math.ceil(nd.slots / c))]
 
 
 def _need(takes: list[int], t: int, ii: int) -> Counter:
