@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from . import dataflow_tasks, tech
+from . import costs, dataflow_tasks, tech
 from . import nest as lnest
 from .design import Design
 from .instrument import Instrumented
@@ -47,9 +47,12 @@ def allocated_area(d: Design, inst: Instrumented, timing: Timing) -> tuple[float
             for r, u in sched.uses.items():
                 if r.startswith("op:"):
                     need[r[3:]] = max(need[r[3:]], math.ceil(u / ii) if s.region == "pipeline" else sched.peak[r])
+            for cls in costs.tree_combining_ops(d, s.loop):   # the exit tree's units (a mac tree's adder)
+                need[cls] = max(need[cls], 1)
             muxes = math.ceil(sched.selects / ii) if s.region == "pipeline" else sched.select_peak
             need["select"] = max(need["select"], muxes)
-            pipe_bits += info["depth"] * 32 * max(1, len(sched.uses))
+            if s.region == "pipeline":   # (an unrolled loop is not pipelined: before hlsim 0.44 it paid them too)
+                pipe_bits += info["depth"] * 32 * max(1, len(sched.uses))
     need = overlapping_units(inst, by_nest) if d.mapping.dataflow else by_nest.get(0, Counter())
     parts: dict[str, float] = {}
     units: dict[str, int] = {}

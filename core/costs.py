@@ -57,13 +57,63 @@ def combining_latency(design, st, tree: bool = False) -> int:
         comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
         return max(1, op_latency(design, _combiner(design, st, comb, tree)))
     path: dict[int, int] = {}
+    for j in _accumulator_path(st, acc):
+        before = [path[k] for k in st.dag[j].deps if k in path]
+        path[j] = max(before, default=0) + op_latency(design, _combiner(design, st, st.dag[j].op, tree))
+    return max(1, max(path.values(), default=0))
+
+
+def latency_from_local(design, st, local: str) -> int:
+    """Cycles from ``local``'s value to the statement's result at least: the longest dependence path from an
+    operation that reads it (a load whose index it is included, at its level's latency) to the result."""
+    path: dict[int, int] = {}
     for j, n in enumerate(st.dag):
-        if n.op in ("store", "load"):
+        if n.op == "store":
             continue
         before = [path[k] for k in n.deps if k in path]
-        if acc in n.reads or before:
-            path[j] = max(before, default=0) + op_latency(design, _combiner(design, st, n.op, tree))
-    return max(1, max(path.values(), default=0))
+        if local in n.reads or before:
+            lat = level_latency(design, n.array) if n.op == "load" else op_latency(
+                design, _combiner(design, st, n.op, False))
+            path[j] = max(before, default=0) + lat
+    return max(path.values(), default=0)
+
+
+def _accumulator_path(st, acc: str) -> list[int]:
+    """The statement's operations that read the accumulator local ``acc`` or a result of one that does."""
+    on: list[int] = []
+    for j, n in enumerate(st.dag):
+        if n.op not in ("store", "load") and (acc in n.reads or any(k in on for k in n.deps)):
+            on.append(j)
+    return on
+
+
+def tree_combining_ops(design, label: str) -> dict[str, float]:
+    """Operations per invocation of loop ``label`` that combine its ``reduction: tree`` partials on exit.
+
+    Each local the U unrolled copies accumulate is held as U partial values, which U - 1 combining steps
+    reduce to one: a step is one operation of each class on the statement's accumulator path (a sum's add,
+    a maximum's compare and select; a fused mac's partial products meet on an adder where there is one).
+    Before hlsim 0.44 these steps lengthened the exit but were not operations: no energy, and a mac tree
+    allocated no adder (an outside probe counted 32 adds where a sum of 32 unrolled 8 ways runs 39)."""
+    lm = design.mapping.loop(label)
+    loop = design.tree.loops.get(label)
+    u = max(1, lm.unroll or 1) if lm is not None else 1
+    if loop is None or lm.reduction != "tree" or u <= 1 or lm.spatial:
+        return {}
+    for up in loop.ancestors():   # inside another region it runs fully unrolled there: no tree of its own
+        um = design.mapping.loop(up.label)
+        if um.pipeline_ii or (um.unroll or 1) > 1 or um.spatial:
+            return {}
+    out: dict[str, float] = {}
+    seen: set[str] = set()
+    for st in loop.descendants():
+        acc = getattr(st, "writes_local", None) if getattr(st, "kind", "") == "stmt" else None
+        if acc is None or acc not in st.reads_locals or acc in seen:
+            continue
+        seen.add(acc)   # (partials per local: every update of it combines with the same operation)
+        for cls in {_combiner(design, st, st.dag[j].op, True) for j in _accumulator_path(st, acc)}:
+            out[cls] = out.get(cls, 0.0) + (u - 1)
+    return out
 
 
 def _combiner(design, st, op: str, tree: bool) -> str:
@@ -131,3 +181,19 @@ def resource_cap(design, resource: str) -> float:
     if bank == "all":  # every bank of the array together (closed-form bounds)
         return array_ports(design, array)
     return float(design.arch.level(design.placement(array)).ports)
+
+
+def free_test(design, loop) -> bool:
+    """A loop's test that reads neither an array nor a local (`j < N` of a ``for`` left by ``break``), outside
+    every pipelined, unrolled or PE-array region: the loop control's own counter compare, no cycle
+    (``llmulator.timing``), no unit (``llmulator.area``) and, from hlsim 0.44, no datapath operation (before,
+    its compare was counted on each evaluation, so a ``break`` doubled a loop's compares: an outside probe
+    against gcov's counts). Inside a region the test is in the scheduled body and counts."""
+    st = loop.cond_stmt
+    if st is None or st.accesses or st.reads_locals:
+        return False
+    for lp in [loop, *loop.ancestors()]:
+        lm = design.mapping.loop(lp.label)
+        if lm.pipeline_ii or (lm.unroll or 1) > 1 or lm.spatial:
+            return False
+    return True

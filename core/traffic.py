@@ -11,11 +11,13 @@ reuse rule) and the words and cycles of those transfers live here, once.
 
 from __future__ import annotations
 
+import math
+
 import attrs
 import numpy as np
 
+from . import costs, while_span
 from . import nest as lnest
-from . import while_span
 from .design import Design
 from .expr import ExprError, evaluate
 from .kernel import Branch, Loop
@@ -142,6 +144,15 @@ class _Counts:
                 self.store_bits += mult * bits
                 u["partly"] = u.get("partly", False) or self.branches > 0
 
+    def tree_exit(self, loop: Loop, entries: float, trips: float) -> None:
+        """A ``reduction: tree``'s combining steps, once per entry of each tile (``costs.tree_combining_ops``)."""
+        if self.dead:
+            return
+        tile = self.design.mapping.loop(loop.label).tile
+        entries *= math.ceil(trips / tile) if tile and trips > 0 else 1
+        for c, n in costs.tree_combining_ops(self.design, loop.label).items():
+            self.ops[c] = self.ops.get(c, 0.0) + n * entries
+
     def nodes(self, nodes, mult: float) -> float:
         """Count a pass over ``nodes`` run ``mult`` times; the probability that the pass ends in a ``continue``,
         ``break`` or ``return`` (what follows a branch that jumps runs on the other side's share only)."""
@@ -159,11 +170,12 @@ class _Counts:
                 trips = design.trips(n.label)
                 for st in n.init_stmts:  # a head's initialiser that reads an array: once per entry
                     self.stmt(st, mult * live)
+                self.tree_exit(n, mult * live, trips)
                 self.dead += trips <= 0
                 _, b, r = self._pass(n.body, mult * live * trips)     # a continue or break in there is its own
                 self.dead -= trips <= 0
                 left = min(1.0, trips * r)  # the share of this loop's entries that return
-                if n.cond_stmt is not None and (n.data_dependent or n.is_while):
+                if n.cond_stmt is not None and (n.data_dependent or n.is_while) and not costs.free_test(design, n):
                     # a data-dependent bound is evaluated by the datapath (once more to exit, unless the entry
                     # ended in a jump; a do-while's test comes after each trip); counters are free
                     exits = 0.0 if n.do_while else 1.0 - min(1.0, trips * (b + r))

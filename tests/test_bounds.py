@@ -55,8 +55,29 @@ def test_bandwidth_and_recurrence_bounds_fail_too():
 
 def test_a_local_reset_in_the_body_is_not_an_accumulation_across_iterations():
     d = _design(ROOT / "mappings/spmv-csr-hls-fpga.yaml")
-    assert [st.text for st in bounds._accumulators(d, "L_j")] == ["sum += vals[j] * x[col_idx[j]]"]
-    assert bounds._accumulators(d, "L_i") == []  # `float sum = 0` comes first in L_i's body
+    # `sum += vals[j] * x[col_idx[j]]`: the add (the product is off the chain)
+    assert bounds._carried_latency(d, "L_j") == d.arch.operators["add"].latency_cycles
+    assert bounds._carried_latency(d, "L_i") == 0  # `float sum = 0` comes first in L_i's body
+
+
+def test_a_chain_through_two_statements_bounds_the_loop(write):
+    """`t = s * 3; s = t + a[i];` carries s through a multiply (5 cycles on PROBE_ARCH) and an add (3): 31 steps
+    of 8 after the first, 248 cycles at least. Before, only a statement that reads and writes one local counted:
+    no recurrence bound at all here (the bound was the 32 multiplies on 2 units, 16)."""
+    from conftest import PROBE_ARCH, kernel_design
+    kernel = ("    int s = 1;\n    L_i: for (int i = 0; i < N; i++) {\n      int t = s * 3;\n      s = t + a[i];\n"
+              "    }\n    y[0] = s;")
+    ref = ("    s = 1\n    for v in a: s = (s * 3 + int(v)) & 0xffffffff\n"
+           "    y[0] = np.int64(s).astype(np.uint32).view(np.int32)")
+    d = kernel_design(write, PROBE_ARCH, kernel, "    a: {shape: [N], dtype: int32, role: in}\n"
+                      "    y: {shape: [1], dtype: int32, role: out}", ref, "{L_i: {pipeline_ii: 1}}",
+                      "{a: BRAM, y: BRAM}", params="{N: 32}")
+    assert bounds._carried_latency(d, "L_i") == 8
+    with pytest.raises(InvariantError, match="recurrences"):
+        bounds.check(d, [bounds.NestRun("L_i", 247.0, pipelined=[("L_i", 32.0, 1.0)])], 247.0)
+    p = HlsimProfiler().profile(d)
+    assert p.functional_check == "pass", p.functional_check
+    assert p.breakdown["ii.L_i"] == 8 and p.breakdown["bound_cycles"] >= 248 and p.metrics["cycles"] >= 248
 
 
 @pytest.mark.parametrize("mapping_file", [pytest.param(f, id=f.stem, marks=() if f.stem in FAST else pytest.mark.slow)

@@ -30,7 +30,8 @@ architecture:
 """
 
 
-def _design(write, kernel: str, reference: str, muls: int = 1):
+def _design(write, kernel: str, reference: str, muls: int = 1, more: str = "",
+            placement: str = "{a: BRAM, b: BRAM}"):
     w = write("w.yaml", f"""
 workload:
   version: 1
@@ -41,13 +42,13 @@ workload:
   arrays:
     a: {{shape: [N], dtype: int32, role: in}}
     b: {{shape: [N], dtype: int32, role: out}}
-  kernel: |
+{more}  kernel: |
 {kernel}
   reference: |
 {reference}
 """)
     m = write("m.yaml", "mapping:\n  version: 1\n  name: m\n  loops: {L_i: {pipeline_ii: 1}}\n"
-                        "  placement: {a: BRAM, b: BRAM}\n")
+                        f"  placement: {placement}\n")
     return load_design(write("a.yaml", ARCH.replace("MULS", str(muls))), w, m)
 
 
@@ -107,4 +108,37 @@ def test_a_recurrence_spread_by_its_port_runs_at_the_ii_that_keeps_it(write):
     p, e = profiled_and_estimated(d)
     assert p.counters["iterations.L_j"] == 31
     assert (p.breakdown["ii.L_j"], p.breakdown["depth.L_j"], p.breakdown["compute_cycles.L_j"]) == (4, 4, 128)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+
+def test_a_recurrence_with_slack_starts_late_enough_to_leave_its_slot(write):
+    """`s = s * c; b[i] = a[i] * c * c;` on one multiplier: three multiplies, II 3. Starting s's multiply at 0 (slot
+    0) leaves b's second multiply, ready at 5 (slot 2, b's first), only slot 1: 7, the store 10, depth 11. s's
+    multiply at 1 (slot 1; ready at 4, one II later, on time) lets it take slot 0 at 6: the store at 9, depth 10,
+    10 + 31 x 3 = 103. Before 2026-12-06 the greedy rounds always started a recurrence at its earliest cycle
+    (depth 11, 104; an outside probe counted the legal 10)."""
+    kernel = ("    int s = 1;\n    L_i: for (int i = 0; i < N; i++) {\n      s = s * c;\n      b[i] = a[i] * c * c;\n"
+              "    }\n    o[0] = s;")
+    ref = "    b[:] = a * 9\n    o[0] = np.int32(np.uint32(pow(3, N, 2**32)))"
+    d = _design(write, kernel, ref, more="    o: {shape: [1], dtype: int32, role: out}\n",
+                placement="{a: BRAM, b: BRAM, o: BRAM}")
+    p, e = profiled_and_estimated(d)
+    assert (p.breakdown["ii.L_i"], p.breakdown["depth.L_i"], p.breakdown["compute_cycles.L_i"]) == (3, 10, 103)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_carried_load_moves_earlier_to_close_its_recurrence_sooner(write):
+    """`a[i] = a[i - 2] + a[i - 1]` on a one-port BRAM, 30 trips: two loads and a store on the port, and the store
+    must finish before the next iteration's load of a[i - 1]. At II 5: a[i - 2] at 0 (slot 0), a[i - 1] at 2
+    (slot 2), the add at 4, the store at 6 (slot 1), finished at 7 = 2 + II: depth 7, 7 + 29 x 5 = 152. The greedy
+    rounds settled on the load at 3, the store at 7 (depth 8, 153; an outside probe counted the legal 7)."""
+    kernel = "    L_i: for (int i = 2; i < N; i++) {\n      a[i] = a[i - 2] + a[i - 1];\n    }"
+    ref = "    for i in range(2, N):\n        a[i] = a[i - 2] + a[i - 1]"
+    arrays = "    a: {shape: [N], dtype: int32, role: inout}"
+    arch = ARCH.replace("MULS", "1").replace("ports: 2", "ports: 1")
+    d = kernel_design(write, arch, kernel, arrays, ref, "{L_i: {pipeline_ii: 1}}", "{a: BRAM}", params="{N: 32}",
+                      inputs="    arrays:\n      a: {distribution: randint, range: [0, 9]}")
+    p, e = profiled_and_estimated(d)
+    assert (p.breakdown["ii.L_i"], p.breakdown["depth.L_i"], p.breakdown["compute_cycles.L_i"]) == (5, 7, 152)
     assert e.metrics["cycles"] == p.metrics["cycles"]

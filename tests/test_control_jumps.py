@@ -178,3 +178,30 @@ def test_a_loop_with_continue_and_an_early_return_is_priced_from_draws(write):
     # same trips and operations, with no trip-count hint
     assert e.breakdown["ops.div"] == pytest.approx(201)
     assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=0.02)
+
+
+SEARCH = """    int pos = -1;
+    L_s: for (int j = 0; j < N; j++) {
+      if (x[j] == 7) {
+        pos = j;
+        BREAK
+      }
+    }
+    z[0] = pos;"""
+
+
+@pytest.mark.parametrize("jump, compares", [("break;", 11), ("", 16)])
+def test_a_for_loops_counter_test_is_no_operation_with_or_without_a_break(write, jump, compares):
+    """The first 7 at j = 10 of 16: with the break the body's compare runs 11 times (gcov's count of the `if`),
+    without it 16. `j < N` is the loop control's counter compare: no cycle, no unit and, from hlsim 0.44, no
+    datapath operation either way (before, a loop left by `break` counted it on each trip: 22 where 11; an outside
+    probe against gcov's counts)."""
+    arrays = "    x: {shape: [N], dtype: int32, role: in}\n    z: {shape: [1], dtype: int32, role: out}"
+    last = "idx[0]" if jump else "idx[-1]"
+    d = kernel_design(write, ARCH, SEARCH.replace("BREAK", jump), arrays,
+                      f"    idx = np.nonzero(x == 7)[0]\n    z[0] = {last} if len(idx) else -1", "{}",
+                      "{x: BUF, z: BUF}", "{N: 16}", hints="{L_s: {expected_trips: 11}}" if jump else "{}",
+                      inputs="    generator: |\n      x[:] = 1\n      x[10] = 7\n      x[12] = 7")
+    p, e = _run(d)
+    assert p.counters["ops.cmp"] == compares
+    assert e.breakdown["ops.cmp"] == pytest.approx(compares)

@@ -94,8 +94,8 @@ from . import model, top_statements
 #       for their producers; a region's exit test)
 # 0.49: the exit-test floor only where a test the data decide ends the loop (0.48 put `groups x II` under static
 #       loops whose depth is below their II: one cycle an entry)
-# 0.50-0.52: as hlsim 0.39-0.41
-VERSION = "0.54"
+# 0.50-0.55: as hlsim 0.39-0.44
+VERSION = "0.55"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

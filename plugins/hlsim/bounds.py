@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections import Counter
 
 import attrs
-from llmulator.costs import combining_latency, level_latency
+from llmulator.costs import latency_from_local
 from llmulator.design import Design
 from llmulator.errors import InvariantError
 from llmulator.traffic import whole_cycles
@@ -78,34 +78,55 @@ def units(design: Design, cls: str, band: list[str] | None) -> float:
     return float(op.count)
 
 
-def _accumulators(design: Design, label: str) -> list:
-    """Statements of a loop's body that read a local the previous iteration left behind."""
-    out, seen = [], set()
-
-    def walk(nodes):
-        for n in nodes:
-            if hasattr(n, "band"):
-                walk(n.body)
-            elif getattr(n, "kind", "") == "branch":
-                walk([n.cond] + n.then + n.orelse)
-            elif getattr(n, "kind", "") == "stmt":
-                for v in sorted(n.reads_locals):
-                    if v not in seen and v == n.writes_local:
-                        out.append(n)
-                seen.update(n.reads_locals)
-                if n.writes_local:
-                    seen.add(n.writes_local)
-    walk(design.tree.loops[label].body)
+def _read_first(nodes, written: set, out: list) -> list:
+    """Locals the nodes read before writing them (in program order): what an iteration takes from the one
+    before."""
+    for n in nodes:
+        if hasattr(n, "band"):
+            _read_first(n.body, written, out)
+        elif getattr(n, "kind", "") == "branch":
+            _read_first([n.cond] + n.then + n.orelse, written, out)
+        elif getattr(n, "kind", "") == "stmt":
+            out.extend(v for v in sorted(n.reads_locals) if v not in written and v not in out)
+            if n.writes_local:
+                written.add(n.writes_local)
     return out
 
 
-def _chain_latency(design: Design, st) -> int:
-    """Cycles one step of an accumulator's chain takes at least: its combining operation, or for a chain of
-    loads alone (``p = nx[p]``, a pointer chase) the load's latency: the add an accumulator usually combines
-    with is not there (before, a pipelined pointer chase broke this bound at the add's 4 cycles a step)."""
-    if all(n.op in ("load", "store") for n in st.dag):
-        return max([level_latency(design, n.array) for n in st.dag if n.op == "load"], default=1)
-    return combining_latency(design, st)
+def _chains(design: Design, nodes, dist: dict[str, int]) -> dict[str, int]:
+    """``dist``: local -> cycles at least from the value an iteration started with to the local's value now;
+    walked through ``nodes`` in program order (a statement's locals to its result at
+    ``costs.latency_from_local``; a branch keeps the longer of its sides, as its pipelined datapath computes
+    both; an inner loop, unrolled in the body, one trip where it runs any; a local written from nothing the
+    chain reaches leaves the chain)."""
+    for n in nodes:
+        if hasattr(n, "band"):
+            if design.trips(n.label) >= 1:
+                dist = _chains(design, n.body, dist)
+        elif getattr(n, "kind", "") == "branch":
+            sides = _chains(design, n.then, dict(dist)), _chains(design, n.orelse, dict(dist))
+            dist = {v: max(s[v] for s in sides if v in s) for v in set(sides[0]) | set(sides[1])}
+        elif getattr(n, "kind", "") == "stmt" and n.writes_local:
+            got = [dist[r] + latency_from_local(design, n, r) for r in n.reads_locals if r in dist]
+            if n.copies in dist:
+                got.append(dist[n.copies])
+            dist = {**dist, n.writes_local: max(got)} if got else {v: t for v, t in dist.items() if v != n.writes_local}
+    return dist
+
+
+def _carried_latency(design: Design, label: str) -> int:
+    """Cycles an iteration of loop ``label`` needs at least after the one before: the longest chain from a
+    local the previous iteration left to the value of it this one leaves (``s += a[i]``: the add; ``t = s *
+    c; s = t + a[i]``: the multiply and the add, where before 2026-12-06 each statement's own update alone
+    counted, the mul off the chain; ``p = nx[p]``: the load), at least 1 where any local is carried.
+    0 where none is."""
+    body = design.tree.loops[label].body
+    best = 0
+    for v in _read_first(body, set(), []):
+        end = _chains(design, body, {v: 0})
+        if v in end and any(getattr(n, "writes_local", None) == v for n in design.tree.loops[label].descendants()):
+            best = max(best, end[v], 1)
+    return best
 
 
 def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tuple[str, float, float]]:
@@ -131,9 +152,8 @@ def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tu
                 total_bits[lv.name] += bits
         rec = 0.0
         for label, iters, invs in nr.pipelined:
-            accs = _accumulators(design, label)
-            if accs and iters > 0:
-                lat = max(_chain_latency(design, st) for st in accs)
+            lat = _carried_latency(design, label)
+            if lat and iters > 0:
                 lm = design.mapping.loop(label)
                 # copies of an unrolled body chain through the local unless a tree gives each its own partial
                 # (before hlsim 0.42 every unroll divided: U times too weak for a serial accumulation)

@@ -20,7 +20,7 @@ from collections import Counter
 
 import attrs
 import numpy as np
-from llmulator import banks, dataflow_tasks, traffic, transfers
+from llmulator import banks, costs, dataflow_tasks, traffic, transfers
 from llmulator import energy as accelergy
 from llmulator.area import allocated_area
 from llmulator.design import Design
@@ -31,7 +31,7 @@ from llmulator.results import Profile
 from llmulator.timing import Timing
 
 from . import bounds, runner
-from .tally import AccessTally
+from .tally import AccessTally, count_ops
 
 # 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
 # 0.4: ws/is PE folds +1 cycle, os folds drain R without a 2nd PE accumulator; PE area/energy from measured PEs
@@ -119,10 +119,10 @@ from .tally import AccessTally
 # 0.39-0.41: a carried dependence's consumer issues no earlier than its producer's finish less distance x II (its
 #       producers first among ready nodes, releases recomputed until they settle); an int scalar is an integer; the
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
-#       a scalar DRAM access moves whole words of the bus (energy, bandwidth, channel issues); overlapped dataflow
-#       tasks keep their own units and share the resources their pipelines issue to (no synthetic row uses
-#       dataflow: its labels do not depend on these two)
-VERSION = "0.43"
+#       a scalar DRAM access moves whole words of the bus; overlapped dataflow tasks keep their own units
+# 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
+# 0.44: a tree's combining steps are operations (energy, units); a plain loop's counter test is none
+VERSION = "0.44"
 
 
 class HlsimProfiler:
@@ -243,6 +243,8 @@ class HlsimProfiler:
                 if d.mapping.dataflow:  # (only overlapped tasks share what their pipelines issue to)
                     groups = it / max(1, d.mapping.loop(s.loop).unroll or 1)
                     dataflow_tasks.issue_pressure(d, timing, s, groups, runs[s.nest].busy, runs[s.nest].rate)
+            if s.region in ("pipeline", "unroll"):  # a tree reduction's partials meet on exit (llmulator.costs)
+                count_ops(ops, runs[s.nest].ops, costs.tree_combining_ops(d, s.loop), counts.get(s.id, (0, 0, 0))[2])
             c = counts.get(s.id, (0, 0, 0))[0]
             if c == 0:
                 continue
@@ -252,9 +254,9 @@ class HlsimProfiler:
                 c = counts[s.id][1] + (0 if lp is not None and lp.do_while else counts[s.id][2])
             # (a loop site's count is its test's evaluations, counted in the test: none after a break or return)
             for st in s.stmts:
-                for k, v in d.stmt_ops(st).items():
-                    ops[k] += v * c
-                    runs[s.nest].ops[k] += v * c
+                if s.kind == "loop" and not s.in_region and not (st.accesses or st.reads_locals):
+                    continue  # a counter's test outside regions is the loop control's own (timing, area)
+                count_ops(ops, runs[s.nest].ops, d.stmt_ops(st), c)
                 for k, a in enumerate(st.accesses):
                     tally.access(d, timing.folds, s, st, k, a, c, runs[s.nest].bits)
         # static tile transfers between levels (DRAM <-> buffers), per nest

@@ -62,3 +62,10 @@ class AccessTally:
             self.acc_bits[lv][3] += n * bits
             level_bits[lv] += n * bits * words
             self.stores += c * bits
+
+
+def count_ops(total: Counter, nest: Counter, ops: dict[str, float], times: float) -> None:
+    """Add ``ops`` (operator class -> executions) run ``times`` times to the run's and its nest's totals."""
+    for k, v in ops.items():
+        total[k] += v * times
+        nest[k] += v * times
