@@ -78,6 +78,22 @@ def latency_from_local(design, st, local: str) -> int:
     return max(path.values(), default=0)
 
 
+def path_latency(design, st, first: int, last: int) -> int:
+    """Cycles from the issue of the statement's node ``first`` to that of node ``last`` at least: the longest
+    dependence path between them (``first``'s latency included; 0 if ``last`` does not depend on it)."""
+    path: dict[int, int] = {}
+    for j, n in enumerate(st.dag):
+        before = [path[k] for k in n.deps if k in path]
+        if j == first or before:
+            start = max(before, default=0)
+            if j == last:
+                return start
+            lat = level_latency(design, n.array) if n.op == "load" else 1 if n.op == "store" else op_latency(
+                design, _combiner(design, st, n.op, False))
+            path[j] = start + lat
+    return 0
+
+
 def _accumulator_path(st, acc: str) -> list[int]:
     """The statement's operations that read the accumulator local ``acc`` or a result of one that does."""
     on: list[int] = []

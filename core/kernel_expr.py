@@ -5,8 +5,10 @@ index is affine) and its expression DAG; and the context the kernel's analysis c
 declaration with an initialiser, branch condition and loop condition. Index
 arithmetic is address generation (dedicated, strength-reduced counters in HLS):
 it is not counted as datapath operations, but loads inside an index
-(indirection) are. ``x += a * b`` is one fused ``mac`` (a ``mul`` and an
-``add`` in the unfused counts).
+(indirection) are, and so is arithmetic that combines a loaded value with
+another value that varies (``b[a[i] * c[i]]``: a multiply after both loads).
+``x += a * b`` is one fused ``mac`` (a ``mul`` and an ``add`` in the unfused
+counts).
 """
 
 from __future__ import annotations
@@ -89,7 +91,9 @@ class _Builder:
     def __init__(self, n: c_ast.Node, ctx: Ctx):
         self.n, self.ctx = n, ctx  # the statement (where errors point) and the analysis context
         self.dag: list[OpNode] = []
-        self.addr_mode: list[bool] = []  # non-empty while visiting an index (address generation)
+        # non-empty while visiting an index (address generation): per index, the operands its free arithmetic
+        # combined (every one is something the access waits for)
+        self.addr_mode: list[list[int]] = []
         self.accesses: list[Access] = []
         self.reads_locals: set[str] = set()
         self.ops, self.unfused = Counter(), Counter()
@@ -153,11 +157,12 @@ class _Builder:
         idx_nodes.reverse()
         # index arithmetic is address generation (dedicated, strength-reduced counters in HLS):
         # it is not counted as datapath operations, but loads inside an index (indirection) are
-        self.addr_mode.append(True)
+        self.addr_mode.append([])
         try:
             deps = [self.visit(i) for i in idx_nodes]
         finally:
-            self.addr_mode.pop()
+            combined = self.addr_mode.pop()
+        deps = list(dict.fromkeys(deps + combined))
         acc = Access(name, tuple(_GEN.visit(i) for i in idx_nodes), tuple(affine(i, ctx) for i in idx_nodes),
                      write, read)
         if name in ctx.arrays:  # the workload's arrays: what traffic and footprints count
@@ -202,6 +207,14 @@ class _Builder:
         if cls is None:
             raise self.error(f"unsupported operator '{e.op}'")
         if self.addr_mode:
+            if a != -1 and b != -1 and max(a, b) >= 0:
+                # a loaded value combined with another value that varies (a load, a local): no counter the tool
+                # strength-reduces computes it, the datapath does, after both (before 2026-12-06 it was free and
+                # waited for one of them: `a[i + 1] = b[a[i] * c[i]]` ran at II 1 where its chain needs 10,
+                # an outside probe)
+                self.count(cls)
+                return self.add(cls, [a, b], fl=is_float(e, self.ctx))
+            self.addr_mode[-1].extend(x for x in (a, b) if x != -1)  # (the access waits for every operand)
             return self.pick(a, b)
         if folded(e, self.ctx.params):
             return -1  # `H - 1`, `N / 2`: a constant the compiler folds, no operation

@@ -121,3 +121,24 @@ def test_a_bandwidth_bound_takes_whole_cycles(write):
     assert p.breakdown["bandwidth_cycles.L_i.DRAM"] == pytest.approx(40.8)
     assert p.breakdown["compute_cycles.L_i"] < 40
     assert p.metrics["cycles"] == e.metrics["cycles"] == 41
+
+
+def test_a_chain_through_memory_bounds_the_loop_and_catches_a_dropped_dependence(write, monkeypatch):
+    """`a[i + 1] = a[i] + b[i]` pipelined (PROBE_ARCH: load 2, add 3, the store's cycle): 6 cycles an iteration,
+    31 x 6 = 186 at least. With the schedule's memory dependences removed (a fault injected into
+    ``GraphBuilder.carried``) hlsim prices 127 cycles, and the check refuses it; before 2026-12-06 no bound
+    followed memory and the broken profile passed (an outside probe's injection: 126 where 2,048 on DRAM)."""
+    from conftest import PROBE_ARCH, kernel_design
+    from llmulator import schedule
+    arrays = "    a: {shape: [M], dtype: int32, role: inout}\n    b: {shape: [N], dtype: int32, role: in}"
+    d = kernel_design(write, PROBE_ARCH, "    L_i: for (int i = 0; i < N; i++) {\n      a[i + 1] = a[i] + b[i];\n    }",
+                      arrays, "    for i in range(N):\n        a[i + 1] = a[i] + b[i]", "{L_i: {pipeline_ii: 1}}",
+                      "{a: BRAM, b: BRAM}", params="{N: 32, M: 33}")
+    assert bounds._memory_latency(d, "L_i") == 6
+    p = HlsimProfiler().profile(d)
+    assert p.metrics["cycles"] >= p.breakdown["bound_cycles"] >= 186
+    real = schedule.GraphBuilder.carried
+    monkeypatch.setattr(schedule.GraphBuilder, "carried",
+                        lambda self: [c for c in real(self) if c.what.startswith("local")])
+    with pytest.raises(InvariantError, match="needs >= 186"):
+        HlsimProfiler().profile(d)

@@ -273,3 +273,25 @@ def test_more_partitions_than_banks_is_a_warning_that_names_them(write):
                  extra="  partition:\n    x: {type: cyclic, factor: 15, dim: 1}\n")
     (w,) = partitions_beyond_banks(one)
     assert "x (15), y (1), z (1)" in w.message and "are 17" in w.message
+
+
+@pytest.mark.parametrize("index", ["a[i] * c[i]", "a[i] + c[i]"])
+def test_an_index_computed_from_two_loads_waits_for_both(write, index):
+    """`a[i + 1] = b[a[i] * c[i]]` (PROBE_ARCH: load 2, mul 5, add 3): the next a[i] is stored after the load of
+    a[i], the multiply of the two loaded values, the load of b and the store: 2 + 5 + 2 + 1 = 10 cycles an
+    iteration, as the same code spelled with a local (`t = a[i] * c[i]; a[i + 1] = b[t];`) runs. Before
+    2026-12-06 index arithmetic was free and waited for one operand only, here c[i]: II 1 (an outside probe).
+    With an add, 2 + 3 + 2 + 1 = 8."""
+    from conftest import PROBE_ARCH
+    arrays = ("    a: {shape: [M], dtype: int32, role: inout}\n    b: {shape: [B], dtype: int32, role: in}\n"
+              "    c: {shape: [N], dtype: int32, role: in}")
+    kernel = f"    L_i: for (int i = 0; i < N; i++) {{\n      a[i + 1] = b[{index}];\n    }}"
+    ref = f"    for i in range(N):\n        a[i + 1] = b[{index}]"
+    gen = "".join(f"      {x}: {{distribution: randint, range: [0, 3]}}\n" for x in "abc")
+    d = kernel_design(write, PROBE_ARCH, kernel, arrays, ref, "{L_i: {pipeline_ii: 1}}", "{a: BRAM, b: BRAM, c: BRAM}",
+                      params="{N: 32, M: 33, B: 16}", inputs="    arrays:\n" + gen.rstrip("\n"))
+    p = HlsimProfiler().profile(d)
+    assert p.functional_check == "pass", p.functional_check
+    want = 10 if "*" in index else 8
+    assert (p.breakdown["ii.L_i"], p.breakdown["rec_mii.L_i"]) == (want, want)
+    assert p.counters["ops.mul" if "*" in index else "ops.add"] == 32

@@ -35,9 +35,10 @@ from __future__ import annotations
 from collections import Counter
 
 import attrs
-from llmulator.costs import latency_from_local
+from llmulator.costs import latency_from_local, path_latency
 from llmulator.design import Design
 from llmulator.errors import InvariantError
+from llmulator.expr import ExprError, evaluate
 from llmulator.traffic import whole_cycles
 
 SLACK = 1e-9  # relative tolerance for floating-point sums
@@ -129,6 +130,56 @@ def _carried_latency(design: Design, label: str) -> int:
     return best
 
 
+def _uniform_distance(design: Design, loop, store, load) -> int | None:
+    """Iterations of ``loop`` from a store to the load of the same element, where every dimension of both is
+    affine and they differ by a constant along the loop's variable alone (``a[i]`` stored, ``a[i - 2]``
+    loaded: 2; ``y[0]`` both: 1); None where that is not certain (an indirect or symbolic index, a different
+    coefficient, an inner loop's variable, another loop's offset)."""
+    v, step, dist = loop.var, loop.step, None
+    inner = {lp.var for lp in loop.descendants() if getattr(lp, "kind", "") == "loop" and lp.var}
+    if len(store.affine) != len(load.affine) or (v is None and not loop.is_while) or step == 0 or loop.step_op != "+":
+        return None
+    for fs, fl in zip(store.affine, load.affine, strict=True):
+        if fs is None or fl is None or fs.coefs != fl.coefs or inner & {k for k, c in fs.coefs.items() if c}:
+            return None
+        try:
+            delta = evaluate(fs.const or "0", design.sizes) - evaluate(fl.const or "0", design.sizes)
+        except ExprError:
+            return None
+        coef = fs.coefs.get(v, 0) if v is not None else 0
+        if coef == 0:
+            if delta != 0:
+                return None
+            continue
+        k = delta / (coef * step)
+        if k != int(k) or k < 1 or (dist is not None and int(k) != dist):
+            return None
+        dist = int(k)
+    return dist if dist is not None else 1
+
+
+def _memory_latency(design: Design, label: str) -> float:
+    """Cycles an iteration of loop ``label`` needs at least where a statement loads an element an earlier
+    iteration's store of the same statement wrote, at a certain distance d (``a[i] = a[i - 1] + b[i]``,
+    ``y[0] += a[i]``, a row of an in-place stencil): the load, the operations from it to the stored value and
+    the store's cycle, over d. Before 2026-12-06 no bound followed a chain through memory: a schedule that
+    dropped those dependences passed every check (an outside probe removed them: 126 cycles where 2,048)."""
+    loop = design.tree.loops[label]
+    best = 0.0
+    for st in loop.descendants():
+        if getattr(st, "kind", "") != "stmt":
+            continue
+        for j, n in enumerate(st.dag):
+            if n.op != "store" or n.access is None or n.array not in design.workload.arrays:
+                continue
+            for k, m in enumerate(st.dag[:j]):
+                if m.op == "load" and m.array == n.array and m.access is not None:
+                    d = _uniform_distance(design, loop, n.access, m.access)
+                    if d is not None:
+                        best = max(best, (path_latency(design, st, k, j) + 1) / d)
+    return best
+
+
 def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tuple[str, float, float]]:
     """(what, bound, the cycles it must not exceed) for every bound of every nest and of the design
     (whose total is ``cycles``)."""
@@ -153,12 +204,14 @@ def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tu
         rec = 0.0
         for label, iters, invs in nr.pipelined:
             lat = _carried_latency(design, label)
-            if lat and iters > 0:
+            mem = _memory_latency(design, label)
+            if (lat or mem) and iters > 0:
                 lm = design.mapping.loop(label)
                 # copies of an unrolled body chain through the local unless a tree gives each its own partial
-                # (before hlsim 0.42 every unroll divided: U times too weak for a serial accumulation)
+                # (before hlsim 0.42 every unroll divided: U times too weak for a serial accumulation); a chain
+                # through memory is a chain whatever the mapping
                 u = max(1, lm.unroll or 1) if lm.reduction == "tree" else 1
-                rec += max(0.0, iters / u - invs) * lat
+                rec += max(max(0.0, iters / u - invs) * lat, max(0.0, iters - invs) * mem)
         if rec > 0:
             out.append((f"nest {nr.label}: recurrences of its pipelined accumulations", rec, nr.cycles))
     for cls, b in total.items():

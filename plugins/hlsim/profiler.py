@@ -121,7 +121,8 @@ from .tally import AccessTally, count_ops
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus; overlapped dataflow tasks keep their own units
 # 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
-# 0.44: a tree's combining steps are operations (energy, units); a plain loop's counter test is none
+# 0.44: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded values;
+#       shorter modulo placements; unrolled loops pay no pipeline registers
 VERSION = "0.44"
 
 
