@@ -378,11 +378,22 @@ def whole_cycles(x):
     return np.ceil(x - 1e-9 * np.maximum(np.abs(x), 1.0)) + 0.0  # + 0.0: no -0.0 for nothing moved
 
 
-def nest_time(d: Design, compute, transfer, bandwidth):
+def nest_time(d: Design, compute, transfer, bandwidth, exposed=0.0):
     """Cycles of one nest from its compute, its tile transfers and its busiest level's bandwidth time
-    (floats, or arrays over B mappings): transfers hide behind compute when double-buffered, else they
-    add to it; no level moves more than its bandwidth per cycle either way, in whole cycles."""
+    (floats, or arrays over B mappings): transfers hide behind compute when double-buffered, but for
+    ``exposed``, the first tiles in and the last out (``llmulator.transfers``), else they add to it; no
+    level moves more than its bandwidth per cycle either way, in whole cycles (:func:`level_cycles`)."""
     bandwidth = whole_cycles(bandwidth)
     if overlapped(d):
-        return np.maximum(np.maximum(compute, transfer), bandwidth)
+        return np.maximum(np.maximum(compute + exposed, transfer), bandwidth)
     return np.maximum(compute + transfer, bandwidth)
+
+
+def level_cycles(d: Design, level, bits):
+    """Cycles ``level`` needs to move ``bits`` (a float or an array): at its bandwidth, and on the backing
+    store after its latency, before which no word arrives (hlsim 0.45; before, a loop streaming 512 bytes from
+    a DRAM of 4 bytes a cycle and 10 cycles' latency took 128 cycles: an outside probe)."""
+    t = bits / 8.0 / level.bandwidth_bytes_per_cycle
+    if level.name == d.arch.memory[0].name:
+        t = t + np.where(np.asarray(bits) > 0, float(level.latency_cycles), 0.0)
+    return t

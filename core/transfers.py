@@ -43,6 +43,7 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
            for k in ("reads", "writes", "read_bits", "write_bits", "need_bits")}
     cycles = np.zeros(B)
+    fill, drain, reads = np.zeros(B), np.zeros(B), np.zeros(B, dtype=bool)  # the first tiles in, the last out
     # a nest whose loop never runs moves only what its head reads (a while's test, a for head's initialiser: run
     # once); before hlsim 0.31 a tile of every array moved, and in 0.31 none, the test's element included
     head_reads = _head_reads(nest.top) if nest.trips.size and nest.trips[0] <= 0 else None
@@ -62,20 +63,15 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
         own[[g[0] for g in v.groups if len(g) == 1]] = True
         fp = footprints(arr, np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full))
-        dep = v.dep(arr)
-        loads = tile_loads(dep, v.outer, v.pos)
-        words_in = words_out = np.zeros(B)
-        holds = arr.role in ("in", "inout") or arr.name in nest.written_before
-        if holds and (arr.read_here or arr.written_partly):  # a tile partly written keeps the rest's values
-            words_in = loads * fp
-        elif arr.read_here and arr.written_here:  # an output no one wrote yet: only its partial sums come back
-            words_in = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0) * fp
-        if arr.written_here and head_reads is None:
-            words_out = loads * fp
-        if arr.role == "temp" and float(np.prod(arr.shape)) * arr.bits <= level.capacity_bits:
-            words_in = words_out = np.zeros(B)  # scratch that fits its level lives there: nothing outside holds it
+        loads, reloads, words_in, words_out = _moved_words(nest, v, arr, fp, level, head_reads is None)
         bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
-        bursts = np.where(words_in > 0, loads, 0.0) + np.where(words_out > 0, loads, 0.0)
+        # a burst per tile that moves: the partial sums that come back, not every visit (before hlsim 0.45 a
+        # burst per visit, 4 where 2 reloads; an outside probe)
+        bursts = np.where(words_in > 0, reloads, 0.0) + np.where(words_out > 0, loads, 0.0)
+        whole = footprints(arr, t_full) * arr.bits / 8.0   # a full tile's bytes: the first in, the last out
+        fill += np.where(words_in > 0, whole, 0.0)
+        drain += np.where(words_out > 0, whole, 0.0)
+        reads |= words_in > 0
         lat = (np.minimum(bursts, 1.0) if level.double_buffered else bursts) * parent.latency_cycles
         cycles += np.ceil((bits_in + bits_out) / 8.0 / parent.bandwidth_bytes_per_cycle) + lat
         for lv, r, w in ((parent.name, words_in, words_out), (level.name, words_out, words_in)):
@@ -84,7 +80,36 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
             out[f"read_bits.{lv}"] += r * arr.bits
             out[f"write_bits.{lv}"] += w * arr.bits
     out["cycles"] = cycles
+    # double buffering overlaps every tile's transfer with the work on another, except the first tiles' (the
+    # work waits for them: the backing store's latency and their bytes) and the last write-backs (after the
+    # work); before hlsim 0.45 a nest whose compute outlasted its transfers paid none of it: 995 cycles where the
+    # first element arrives at 200 and 1,195 is the least (an outside probe)
+    bw = arch.memory[0].bandwidth_bytes_per_cycle
+    out["exposed"] = (np.where(reads, arch.memory[0].latency_cycles, 0.0) + np.ceil(fill / bw - 1e-9)
+                      + np.ceil(drain / bw - 1e-9))
     return out
+
+
+def _moved_words(nest: Nest, v: View, arr, fp, level, ran: bool) -> tuple:
+    """(tile loads, loads that fetch, words in, words out) of one array for B mappings: a nest loads what it
+    reads where the array holds data by then, writes back what it writes (``ran``: its loop runs), and an
+    output no one wrote yet comes back as partial sums only."""
+    B = v.t.shape[0]
+    dep = v.dep(arr)
+    loads = tile_loads(dep, v.outer, v.pos)
+    words_in = words_out = np.zeros(B)
+    reloads = loads
+    holds = arr.role in ("in", "inout") or arr.name in nest.written_before
+    if holds and (arr.read_here or arr.written_partly):  # a tile partly written keeps the rest's values
+        words_in = loads * fp
+    elif arr.read_here and arr.written_here:  # an output no one wrote yet: only its partial sums come back
+        reloads = np.maximum(loads - distinct_tiles(dep, v.outer), 0.0)
+        words_in = reloads * fp
+    if arr.written_here and ran:
+        words_out = loads * fp
+    if arr.role == "temp" and float(np.prod(arr.shape)) * arr.bits <= level.capacity_bits:
+        words_in = words_out = np.zeros(B)  # scratch that fits its level lives there: nothing outside holds it
+    return loads, reloads, words_in, words_out
 
 
 def _head_reads(top: Loop) -> set[str]:
@@ -122,14 +147,14 @@ def statement_transfers(d: Design, stmts: list) -> tuple[float, dict[str, tuple[
     return float(cycles), {lv: tuple(v) for lv, v in moved.items()}
 
 
-def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, float, float, float]]]:
+def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, float, float, float]], float]:
     """Cycles and (reads, read bits, writes, write bits) per level of a nest's tile transfers under the
-    design's own mapping (see :func:`transfers`)."""
+    design's own mapping (see :func:`transfers`), and the cycles of them double buffering cannot hide."""
     nest = nest_of(d, top)
     t = transfers(d, nest, view(d, nest, mappings_from_design(d, nest)))
     moved = {lv.name: tuple(float(t[f"{k}.{lv.name}"][0]) for k in ("reads", "read_bits", "writes", "write_bits"))
              for lv in d.arch.memory}
-    return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}
+    return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}, float(t["exposed"][0])
 
 
 def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[float, dict[str, tuple]]:
@@ -144,7 +169,7 @@ def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[f
     cycles, moved = statement_transfers(d, stmts)
     out = {lv: list(v) for lv, v in moved.items()}
     for label in labels:
-        t, mv = tile_transfers(d, d.tree.loops[label])
+        t, mv, _ = tile_transfers(d, d.tree.loops[label])
         cycles += t
         for lv, v in mv.items():
             out[lv] = [a + b for a, b in zip(out.get(lv, [0.0] * 4), v, strict=True)]

@@ -122,7 +122,9 @@ def test_transfers_add_to_compute_with_dram_latency_per_burst_when_not_double_bu
     assert e_sb.breakdown["transfer_cycles.L_i"] == transfer_sb
     compute = e_sb.breakdown["compute_cycles.L_i"]
     assert e_sb.metrics["cycles"] == compute + transfer_sb == p_sb.metrics["cycles"]
-    assert e_db.metrics["cycles"] == max(compute, transfer_db) == p_db.metrics["cycles"]
+    # double-buffered, the work still waits for a's first tile (latency 20 + 8 cycles) and y's last leaves after it
+    # (8): hlsim 0.45 (before, max(compute, transfers): the first tile's trip hidden behind nothing)
+    assert e_db.metrics["cycles"] == max(compute + 20 + 8 + 8, transfer_db) == p_db.metrics["cycles"]
     assert e_sb.breakdown["stall_cycles.L_i.transfer"] == transfer_sb
 
 
@@ -136,7 +138,8 @@ def test_independent_statements_overlap_and_a_serial_chain_does_not(write):
                   reference="    y[:] = a * np.float32(3)\n    z[:] = a * np.float32(5)", loops="{}",
                   placement="{a: BUF, y: BUF, z: BUF}")
     e, p = both(indep)
-    assert e.metrics["cycles"] == p.metrics["cycles"] == 64 * (1 + 5)
+    # one tile each: a arrives first (latency 20 + 256 bytes at 8 a cycle), y and z leave after (2 x 32): hlsim 0.45
+    assert e.metrics["cycles"] == p.metrics["cycles"] == 64 * (1 + 5) + (20 + 32) + 2 * 32
 
 
 def test_an_unachievable_ii_is_reported_and_its_stall_explained():
@@ -554,7 +557,7 @@ def test_a_dataflow_consumer_waits_for_the_buffer_it_reads(write, consumer, refe
     assert p.metrics["cycles"] == e.metrics["cycles"] == both
 
 
-@pytest.mark.parametrize("ii, alone, total", [(1, (95, 97), 129), (2, (126, 128), 128)])
+@pytest.mark.parametrize("ii, alone, total", [(1, (95, 97), 129), (2, (126, 128), 130)])
 def test_overlapped_nests_share_a_dram_channel_they_both_issue_to(write, ii, alone, total):
     """`dataflow: true` over `C[i] = A[i] + 1` and `D[j] = B[j] * 2`, A and B read from DRAM (one channel, 60
     cycles; add 3, mul 5), 32 elements each, both at II 1: the 64 loads take the channel one a cycle, so the last
@@ -562,7 +565,7 @@ def test_overlapped_nests_share_a_dram_channel_they_both_issue_to(write, ii, alo
     turns (the model: each nest gets half the channel), L_j's last load issues at 63: 63 + 60 + 5 + 1 = 129.
     hlsim 0.39 let the nests overlap as if each had the channel to itself (97: the slower nest alone; an
     outside probe). At II 2 each takes the channel every other cycle: together they fill it, neither waits (128,
-    the slower alone)."""
+    the slower alone, and D's 128 bytes leave for DRAM after it, 2 cycles at 64 a cycle: hlsim 0.45)."""
     from conftest import PROBE_ARCH
     arrays = ("    A: {shape: [N], dtype: int32, role: in}\n    B: {shape: [N], dtype: int32, role: in}\n"
               "    C: {shape: [N], dtype: int32, role: out}\n    D: {shape: [N], dtype: int32, role: out}")

@@ -57,8 +57,9 @@ def test_output_pixels_fused_over_the_rows(write):
     p = HlsimProfiler().profile(d)
     assert p.functional_check == "pass"
     assert p.breakdown["lanes.L_k"] == 16 and p.breakdown["fill.L_k"] == 6
-    # + the body's latency and the array's I/O registers once (both models)
-    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == p.metrics["cycles"] == 16 * (6 + 27) + 2 + 4
+    # + the body's latency and the array's I/O registers once (both models), and the cycle the first tiles take
+    # to arrive and the last to leave (double buffering hides the rest: hlsim 0.45)
+    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == p.metrics["cycles"] == 16 * (6 + 27) + 2 + 4 + 2
 
 
 def test_a_filter_window_that_does_not_divide_the_rows(write):
@@ -68,7 +69,7 @@ def test_a_filter_window_that_does_not_divide_the_rows(write):
     p = HlsimProfiler().profile(d)
     assert p.functional_check == "pass"
     # W is stationary: fill 2R + C - 2 = 10, + 1 for the last partial sum to leave; 64 pixels stream per fold
-    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == p.metrics["cycles"] == 7 * (11 + 64) + 2 + 4
+    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == p.metrics["cycles"] == 7 * (11 + 64) + 2 + 4 + 2
 
 
 @pytest.mark.parametrize("loops,order,message", [

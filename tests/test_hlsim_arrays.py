@@ -56,8 +56,11 @@ def test_output_stationary_gemm_pays_the_skew_but_no_preload(write):
     p = HlsimProfiler().profile(d)
     assert p.functional_check == "pass"
     assert p.breakdown["fill.L_m"] == 6  # no preload: C is an output, A and B stream over k
-    assert p.metrics["cycles"] == 16 * (6 + 16) + 2 + 4
-    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == 16 * (6 + 16) + 2 + 4  # the same latency
+    # on chip (the totals add the first tiles' trip from DRAM and the last ones' back: hlsim 0.45)
+    assert p.breakdown["compute_cycles.L_m"] == 16 * (6 + 16) + 2 + 4
+    e = AnalyticalEstimator().estimate([d])[0]
+    assert e.breakdown["compute_cycles.L_m"] == 16 * (6 + 16) + 2 + 4  # the same latency
+    assert e.metrics["cycles"] == p.metrics["cycles"] > p.breakdown["compute_cycles.L_m"]
 
 
 @pytest.mark.parametrize("pe_reg_bits, fill", [
@@ -73,7 +76,8 @@ def test_output_stationary_pays_the_drain_when_the_pe_registers_hold_one_accumul
     d = load_design(write(f"sysreg{pe_reg_bits}.yaml", arch), ROOT / "workloads/gemm.yaml", mapping(write, "os4", OS4))
     p = HlsimProfiler().profile(d)
     assert p.breakdown["fill.L_m"] == fill
-    assert p.metrics["cycles"] == AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == 16 * (fill + 16) + 2 + 4
+    e = AnalyticalEstimator().estimate([d])[0]
+    assert p.breakdown["compute_cycles.L_m"] == e.breakdown["compute_cycles.L_m"] == 16 * (fill + 16) + 2 + 4  # on chip
 
 
 def test_weight_stationary_gemm_pays_the_preload(write):
@@ -85,7 +89,7 @@ def test_weight_stationary_gemm_pays_the_preload(write):
     d = load_design(systolic(write, 4), ROOT / "workloads/gemm.yaml", mapping(write, "ws4", body))
     p = HlsimProfiler().profile(d)
     assert p.breakdown["fill.L_n"] == 11
-    assert p.metrics["cycles"] == 16 * (11 + 16) + 2 + 4
+    assert sum(v for k, v in p.breakdown.items() if k.startswith("compute_cycles.")) == 16 * (11 + 16) + 2 + 4
 
 
 CONV = """  workload: conv2d

@@ -473,8 +473,8 @@ def test_the_skew_registers_shift_on_every_step_the_array_advances(write, tmp_pa
     assert rtl.functional_check == "pass" and rtl.counters["folds"] == 8 and rtl.metrics["cycles"] == 78
     pc = pe_cost(d)
     assert pc.skew_bits == 6 * 32 + 4
-    cycles, macs = hl.metrics["cycles"], 4 * 4 * 8
-    assert cycles == 78
+    cycles, macs = hl.metrics["cycles"], 4 * 4 * 8   # (the PEs idle while the first tiles arrive: hlsim 0.45)
+    assert sum(v for k, v in hl.breakdown.items() if k.startswith("compute_cycles.")) == 78
     pe_only = macs * pc.pe["energy_pj"] + (4 * cycles - macs) * pc.pe["idle_energy_pj"]
     on, off = pc.skew["energy_pj"], pc.skew["idle_energy_pj"]
     want = pc.skew_bits * (cycles * off + 8 * 9 * (on - off))

@@ -517,9 +517,13 @@ def test_hlsim_and_the_analytical_model_agree_with_scalesim_within_2_percent(key
     d = agreement_design(*key)
     want = SCALESIM_CYCLES[key]
     p = HlsimProfiler().profile(d)
+    e = AnalyticalEstimator().estimate([d])[0]
     assert p.functional_check == "pass"
-    assert p.metrics["cycles"] == pytest.approx(want, rel=0.02)
-    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == pytest.approx(want, rel=0.02)
+    # SCALE-Sim runs the array on operands already in its buffers: the nests' on-chip cycles (compute); the
+    # totals add the first tiles' trip from DRAM and the last tiles' back, which no tile's work hides (hlsim 0.45)
+    on_chip = [sum(v for k, v in r.breakdown.items() if k.startswith("compute_cycles.")) for r in (p, e)]
+    assert on_chip == [pytest.approx(want, rel=0.02)] * 2
+    assert all(r.metrics["cycles"] >= c + d.arch.memory[0].latency_cycles for r, c in zip((p, e), on_chip, strict=True))
 
 
 @pytest.mark.slow

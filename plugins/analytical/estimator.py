@@ -94,8 +94,8 @@ from . import model, top_statements
 #       for their producers; a region's exit test)
 # 0.49: the exit-test floor only where a test the data decide ends the loop (0.48 put `groups x II` under static
 #       loops whose depth is below their II: one cycle an entry)
-# 0.50-0.55: as hlsim 0.39-0.44
-VERSION = "0.55"
+# 0.50-0.56: as hlsim 0.39-0.45
+VERSION = "0.56"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -201,7 +201,7 @@ class AnalyticalEstimator:
             cyc = float(thr["cycles"][0])
             terms["compute_cycles"] += compute * runs
             terms["stall_cycles"] += (cyc - compute) * runs
-            for cause, v in model.explain_stall(d, compute, transfer, bw).items():
+            for cause, v in model.explain_stall(d, compute, transfer, bw, float(thr["exposed_cycles"][0])).items():
                 breakdown[f"stall_cycles.{node.label}.{cause}"] = v
             breakdown[f"cycles.{node.label}"] = cyc
             breakdown[f"compute_cycles.{node.label}"] = compute
@@ -215,7 +215,7 @@ class AnalyticalEstimator:
             for key, v in nest.ops.items():
                 ops_total[key] = ops_total.get(key, 0.0) + v * runs
             for key, v in level.items():
-                if key != "transfer_cycles":
+                if key not in ("transfer_cycles", "exposed_cycles"):
                     traffic_total[key] = traffic_total.get(key, 0.0) + float(v[0]) * runs
             loads += nest.load_bits * runs
             stores += nest.store_bits * runs

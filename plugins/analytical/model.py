@@ -30,7 +30,7 @@ from llmulator.costs import combining_latency
 from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError
 from llmulator.timing import fold_body_schedule
-from llmulator.traffic import BatchMappings, Nest, nest_time, overlapped, view
+from llmulator.traffic import BatchMappings, Nest, level_cycles, nest_time, overlapped, view
 from llmulator.transfers import transfers
 from llmulator.words import access_bits, flat_strides, moved_bits, per_word, word_factor
 
@@ -128,6 +128,7 @@ def memory_traffic(design: Design, nest: Nest, maps: BatchMappings, spatial: boo
     v = view(design, nest, maps)
     out = transfers(design, nest, v)
     out["transfer_cycles"] = out.pop("cycles")
+    out["exposed_cycles"] = out.pop("exposed")
     B = maps.size
     element_bits: dict[str, np.ndarray] = {}
     for arr in nest.arrays:
@@ -185,7 +186,7 @@ def throttle(design: Design, traffic: dict[str, np.ndarray], compute: np.ndarray
     bw = np.zeros(compute.shape[0])
     for lv in arch.memory:
         bits = moved_bits(traffic, lv.name)
-        cyc = bits / 8.0 / lv.bandwidth_bytes_per_cycle
+        cyc = level_cycles(design, lv, bits)
         out[f"cycles.{lv.name}"] = cyc
         bw = np.maximum(bw, cyc)
         if lv.capacity_kib is not None:
@@ -194,8 +195,10 @@ def throttle(design: Design, traffic: dict[str, np.ndarray], compute: np.ndarray
             valid &= nb <= cap
             out[f"occupancy.{lv.name}"] = nb / cap
     transfer = traffic["transfer_cycles"]
-    total = nest_time(design, compute, transfer, bw)
+    exposed = np.broadcast_to(traffic.get("exposed_cycles", 0.0), np.shape(compute))
+    total = nest_time(design, compute, transfer, bw, exposed)
     out["cycles"] = total
+    out["exposed_cycles"] = exposed
     out["stall_cycles"] = total - compute
     out["transfer_cycles"] = transfer
     out["bandwidth_cycles"] = bw
@@ -203,14 +206,15 @@ def throttle(design: Design, traffic: dict[str, np.ndarray], compute: np.ndarray
     return out
 
 
-def explain_stall(design: Design, compute: float, transfer: float, bandwidth: dict[str, float]) -> dict[str, float]:
+def explain_stall(design: Design, compute: float, transfer: float, bandwidth: dict[str, float],
+                  exposed: float = 0.0) -> dict[str, float]:
     """Why a nest takes longer than its compute: the cycles its tile transfers (not hidden behind
     compute: ``transfer``) or its busiest memory level's bandwidth (``bandwidth.<level>``) add."""
-    total = nest_time(design, compute, transfer, max(bandwidth.values(), default=0.0))
+    total = nest_time(design, compute, transfer, max(bandwidth.values(), default=0.0), exposed)
     if total <= compute:
         return {}
     hidden = overlapped(design)
-    by_transfer = (max(compute, transfer) if hidden else compute + transfer) - compute
+    by_transfer = (max(compute + exposed, transfer) if hidden else compute + transfer) - compute
     busiest = max(bandwidth, key=bandwidth.get) if bandwidth else None
     out = {}
     if by_transfer > 0:

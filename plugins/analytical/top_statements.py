@@ -115,7 +115,7 @@ def cycles(d: Design, sites, compute: float, own_traffic: dict[str, float], loop
     for lv, (r, rb, wr, wb) in mv.items():
         for key, v in (("reads", r), ("read_bits", rb), ("writes", wr), ("write_bits", wb)):
             own_traffic[f"{key}.{lv}"] = own_traffic.get(f"{key}.{lv}", 0.0) + v
-    bw = max(moved_bits(own_traffic, lv.name) / 8.0 / lv.bandwidth_bytes_per_cycle for lv in d.arch.memory)
+    bw = max(traffic.level_cycles(d, lv, moved_bits(own_traffic, lv.name)) for lv in d.arch.memory)
     return float(traffic.nest_time(d, compute, transfer, bw))
 
 
@@ -148,7 +148,7 @@ def loops(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, floa
         for key, v in model.memory_traffic(d, nest, maps, False, None).items():
             if key == "transfer_cycles":
                 transfer += float(v[0]) * w
-            else:
+            elif key != "exposed_cycles":  # (under a top-level `if`, as hlsim: its transfers add to its work)
                 traffic_total[key] = traffic_total.get(key, 0.0) + float(v[0]) * w
         loads += nest.load_bits * w
         stores += nest.store_bits * w

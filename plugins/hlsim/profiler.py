@@ -121,9 +121,9 @@ from .tally import AccessTally, count_ops
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus; overlapped dataflow tasks keep their own units
 # 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
-# 0.44: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded values;
-#       shorter modulo placements; unrolled loops pay no pipeline registers
-VERSION = "0.44"
+# 0.44-0.45: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded
+#       values; shorter modulo placements; double buffering exposes the first and last tiles; DRAM latency once
+VERSION = "0.45"
 
 
 class HlsimProfiler:
@@ -287,11 +287,12 @@ class HlsimProfiler:
             for lv, b in level_bits.items():  # the datapath's own, before the tile transfers join them
                 breakdown[f"datapath_bits.{label}.{lv}"] = b
                 word_bits[lv] += b
-            if top is not None:
-                transfer, moved = transfers.tile_transfers(dm, dm.tree.loops[top])
+            if top is not None:  # (``exposed``: what double buffering cannot hide)
+                transfer, moved, exposed = transfers.tile_transfers(dm, dm.tree.loops[top])
             else:  # a top-level statement's elements come from and go back to the backing store
-                transfer, moved = transfers.ran_transfers(dm, [s for s in inst.sites if s.nest == k],
-                                                          {sid for sid, c in counts.items() if c[0]}, invs)
+                ran = {sid for sid, c in counts.items() if c[0]}
+                (transfer, moved), exposed = transfers.ran_transfers(dm, [s for s in inst.sites if s.nest == k],
+                                                                     ran, invs), 0.0
             for lv, (r, rb, wr, wb) in moved.items():
                 acc_bits[lv][0] += r
                 acc_bits[lv][1] += rb
@@ -299,9 +300,8 @@ class HlsimProfiler:
                 acc_bits[lv][3] += wb
                 level_bits[lv] += rb + wb
             # every level moves at most its bandwidth per cycle: datapath accesses and tile transfers
-            bw_cycles = {lv.name: level_bits[lv.name] / 8.0 / lv.bandwidth_bytes_per_cycle for lv in arch.memory}
-            bw = max(bw_cycles.values(), default=0.0)
-            cyc = float(traffic.nest_time(d, comp, transfer, bw))
+            bw_cycles = {lv.name: float(traffic.level_cycles(d, lv, level_bits[lv.name])) for lv in arch.memory}
+            cyc = float(traffic.nest_time(d, comp, transfer, max(bw_cycles.values(), default=0.0), exposed))
             breakdown[f"cycles.{label}"] = cyc
             breakdown[f"compute_cycles.{label}"] = comp
             breakdown[f"transfer_cycles.{label}"] = transfer

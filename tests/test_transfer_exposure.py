@@ -1,0 +1,92 @@
+"""What double buffering cannot hide, and the backing store's latency, against hand counts (an outside probe of
+hlsim 0.44: a loop whose compute outlasted its tile transfers paid no DRAM latency at all, 995 cycles where the
+first element cannot arrive before cycle 200; a loop streaming from DRAM took its bytes' time without the
+latency; a partial-sum reload paid a burst for every visit of its tile). DRAM: 4 bytes a cycle, latency 200 (10
+for the reloads); an SRAM buffer of 16 KiB; add 1 cycle."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel_design, profiled_and_estimated
+from llmulator.errors import InvariantError
+from llmulator_plugins.hlsim import bounds
+
+ARCH = """
+architecture:
+  version: 1
+  name: round
+  clock_mhz: 100
+  technology: 45nm
+  compute:
+    operators:
+      add: {count: 8, bits: 32, latency_cycles: 1, energy_pj: 1.0, area_um2: 100, leakage_mw: 0}
+      mul: {count: 8, bits: 32, latency_cycles: 2, energy_pj: 10.0, area_um2: 1000, leakage_mw: 0}
+      cmp: {count: 4, bits: 32, latency_cycles: 1, energy_pj: 2.0, area_um2: 50, leakage_mw: 0}
+  memory:
+    - {name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: 4, latency_cycles: LAT,
+       read_energy_pj: 100, write_energy_pj: 200, leakage_mw: 0}
+    - {name: SRAM, kind: sram, capacity_kib: 16, width_bits: 32, banks: 8, ports: 2, latency_cycles: 1,
+       read_energy_pj: 10, write_energy_pj: 20, leakage_mw: 0, area_um2: 10000, double_buffered: DB}
+"""
+VINC = ("    L_i: for (int i = 0; i < N; i++) {\n      C[i] = A[i] + 1;\n    }",
+        "    A: {shape: [N], dtype: int32, role: in}\n    C: {shape: [N], dtype: int32, role: out}", "    C[:] = A + 1")
+
+
+def _vinc(write, loops: str, placement: str = "{A: SRAM, C: SRAM}", lat: int = 200, db: bool = True):
+    arch = ARCH.replace("LAT", str(lat)).replace("DB", "true" if db else "false")
+    p, e = profiled_and_estimated(kernel_design(write, arch, *VINC, loops, placement, params="{N: 32}"))
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+    return p
+
+
+@pytest.mark.parametrize(("loops", "cycles"), [
+    # one tile: compute 32 x 31 + 3 = 995, after A's 128 bytes arrive (200 + 32) and before C's leave (32)
+    ("{L_i: {pipeline_ii: 32}}", 995 + 200 + 32 + 32),
+    # tiles of 8: the first tile of A (200 + 8) before the work, the last of C (8) after it
+    ("{L_i: {tile: 8, pipeline_ii: 32}}", 912 + 200 + 8 + 8),
+])
+def test_double_buffering_does_not_hide_the_first_tile_or_the_last(write, loops, cycles):
+    p = _vinc(write, loops)
+    assert p.metrics["cycles"] == cycles >= 200 + p.breakdown["compute_cycles.L_i"]
+
+
+def test_a_stream_from_dram_pays_its_latency_once_before_its_bytes(write):
+    """A and C in DRAM on a 64-bit bus of 4 bytes a cycle, read and written by the loop itself at II 1: each
+    int32 access takes a whole 8-byte bus word, 64 x 8 / 4 = 128 cycles of bytes after 10 of latency: 138 (the
+    loop's own schedule is shorter; hlsim 0.44: the bytes' time alone, 128)."""
+    arch = ARCH.replace("LAT", "10").replace("DB", "false").replace("32, bandwidth", "64, bandwidth")
+    p, e = profiled_and_estimated(kernel_design(write, arch, *VINC, "{L_i: {pipeline_ii: 1}}", "{A: DRAM, C: DRAM}",
+                                                params="{N: 32}"))
+    assert p.metrics["cycles"] == e.metrics["cycles"] == 128 + 10
+
+
+def test_the_bound_refuses_a_nest_faster_than_the_backing_stores_latency():
+    from pathlib import Path
+
+    from llmulator.design import load_design
+    root = Path(__file__).resolve().parents[1]
+    d = load_design(root / "arch_specs/hls-fpga.yaml", root / "workloads/atax.yaml",
+                    root / "mappings/atax-hls-fpga.yaml")
+    lat = d.arch.memory[0].latency_cycles
+    run = bounds.NestRun("L_i", cycles=float(lat), bits={d.arch.memory[0].name: 8.0})
+    with pytest.raises(InvariantError, match="latency"):
+        bounds.check(d, [run], float(lat))
+
+
+def test_partial_sums_come_back_in_a_burst_per_reload_not_per_visit(write):
+    """y = A x in tiles of 8 with the j tiles outside the i tiles (order [L_j, L_i], N 16, not double-buffered,
+    latency 10): y's two tiles are written after each of the 2 j tiles (4 bursts) and read back only on the second
+    (2 reloads, not 4: 20 cycles of latency fewer than hlsim 0.44 charged)."""
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      L_j: for (int j = 0; j < N; j++) {\n"
+              "        y[i] = (j == 0 ? 0 : y[i]) + A[i][j] * x[j];\n      }\n    }")
+    arrays = ("    A: {shape: [N, N], dtype: int32, role: in}\n    x: {shape: [N], dtype: int32, role: in}\n"
+              "    y: {shape: [N], dtype: int32, role: out}")
+    arch = ARCH.replace("LAT", "10").replace("DB", "false")
+    loops = "{L_i: {tile: 8}, L_j: {tile: 8, pipeline_ii: 1}}"
+    d = kernel_design(write, arch, kernel, arrays, "    y[:] = A @ x", loops, "{A: SRAM, x: SRAM, y: SRAM}",
+                      params="{N: 16}", extra="  order: [L_j, L_i]\n")
+    p, e = profiled_and_estimated(d)
+    # A: 4 tiles of 64 words, x: one tile of 8 per j tile (2), y: 4 write-backs and 2 reloads of 8 words: 320
+    # words, 1,280 bytes at 4 a cycle; 4 + 2 + 4 + 2 bursts of 10 cycles (0.44: 4 reloads' bursts, 460)
+    assert p.breakdown["transfer_cycles.L_i"] == 1280 / 4 + (4 + 2 + 4 + 2) * 10
+    assert e.breakdown["transfer_cycles.L_i"] == p.breakdown["transfer_cycles.L_i"]
