@@ -157,20 +157,24 @@ def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, 
     return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}, float(t["exposed"][0])
 
 
-def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[float, dict[str, tuple]]:
+def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[float, dict[str, tuple], float]:
     """A top-level statement's transfers as a run executed it (``sites``: its instrumented sites; ``ran``: the
     ids of those that ran; ``invocations``: kernel loop -> entries): the statements and branch conditions
     that ran move their elements (:func:`statement_transfers`: under a top-level ``if`` too, hlsim 0.34), and
     each loop under its branches that ran is a nest of its own (:func:`tile_transfers`: a table built once,
-    ``if (have_table == 0) { L_tab: for (...) ... }``; before, it moved nothing)."""
+    ``if (have_table == 0) { L_tab: for (...) ... }``; before, it moved nothing), whose exposed transfers (the
+    first tiles in, the last out) are the third figure (before hlsim 0.45's second cut they were dropped here:
+    a loop under `if (N > 0)` paid no DRAM latency where the same loop without the `if` did; an outside probe)."""
     labels = sorted({s.loop for s in sites if s.loop and invocations[s.loop] and d.tree.loops[s.loop].parent is None})
     inside = {id(getattr(n, "cond", n)) for lb in labels for n in d.tree.loops[lb].descendants()}
     stmts = [st for s in sites if s.kind in ("block", "cond") and s.id in ran for st in s.stmts if id(st) not in inside]
     cycles, moved = statement_transfers(d, stmts)
     out = {lv: list(v) for lv, v in moved.items()}
+    exposed = 0.0
     for label in labels:
-        t, mv, _ = tile_transfers(d, d.tree.loops[label])
+        t, mv, e = tile_transfers(d, d.tree.loops[label])
         cycles += t
+        exposed += e
         for lv, v in mv.items():
             out[lv] = [a + b for a, b in zip(out.get(lv, [0.0] * 4), v, strict=True)]
-    return cycles, {lv: tuple(v) for lv, v in out.items()}
+    return cycles, {lv: tuple(v) for lv, v in out.items()}, exposed

@@ -90,3 +90,15 @@ def test_partial_sums_come_back_in_a_burst_per_reload_not_per_visit(write):
     # words, 1,280 bytes at 4 a cycle; 4 + 2 + 4 + 2 bursts of 10 cycles (0.44: 4 reloads' bursts, 460)
     assert p.breakdown["transfer_cycles.L_i"] == 1280 / 4 + (4 + 2 + 4 + 2) * 10
     assert e.breakdown["transfer_cycles.L_i"] == p.breakdown["transfer_cycles.L_i"]
+
+
+def test_a_loop_under_a_top_level_if_exposes_its_first_tile_too(write):
+    """`if (N > 0) { the loop }` runs the same loop as without the `if`: 1,259 cycles, not its compute alone (995,
+    below the 200 cycles before A's first element arrives: hlsim 0.45's first cut dropped the exposure of loops
+    under a top-level `if`; an outside probe)."""
+    kernel = "    if (N > 0) {\n" + "\n".join("  " + ln for ln in VINC[0].splitlines()) + "\n    }"
+    arch = ARCH.replace("LAT", "200").replace("DB", "true")
+    d = kernel_design(write, arch, kernel, VINC[1], VINC[2], "{L_i: {pipeline_ii: 32}}", "{A: SRAM, C: SRAM}",
+                      params="{N: 32}")
+    p, e = profiled_and_estimated(d)
+    assert p.metrics["cycles"] == e.metrics["cycles"] == 995 + 200 + 32 + 32

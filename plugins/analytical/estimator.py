@@ -154,9 +154,9 @@ class AnalyticalEstimator:
                 own_ops: dict[str, float] = {}
                 own_traffic: dict[str, float] = {}
                 ld, st = top_statements.count(d, inst.trees[k], own_ops, own_traffic)
-                moves, lld, lst = top_statements.loops(d, inst.trees[k], own_ops, own_traffic)
+                moves, lld, lst, exposed = top_statements.loops(d, inst.trees[k], own_ops, own_traffic)
                 ld, st = ld + lld, st + lst
-                cyc = top_statements.cycles(d, inst.trees[k], compute, own_traffic, moves)
+                cyc = top_statements.cycles(d, inst.trees[k], compute, own_traffic, moves, exposed)
                 nest_cycles.append(cyc * runs)
                 nest_compute.append(compute * runs)
                 terms["compute_cycles"] += compute * runs

@@ -107,7 +107,8 @@ def moved(d: Design, sites) -> tuple[float, dict[str, list[float]]]:
     return cycles, out
 
 
-def cycles(d: Design, sites, compute: float, own_traffic: dict[str, float], loop_transfer: float = 0.0) -> float:
+def cycles(d: Design, sites, compute: float, own_traffic: dict[str, float], loop_transfer: float = 0.0,
+           loop_exposed: float = 0.0) -> float:
     """A top-level statement's cycles with its elements' trips to and from the backing store (added to
     ``own_traffic``), and its loops' tile transfers (``loop_transfer``), as hlsim charges them."""
     transfer, mv = moved(d, sites)
@@ -116,7 +117,7 @@ def cycles(d: Design, sites, compute: float, own_traffic: dict[str, float], loop
         for key, v in (("reads", r), ("read_bits", rb), ("writes", wr), ("write_bits", wb)):
             own_traffic[f"{key}.{lv}"] = own_traffic.get(f"{key}.{lv}", 0.0) + v
     bw = max(traffic.level_cycles(d, lv, moved_bits(own_traffic, lv.name)) for lv in d.arch.memory)
-    return float(traffic.nest_time(d, compute, transfer, bw))
+    return float(traffic.nest_time(d, compute, transfer, bw, loop_exposed))
 
 
 def reached(d: Design, sites, weight: float = 1.0) -> dict[str, float]:
@@ -133,10 +134,12 @@ def reached(d: Design, sites, weight: float = 1.0) -> dict[str, float]:
     return out
 
 
-def loops(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]) -> tuple[float, float, float]:
+def loops(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]
+          ) -> tuple[float, float, float, float]:
     """Add the expected operations and traffic (datapath and tile transfers) of the loops under a top-level
-    statement's branches; returns (transfer cycles, loaded bits, stored bits)."""
-    transfer = loads = stores = 0.0
+    statement's branches; returns (transfer cycles, loaded bits, stored bits, the transfer cycles double
+    buffering cannot hide: the first tiles in, the last out, as hlsim's ``ran_transfers``)."""
+    transfer = loads = stores = exposed = 0.0
     for label, w in reached(d, sites).items():
         nest = traffic.nest_of(d, d.tree.loops[label])
         maps = traffic.mappings_from_design(d, nest)
@@ -148,8 +151,10 @@ def loops(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, floa
         for key, v in model.memory_traffic(d, nest, maps, False, None).items():
             if key == "transfer_cycles":
                 transfer += float(v[0]) * w
-            elif key != "exposed_cycles":  # (under a top-level `if`, as hlsim: its transfers add to its work)
+            elif key == "exposed_cycles":
+                exposed += float(v[0]) * w
+            else:
                 traffic_total[key] = traffic_total.get(key, 0.0) + float(v[0]) * w
         loads += nest.load_bits * w
         stores += nest.store_bits * w
-    return transfer, loads, stores
+    return transfer, loads, stores, exposed

@@ -14,11 +14,14 @@ naming the design:
   overlap cannot create units);
 * **bandwidth**: per level, the bits the run moved through it (datapath
   accesses, PE-array operands after multicast, tile transfers) / its
-  bandwidth, per nest and summed over the design;
-* **recurrence**: a pipelined loop whose body accumulates into a local that
-  survives from one iteration to the next needs the combining operation's
-  latency per iteration: (iterations - invocations) x latency, or per group of
-  unrolled copies (iterations / unroll - invocations) x latency where
+  bandwidth, per nest (on the backing store after its latency) and summed
+  over the design;
+* **recurrence**: a pipelined loop that carries a value from one iteration to
+  the next needs the latency of its longest chain per iteration: through
+  locals (over statements, ``_carried_latency``), or through memory where a
+  statement loads what its own store wrote a certain number of iterations
+  before (``_memory_latency``): (iterations - invocations) x latency, or per
+  group of unrolled copies (iterations / unroll - invocations) x latency where
   ``reduction: tree`` gives each copy its own partial;
 * **words** (:func:`check_words`): each ``in`` array on chip that the run read
   needs at least one word read from the backing store, and each ``out`` or

@@ -291,8 +291,8 @@ class HlsimProfiler:
                 transfer, moved, exposed = transfers.tile_transfers(dm, dm.tree.loops[top])
             else:  # a top-level statement's elements come from and go back to the backing store
                 ran = {sid for sid, c in counts.items() if c[0]}
-                (transfer, moved), exposed = transfers.ran_transfers(dm, [s for s in inst.sites if s.nest == k],
-                                                                     ran, invs), 0.0
+                transfer, moved, exposed = transfers.ran_transfers(dm, [s for s in inst.sites if s.nest == k],
+                                                                   ran, invs)
             for lv, (r, rb, wr, wb) in moved.items():
                 acc_bits[lv][0] += r
                 acc_bits[lv][1] += rb
