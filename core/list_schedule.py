@@ -132,25 +132,34 @@ def respect_carried(design: Design, nodes: list[Node], sched: Schedule, carried,
     no slot ends the rounds."""
     if not _broken(sched, carried, ii):
         return sched
+    best, last = carried_rounds(design, nodes, carried, ii, modulo)
+    return best if best is not None else last if last is not None else sched
+
+
+def carried_rounds(design: Design, nodes: list[Node], carried, ii: int, modulo: int = 0,
+                   fixed: dict[int, int] | None = None) -> tuple[Schedule | None, Schedule | None]:
+    """:func:`respect_carried`'s rounds (``fixed``: nodes held from given cycles in every round, as
+    ``llmulator.modulo._shorten`` moves them): (the shortest schedule that keeps every carried dependence, or
+    None; the last one scheduled, or None)."""
     first = _producers(nodes, carried)
-    release: dict[int, int] = {}
-    best: Schedule | None = None
+    release: dict[int, int] = dict(fixed or {})
+    best = last = None
     for _ in range(CARRIED_ROUNDS):
         try:
-            sched = list_schedule(design, nodes, None, release, first, modulo)
+            last = list_schedule(design, nodes, None, release, first, modulo)
         except NoModuloSlot:
             break
-        if not _broken(sched, carried, ii) and (best is None or sched.depth < best.depth):
-            best = sched
-        want: dict[int, int] = {}
+        if not _broken(last, carried, ii) and (best is None or last.depth < best.depth):
+            best = last
+        want: dict[int, int] = dict(fixed or {})
         for c in carried:
-            need = sched.finish[c.src] - c.distance * ii
+            need = last.finish[c.src] - c.distance * ii
             if need > want.get(c.dst, 0):
                 want[c.dst] = need
         if want == release:
             break
         release = want
-    return best if best is not None else sched
+    return best, last
 
 
 def _broken(sched: Schedule, carried, ii: int) -> bool:

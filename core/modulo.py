@@ -22,7 +22,6 @@ from collections import Counter, defaultdict
 
 from .design import Design
 from .list_schedule import (
-    CARRIED_ROUNDS,
     Node,
     NoModuloSlot,
     Schedule,
@@ -30,6 +29,7 @@ from .list_schedule import (
     _prepare,
     _producers,
     _tally,
+    carried_rounds,
     issues_per_cycle,
     list_schedule,
     respect_carried,
@@ -104,23 +104,9 @@ def _shorten(design: Design, nodes: list[Node], carried, ii: int, sched: Schedul
 
 
 def _placed_with(design: Design, nodes: list[Node], carried, ii: int, fixed: dict[int, int]) -> Schedule | None:
-    """``respect_carried``'s rounds in the modulo table with some nodes held from given cycles: the shortest
-    legal placement they find, or None."""
-    first, release, best = _producers(nodes, carried), dict(fixed), None
-    for _ in range(CARRIED_ROUNDS):
-        try:
-            sched = list_schedule(design, nodes, None, release, first, ii)
-        except NoModuloSlot:
-            break
-        if not _broken(sched, carried, ii) and (best is None or sched.depth < best.depth):
-            best = sched
-        want = dict(fixed)
-        for c in carried:
-            want[c.dst] = max(want.get(c.dst, 0), sched.finish[c.src] - c.distance * ii)
-        if want == release:
-            break
-        release = want
-    return best
+    """The shortest legal placement ``respect_carried``'s rounds find in the modulo table with some nodes held
+    from given cycles, or None."""
+    return carried_rounds(design, nodes, carried, ii, ii, fixed)[0]
 
 
 
