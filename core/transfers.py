@@ -37,7 +37,8 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     words and bits read and written per level, the elements each level must hold (``need_bits``),
     and the transfer cycles (``cycles``): each array's transfers move at the parent's bandwidth (whole
     bytes per array) and pay the parent's latency once per burst (one burst per tile load or write-back); a
-    double-buffered level hides every burst's latency but the first behind the previous tile's work."""
+    double-buffered level hides every burst's latency but the first behind the previous tile's work. ``exposed``:
+    what double buffering cannot hide (the first tiles in, the last out: ``traffic.nest_time``)."""
     arch = d.arch
     B = v.t.shape[0]
     out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
@@ -55,8 +56,8 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         # are bypassed (Timeloop's bypass), not charged for data they never hold
         parent, level = arch.memory[0], arch.memory[arr.level]
         t_full = _tiles(nest, v, arr)
-        fp = footprints(arr, t_full)
-        out[f"need_bits.{level.name}"] += fp * arr.bits  # room for the largest tile
+        full = footprints(arr, t_full)   # a full tile's elements: the room it needs, the first in and the last out
+        out[f"need_bits.{level.name}"] += full * arr.bits
         # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
         # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
         trips = np.maximum(nest.trips[None, :], 1.0)
@@ -68,9 +69,8 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         # a burst per tile that moves: the partial sums that come back, not every visit (before hlsim 0.45 a
         # burst per visit, 4 where 2 reloads; an outside probe)
         bursts = np.where(words_in > 0, reloads, 0.0) + np.where(words_out > 0, loads, 0.0)
-        whole = footprints(arr, t_full) * arr.bits / 8.0   # a full tile's bytes: the first in, the last out
-        fill += np.where(words_in > 0, whole, 0.0)
-        drain += np.where(words_out > 0, whole, 0.0)
+        fill += np.where(words_in > 0, full * arr.bits / 8.0, 0.0)
+        drain += np.where(words_out > 0, full * arr.bits / 8.0, 0.0)
         reads |= words_in > 0
         lat = (np.minimum(bursts, 1.0) if level.double_buffered else bursts) * parent.latency_cycles
         cycles += np.ceil((bits_in + bits_out) / 8.0 / parent.bandwidth_bytes_per_cycle) + lat
