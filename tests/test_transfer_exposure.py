@@ -7,27 +7,13 @@ for the reloads); an SRAM buffer of 16 KiB; add 1 cycle."""
 from __future__ import annotations
 
 import pytest
-from conftest import kernel_design, profiled_and_estimated
+from conftest import ROUND, kernel_design, profiled_and_estimated
 from llmulator.errors import InvariantError
 from llmulator_plugins.hlsim import bounds
 
-ARCH = """
-architecture:
-  version: 1
-  name: round
-  clock_mhz: 100
-  technology: 45nm
-  compute:
-    operators:
-      add: {count: 8, bits: 32, latency_cycles: 1, energy_pj: 1.0, area_um2: 100, leakage_mw: 0}
-      mul: {count: 8, bits: 32, latency_cycles: 2, energy_pj: 10.0, area_um2: 1000, leakage_mw: 0}
-      cmp: {count: 4, bits: 32, latency_cycles: 1, energy_pj: 2.0, area_um2: 50, leakage_mw: 0}
-  memory:
-    - {name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: 4, latency_cycles: LAT,
-       read_energy_pj: 100, write_energy_pj: 200, leakage_mw: 0}
-    - {name: SRAM, kind: sram, capacity_kib: 16, width_bits: 32, banks: 8, ports: 2, latency_cycles: 1,
-       read_energy_pj: 10, write_energy_pj: 20, leakage_mw: 0, area_um2: 10000, double_buffered: DB}
-"""
+# conftest's round-figure architecture with two SRAM ports, the DRAM latency (LAT) and double buffering (DB) set
+ARCH = (ROUND.replace("RF", "").replace("latency_cycles: 10,", "latency_cycles: LAT,").replace("ports: 1,", "ports: 2,")
+        .replace("double_buffered: false", "double_buffered: DB"))
 VINC = ("    L_i: for (int i = 0; i < N; i++) {\n      C[i] = A[i] + 1;\n    }",
         "    A: {shape: [N], dtype: int32, role: in}\n    C: {shape: [N], dtype: int32, role: out}", "    C[:] = A + 1")
 
