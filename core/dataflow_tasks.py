@@ -72,6 +72,16 @@ def issue_pressure(design, timing, site, groups: float, busy, rate) -> None:
         rate[r] = max(rate.get(r, 0.0), u / (ii * cap))
 
 
+def issuing_span(design, compute, transfer, exposed):
+    """The part of a nest's cycles its issuing lengthens (:func:`shared_path`'s ``compute``): its compute and what
+    runs in series with it, the exposed transfers where double buffering overlaps the rest (``llmulator.traffic.
+    nest_time``), else every transfer. Before hlsim 0.46 the compute alone: two nests that each wait for their
+    first tile (62 cycles), issue 44 and drain (62) shared two multipliers for 64 cycles of issue and took 168,
+    where 62 + 64 + 62 is the least."""
+    from .traffic import overlapped
+    return compute + (exposed if overlapped(design) else transfer)
+
+
 def shared_path(cycles: list[float], waits: list[set[int]], busy: list[dict], rate: list[dict],
                 compute: list[float] | None = None) -> float:
     """The run's cycles when tasks start as soon as the ones they wait for have ended, and tasks that overlap share
@@ -83,7 +93,8 @@ def shared_path(cycles: list[float], waits: list[set[int]], busy: list[dict], ra
     own ``busy`` cycles on it (they cannot hold it longer than that). Before hlsim 0.40 overlapped tasks shared
     nothing but the units' and bandwidth's totals: two independent loops that each load 32 elements over one
     DRAM channel at II 1 ran in 95 cycles where the 64 issues and the latency need 126 (an outside probe).
-    ``compute``: each task's issuing part of its ``cycles`` (the rest waits on tile transfers or bandwidth); a
+    ``compute``: each task's issuing part of its ``cycles`` with what runs in series with it (:func:`issuing_span`;
+    the rest waits on tile transfers or bandwidth); a
     stretch lengthens a task only beyond that slack (before 2026-12-06 it was added to the whole: two nests that
     each wait 124 cycles on transfers and share two multipliers for 64 took 156; an outside probe)."""
     compute = list(cycles) if compute is None else compute

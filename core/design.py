@@ -24,6 +24,12 @@ from .kernel import Access, Branch, Loop, LoopTree, analyze
 from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
 
 
+def index_step(loop: Loop) -> int:
+    """How far a loop's variable moves per trip, as an index coefficient multiplies it: the constant step of an
+    additive loop (``i += 2``), else 1 (a geometric or symbolic step: its trips are counted, not its span)."""
+    return abs(loop.step) if loop.step_op == "+" and loop.step_text is None and loop.step else 1
+
+
 @attrs.define(eq=False)
 class Design:
     """One point to estimate: an architecture, a workload and a mapping at a size preset (and input variant)."""
@@ -223,6 +229,11 @@ class Design:
                "label it (L_name: if (...)) and add workload.hints.L_name.taken_probability")
         return 0.5, f"branch at line {br.line} (`{br.cond_text}`) has no taken_probability hint; assumed 0.5 ({how})"
 
+    def branch_guessed(self, br) -> bool:
+        """A branch priced from a ``taken_probability`` hint or the 0.5 default: nothing derived its share."""
+        return (id(br) not in self._index_branches and id(br) not in self._input_branches
+                and (br.data_dependent or id(br) not in self._scalar_branches))
+
     @cached_property
     def hints(self) -> dict[str, Any]:
         """The workload's expected-value hints, with the input variant's applied."""
@@ -301,31 +312,34 @@ class Design:
                 "preset": self.preset, "variant": self.variant}
 
     def footprint_elems(self, array: str) -> float:
-        """Elements of ``array`` touched by one tile (all point loops run once)."""
+        """Elements of ``array`` touched by one tile (all point loops run once): per dimension the box its
+        accesses span, at most the elements they name (as ``llmulator.transfers.footprints`` counts them)."""
         accesses = [a for st in self.statements_with_loops() for a in st[0].accesses if a.array == array]
         shape = self.workload.shape(array, self.sizes)
         if not accesses:
             return 0.0
         total = 1.0
         for d, size in enumerate(shape):
-            ext, consts = 0.0, []
+            ext, consts, points, seen = 0.0, [], 1.0, set()
             for acc in accesses:
                 aff = acc.affine[d] if d < len(acc.affine) else None
                 if aff is None:
-                    ext = size
+                    ext, points = size, float(size)
                     break
-                e = 1.0
+                e, p = 1.0, 1.0
                 for v, c in aff.coefs.items():
                     loop = self._loop_of_var(v)
-                    if loop is not None:
-                        e += abs(c) * (self.tile(loop.label) - 1)
-                ext = max(ext, e)
+                    if loop is not None:  # a loop stepping by 2 spans 2 elements a trip (llmulator.traffic)
+                        e += abs(c) * index_step(loop) * (self.tile(loop.label) - 1)
+                        p *= self.tile(loop.label)
+                ext, points = max(ext, e), max(points, p)
+                seen.add((tuple(sorted(aff.coefs.items())), str(aff.const)))
                 try:
                     consts.append(float(evaluate(aff.const, self.sizes)))
                 except ExprError:
                     pass
             spread = (max(consts) - min(consts)) if consts else 0.0
-            total *= min(size, ext + spread)
+            total *= min(size, ext + spread, points * max(len(seen), 1))
         return total
 
     def _loop_of_var(self, var: str) -> Loop | None:

@@ -28,6 +28,7 @@ def level_diagnostics(d: Design) -> list[Diagnostic]:
         diags.extend(_entry_diagnostics(d, i, e, labels, seen, prods))
     if diags:
         return diags
+    diags.extend(_fanout_diagnostics(d))
     for lb in labels:
         try:
             trips = d.trips(lb)
@@ -80,4 +81,42 @@ def _entry_diagnostics(d: Design, i: int, e: dict, labels: list[str], seen: set[
             if arr not in arrays:
                 diags.append(_mdiag(m, ("levels", i, key, j), f"unknown array '{arr}'",
                                     "one of: " + ", ".join(arrays), _close(arr, arrays)))
+    return diags
+
+
+def _fanout_diagnostics(d: Design) -> list[Diagnostic]:
+    """Each level's spatial factors (its own and its fan-out stages') against the hardware below it: the next
+    inner level's instances per instance of this one, and all of them together against the MAC units. Before
+    analytical 0.57 a fan-out of 64 over one MAC unit was accepted and priced at 8 cycles for 512 MACs (an
+    outside probe); Timeloop refuses such a mapping too."""
+    a, m = d.arch, d.mapping
+    given = {e.get("level"): (i, e) for i, e in enumerate(m.levels)}
+    diags: list[Diagnostic] = []
+    total, last = 1, None
+    for k, lv in enumerate(a.memory):
+        if lv.name not in given:
+            continue
+        i, e = given[lv.name]
+        fan = 1
+        for factors in [e.get("spatial") or {}] + [st.get("spatial") or {} for st in e.get("fanout") or []]:
+            for n in factors.values():
+                fan *= int(n)
+        total *= fan
+        last = i if fan > 1 else last
+        nxt = a.memory[k + 1] if k + 1 < len(a.memory) else None
+        if nxt is not None and fan > (room := nxt.instances // max(lv.instances, 1)):
+            diags.append(_mdiag(m, ("levels", i, "spatial"), f"the spatial factors at {lv.name} fan out to {fan} "
+                                f"instances, but level {nxt.name}'s {nxt.instances} instance(s) give each of its "
+                                f"{lv.instances} instance(s) {room}",
+                                f"spatial factors whose product is at most {room}"))
+    # the MAC lanes: mac units, else a multiplier with an adder each (an architecture without a `mac` operator
+    # passed unchecked until an outside probe: a fan-out of 64 over 8 multipliers priced at 32 cycles for 512)
+    mac = a.operators.get("mac")
+    pair = [a.operators[c].count for c in ("mul", "add") if c in a.operators]
+    lanes, what = (mac.count, "mac unit(s)") if mac is not None else (
+        (min(pair), "multiplier-adder pair(s) (no mac operator)") if len(pair) == 2 else (None, ""))
+    if lanes is not None and total > lanes:
+        diags.append(_mdiag(m, ("levels", last, "spatial") if last is not None else ("levels",),
+                            f"the spatial factors of all levels fan out to {total} MAC lanes, but the architecture "
+                            f"has {lanes} {what}", f"spatial factors whose product is at most {lanes}"))
     return diags

@@ -4,9 +4,10 @@ Shared by every model that prices a mapped nest: the analytical estimator
 (expected counts from hints, B mappings at once as NumPy arrays of shape (B,))
 and hlsim (the same tile transfers, with trip counts it measured). A nest's
 loops, per-array index dependences, the mapped view of a batch of mappings
-(``llmulator.nest``'s semantics: tile loops, point loops, fused groups), tile
-footprints, how often a tile is (re)loaded from the parent level (Timeloop's
-reuse rule) and the words and cycles of those transfers live here, once.
+(``llmulator.nest``'s semantics: tile loops, point loops, fused groups) and the
+levels' bandwidth time live here, once; tile footprints, how often a tile is
+(re)loaded from the parent level (Timeloop's reuse rule) and the words and cycles
+of those transfers in ``llmulator.transfers``.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import attrs
 import numpy as np
 
 from . import costs, while_span
+from . import kernel_values as kv
 from . import nest as lnest
-from .design import Design
+from .design import Design, index_step
 from .expr import ExprError, evaluate
 from .kernel import Branch, Loop
 
@@ -30,7 +32,7 @@ class ArrayUse:
     role: str
     level: int  # index into arch.memory
     dep: np.ndarray  # (L,) bool: index depends on loop l
-    coefs: list[list[tuple[int, int]]]  # per dim: (loop index, |coef|)
+    coefs: list[list[tuple[int, int]]]  # per dim: (loop index, |coef| x the loop's step)
     spread: list[float]  # per dim: spread of constant offsets over accesses
     indirect_dims: list[bool]
     shape: tuple[int, ...]
@@ -43,6 +45,9 @@ class ArrayUse:
     # some write sits under a branch: the elements it skips keep what the array held, so a tile written back
     # whole must first be loaded where the array holds data (an ``inout`` array, or one written before)
     written_partly: bool = False
+    # per dim: the distinct (coefficients, offset) patterns of its accesses; a tile holds at most that many
+    # elements per point of its loops (inf: a while counter's span)
+    patterns: list[float] | None = None
 
 
 @attrs.define
@@ -82,18 +87,19 @@ def nest_of(design: Design, top: Loop) -> Nest:
     trips = np.array([design.trips(lb) for lb in labels], dtype=float)
     var_index = {lp.var: i for i, lp in enumerate(loops) if lp.var}
     # a loop over a segment its enclosing loops' data choose (`for (j = p[i]; j < p[i + 1]; j++)`): each outer
-    # step moves the segment on by its length, CSR's disjoint rows (before: one row's worth of v[j] was taken
-    # for the whole array, as if every row read the same elements)
-    # and a triangular loop (`for (j = 0; j <= i; j++)`) spans its most trips (Nest.spans)
+    # step moves the segment on by its length, CSR's disjoint rows (before: one row's worth of v[j] was taken for
+    # the whole array, as if every row read the same elements); a triangular loop spans its most trips (spans)
     segments, spans = {}, {}
     for i, lp in enumerate(loops):
         outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
         if lp.data_dependent and not lp.is_while and lp.var:
-            segments[i] = (outer, trips[i])
+            segments[i] = [(oi, max(trips[i], 1.0)) for oi in outer]
         elif outer and (most := design.longest_trips(lp.label)) is not None:
             spans[i] = (outer, most)
+            if slide := _slide(design, lp, loops, var_index):
+                segments[i] = slide
     counters = while_span.counters(loops)
-    arrays = [_array_use(design, name, u, len(loops), var_index, segments, counters)
+    arrays = [_array_use(design, name, u, len(loops), var_index, segments, counters, [index_step(lp) for lp in loops])
               for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
@@ -208,13 +214,33 @@ class _Counts:
         return ended, broke, returned
 
 
+def _slide(design: Design, lp: Loop, loops: list[Loop], var_index: dict[str, int]) -> list[tuple[int, float]]:
+    """(outer loop index, elements its trip moves the first) for a loop whose lower bound moves with outer loops:
+    a window, ``for (j = i; j < i + K; j++)``, slides over the array as i runs (before hlsim 0.46 its tile was
+    the K elements of one window: 2 DRAM words where the loop reads 32; an outside probe)."""
+    names = {k: float(v) for k, v in design.sizes.items()}
+    base = {**names, **{v: 0.0 for v in lp.depends_on_outer}}
+    out = []
+    for v in lp.depends_on_outer:
+        if v in var_index and lp.step_op == "+" and not lp.is_while:
+            try:
+                shift = kv.eval_c(lp.lower_text, {**base, v: 1.0}) - kv.eval_c(lp.lower_text, base)
+            except Exception:  # a bound the evaluator cannot read: no slide assumed, as before
+                continue
+            if shift:
+                out.append((var_index[v], abs(shift) * index_step(loops[var_index[v]])))
+    return out
+
+
 def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int],
-               segments: dict[int, tuple[list[int], float]] | None = None, counters: dict | None = None) -> ArrayUse:
-    """One array's use in a nest: which loops its index depends on (with the largest coefficient per
-    dimension), the spread of constant offsets, indirect dimensions, and its expected reads/writes.
-    ``segments``: loop index -> (the outer loops its data-dependent bounds read, its mean trips); a dimension
-    that such a loop indexes moves by a segment per step of those outer loops, where no dimension of the
-    array is indexed by them already."""
+               segments: dict[int, list[tuple[int, float]]] | None = None, counters: dict | None = None,
+               steps: list[int] | None = None) -> ArrayUse:
+    """One array's use in a nest: which loops its index depends on (the largest coefficient per dimension, times
+    the loop's step: ``i += 2`` over ``a[i], a[i + 1]`` spans 2 elements a trip as ``a[2k], a[2k + 1]`` does;
+    before hlsim 0.46 1, half the words read: a probe), constant offsets' spread, indirect dims, reads/writes.
+    ``segments``: loop index -> [(an outer loop its bounds read, how far it moves the loop's elements per trip:
+    a data-dependent segment's mean length, a window's slide)]; a dimension that such a loop indexes moves that
+    far per step of those outer loops, where no dimension of the array is indexed by them already."""
     spec = design.workload.arrays[name]
     shape = design.workload.shape(name, design.sizes)
     ndim = len(shape)
@@ -223,44 +249,49 @@ def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict
     spread, indirect = [], []
     counted = {id(acc): while_span.dims(acc, counters) for acc in u["accs"]} if counters else {}
     by_counter: list[tuple[int, list[int]]] = []  # (dimension, enclosing loops) indexed by a while's counter
+    patterns: list[float] = []  # per dim: distinct (coefficients, offset) of its accesses (footprints' cap)
     for d in range(ndim):
         best: dict[int, int] = {}
-        consts, ind = [], False
+        consts, ind, seen = [], False, set()
         for acc in u["accs"]:
             aff = acc.affine[d] if d < len(acc.affine) else None
             if aff is None and d in counted.get(id(acc), {}):
                 by_counter.append((d, while_span.take(counted[id(acc)][d], dep, best, consts)))
+                seen.add(None)
                 continue
             if aff is None:
                 ind = True
                 continue
+            seen.add((tuple(sorted((v, c) for v, c in aff.coefs.items() if c)), str(aff.const)))
             for v, c in aff.coefs.items():
                 if c and v in var_index:
                     li = var_index[v]
                     dep[li] = True
-                    best[li] = max(best.get(li, 0), abs(c))
+                    best[li] = max(best.get(li, 0), abs(c) * (steps[li] if steps else 1))
             try:
                 consts.append(float(evaluate(aff.const, design.sizes)))
             except ExprError:
                 pass
         coefs[d] = sorted(best.items())
+        patterns.append(math.inf if None in seen else float(max(len(seen), 1)))
         spread.append((max(consts) - min(consts)) if consts else 0.0)
         indirect.append(ind)
     while_span.overlapping(by_counter, coefs, indirect)
-    for li, (outer, length) in (segments or {}).items():
+    for li, moves in (segments or {}).items():
         for d in range(ndim):
             c = dict(coefs[d]).get(li)
             if c is None:
                 continue
-            for oi in outer:
+            for oi, move in moves:
                 if not any(oi in dict(cs) for cs in coefs):
-                    coefs[d] = sorted(coefs[d] + [(oi, c * max(length, 1.0))])
+                    coefs[d] = sorted(coefs[d] + [(oi, c * move)])
                     dep[oi] = True
     if any(indirect):
         dep[:] = True  # an indirect index may touch anything: no reuse assumed
     level = design.arch.level_index(design.placement(name))
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
-                    any(a.is_read for a in u["accs"]), any(a.is_write for a in u["accs"]), u.get("partly", False))
+                    any(a.is_read for a in u["accs"]), any(a.is_write for a in u["accs"]), u.get("partly", False),
+                    patterns)
 
 
 @attrs.define
@@ -329,38 +360,6 @@ def view(design: Design, nest: Nest, maps: BatchMappings) -> View:
                 t_loops[:, li] = np.minimum(rem, nest.trips[li])
                 rem = np.ceil(rem / max(nest.trips[li], 1.0))
     return View(groups, trips, t, outer, maps.spatial[:, heads], maps.pos[:, heads], t_loops)
-
-
-def footprints(arr: ArrayUse, tiles: np.ndarray) -> np.ndarray:
-    """Elements of ``arr`` in one tile (all point loops run once), (B,)."""
-    out = np.ones(tiles.shape[0])
-    for d, size in enumerate(arr.shape):
-        if arr.indirect_dims[d]:
-            out *= size
-            continue
-        ext = np.ones(tiles.shape[0])
-        for li, c in arr.coefs[d]:
-            ext += c * (tiles[:, li] - 1)
-        out *= np.minimum(size, ext + arr.spread[d])
-    return out
-
-
-def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """How many times the tile of an array whose index uses the mapped loops ``dep`` is (re)loaded
-    from the parent level, (B,).
-
-    Outer tile loops that do not index the array re-use the resident tile
-    only when they sit inside the innermost outer loop that does (Timeloop's
-    reuse rule); loops of one trip never matter.
-    """
-    rel = dep[None, :] & (outer > 1)
-    pstar = np.where(rel, pos, -1).max(axis=1)
-    inside = pos <= pstar[:, None]
-    return np.where(inside, outer, 1.0).prod(axis=1)
-
-
-def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
-    return np.where(dep[None, :], outer, 1.0).prod(axis=1)
 
 
 def overlapped(d: Design) -> bool:

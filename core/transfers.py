@@ -13,12 +13,50 @@ they held (before, an ``inout`` array written under an ``if`` was written back w
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .design import Design
 from .kernel import Loop
-from .traffic import Nest, View, distinct_tiles, footprints, mappings_from_design, nest_of, tile_loads, view
+from .traffic import ArrayUse, Nest, View, mappings_from_design, nest_of, view
 from .traffic import written_before as _written_before
+
+
+def footprints(arr: ArrayUse, tiles: np.ndarray) -> np.ndarray:
+    """Elements of ``arr`` in one tile (all point loops run once), (B,): per dimension the box its accesses span,
+    at most the elements they name (a loop stepping by 3 over ``x[i]`` names every third element of its box: 4
+    of 10; hlsim 0.46, when the box started taking the loop's step)."""
+    out = np.ones(tiles.shape[0])
+    for d, size in enumerate(arr.shape):
+        if arr.indirect_dims[d]:
+            out *= size
+            continue
+        ext, points = np.ones(tiles.shape[0]), np.ones(tiles.shape[0])
+        for li, c in arr.coefs[d]:
+            ext += c * (tiles[:, li] - 1)
+            points *= tiles[:, li]
+        named = points * (arr.patterns[d] if arr.patterns else math.inf)
+        out *= np.minimum(size, np.minimum(ext + arr.spread[d], named))
+    return out
+
+
+def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """How many times the tile of an array whose index uses the mapped loops ``dep`` is (re)loaded
+    from the parent level, (B,).
+
+    Outer tile loops that do not index the array re-use the resident tile
+    only when they sit inside the innermost outer loop that does (Timeloop's
+    reuse rule); loops of one trip never matter.
+    """
+    rel = dep[None, :] & (outer > 1)
+    pstar = np.where(rel, pos, -1).max(axis=1)
+    inside = pos <= pstar[:, None]
+    return np.where(inside, outer, 1.0).prod(axis=1)
+
+
+def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
+    return np.where(dep[None, :], outer, 1.0).prod(axis=1)
 
 
 def _tiles(nest: Nest, v: View, arr) -> np.ndarray:
@@ -82,11 +120,14 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     out["cycles"] = cycles
     # double buffering overlaps every tile's transfer with the work on another, except the first tiles' (the
     # work waits for them: the backing store's latency and their bytes) and the last write-backs (after the
-    # work); before hlsim 0.45 a nest whose compute outlasted its transfers paid none of it: 995 cycles where the
-    # first element arrives at 200 and 1,195 is the least (an outside probe)
-    bw = arch.memory[0].bandwidth_bytes_per_cycle
-    out["exposed"] = (np.where(reads, arch.memory[0].latency_cycles, 0.0) + np.ceil(fill / bw - 1e-9)
-                      + np.ceil(drain / bw - 1e-9))
+    # work: their bytes, and the latency until the last write lands, as the single-buffered rule charges it);
+    # before hlsim 0.45 a nest whose compute outlasted its transfers paid none of it: 995 cycles where the first
+    # element arrives at 200 and 1,195 is the least (an outside probe); in 0.45 the last write's latency was not
+    # exposed, so a nest of one tile, which has nothing to overlap, ran 10 cycles faster double-buffered than
+    # single-buffered (118; the same probe)
+    bw, lat = arch.memory[0].bandwidth_bytes_per_cycle, arch.memory[0].latency_cycles
+    out["exposed"] = (np.where(reads, lat, 0.0) + np.ceil(fill / bw - 1e-9)
+                      + np.where(drain > 0, lat, 0.0) + np.ceil(drain / bw - 1e-9))
     return out
 
 
@@ -164,13 +205,15 @@ def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[f
     each loop under its branches that ran is a nest of its own (:func:`tile_transfers`: a table built once,
     ``if (have_table == 0) { L_tab: for (...) ... }``; before, it moved nothing), whose exposed transfers (the
     first tiles in, the last out) are the third figure (before hlsim 0.45's second cut they were dropped here:
-    a loop under `if (N > 0)` paid no DRAM latency where the same loop without the `if` did; an outside probe)."""
+    a loop under `if (N > 0)` paid no DRAM latency where the same loop without the `if` did; an outside probe),
+    with the statements' own transfers, which no work overlaps (before hlsim 0.46, double-buffered, `s = A[0];`
+    took max(1, 201) cycles where the word arrives at 201 and the statement runs after it: an outside probe)."""
     labels = sorted({s.loop for s in sites if s.loop and invocations[s.loop] and d.tree.loops[s.loop].parent is None})
     inside = {id(getattr(n, "cond", n)) for lb in labels for n in d.tree.loops[lb].descendants()}
     stmts = [st for s in sites if s.kind in ("block", "cond") and s.id in ran for st in s.stmts if id(st) not in inside]
     cycles, moved = statement_transfers(d, stmts)
     out = {lv: list(v) for lv, v in moved.items()}
-    exposed = 0.0
+    exposed = cycles  # a statement's own elements: nothing to overlap them with (hlsim 0.46)
     for label in labels:
         t, mv, e = tile_transfers(d, d.tree.loops[label])
         cycles += t

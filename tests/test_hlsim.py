@@ -104,7 +104,9 @@ def test_accumulation_with_a_4_cycle_adder_has_ii_4(write):
     assert p.breakdown["rec_mii.L_i"] == 4 and p.breakdown["ii.L_i"] == 4
     depth = p.breakdown["depth.L_i"]
     assert depth == 1 + 4  # load, add
-    assert p.metrics["cycles"] == 1 + (depth + 63 * 4) + 1  # a's cycle to arrive, the loop, the store of y[0]
+    # a's cycle to arrive, the loop, the store of y[0], then its word's cycle to DRAM (hlsim 0.46: a top-level
+    # statement's own transfer does not overlap its work)
+    assert p.metrics["cycles"] == 1 + (depth + 63 * 4) + 1 + 1
     assert p.functional_check == "pass"
 
 

@@ -41,6 +41,7 @@ class Space:
     name: str
     projection: list[list[tuple[int, str]]]
     rw: bool = False
+    inout: bool = False  # its initial values are read (an ``inout`` array): no first-read elision
 
 
 @dataclass
@@ -312,10 +313,11 @@ def analyze(dims: dict[str, int], spaces: Sequence[Space], levels: Sequence[Leve
             if not alive[j] or lv.virtual:
                 continue
             share = 0.0 if j == top else pas[j]
-            if sp.rw:
+            if sp.rw:  # an inout array's first update reads its initial value (analytical 0.57: elided as
+                pj = 0.0 if sp.inout else part[j]  # Timeloop's out; 0 DRAM reads of a `C +=` that must load C)
                 updates = round(content[j])
-                reads = round(content[j] + peer[j] - part[j])
-                fills = round(share + peer[j]) if j == top else round(share + peer[j] - part[j])
+                reads = round(content[j] + peer[j] - pj)
+                fills = round(share + peer[j]) if j == top else round(share + peer[j] - pj)
             else:
                 reads, updates, fills = round(content[j] + peer[j]), 0, round(share + peer[j])
             n_inst = util_inst[j]
@@ -404,7 +406,7 @@ def problem_of(d) -> tuple[dict[str, int], list[Space], list[str]]:
             proj.append(terms)
         sp = spaces.get(acc.array)
         if sp is None:
-            spaces[acc.array] = Space(acc.array, proj, acc.is_write)
+            spaces[acc.array] = Space(acc.array, proj, acc.is_write, d.workload.arrays[acc.array].role == "inout")
         else:
             sp.rw = sp.rw or acc.is_write
     return dims, list(spaces.values()), labels
@@ -486,20 +488,52 @@ def estimate(d) -> Result:
     return r
 
 
+def stated_bandwidth_cycles(d, r: Result) -> float:
+    """The cycles the busiest level needs to move its words at the ``bandwidth_bytes_per_cycle`` its spec states
+    (the whole level's): Timeloop throttles only by the per-instance ``*_bandwidth_words`` it knows, so before
+    analytical 0.57 a level given in bytes a cycle did not limit the count at all. Imported Timeloop specs state
+    no such figure, so their cycles stay Timeloop's."""
+    from llmulator import tech
+    raw = {m["name"]: m for m in d.arch.raw.get("memory", [])}
+    elem_bits = max(tech.DTYPE_BITS.get(a.dtype, 32) for a in d.workload.arrays.values())
+    worst = 0.0
+    for lv in d.arch.memory:
+        bw = raw.get(lv.name, {}).get("bandwidth_bytes_per_cycle")
+        if not bw:
+            continue
+        bits = int(raw[lv.name].get("word_bits", elem_bits))
+        words = sum(s["reads"] + s["fills"] + s["updates"] for s in r.accesses.get(lv.name, {}).values())
+        worst = max(worst, words * bits / 8.0 / bw)
+    return worst
+
+
+def exposed_latency(d, r: Result) -> float:
+    """Cycles the backing store's latency adds to Timeloop's pipelined count, which prices none: the MACs wait
+    for the first word it sends, and the run ends when the last word written to it lands, as hlsim's double
+    buffering charges them (``llmulator.transfers``). Before analytical 0.57 a GEMM on a DRAM of 2,000 cycles'
+    latency took 512 cycles, below the 2,192 its 768 bytes and that latency need (an outside probe). Imported
+    Timeloop specs state latency 0 on every level, so their cycles stay Timeloop's."""
+    top = d.arch.memory[0]
+    spaces = r.accesses.get(top.name, {}).values()
+    read = any(s["reads"] > 0 for s in spaces)
+    written = any(s["updates"] > 0 for s in spaces)
+    return float(top.latency_cycles) * (int(read) + int(written))
+
+
 def apply(d, metrics: dict, terms: dict, breakdown: dict, notes: list) -> None:
     """Replace the single-placement figures of an estimate by the multi-level nest analysis's."""
     r = estimate(d)
-    cycles = max(r.cycles, 1.0)
-    metrics["cycles"] = r.cycles
-    metrics["energy_pj"] = r.total_energy_pj
-    metrics["power_mw"] = r.total_energy_pj * d.arch.clock_mhz / cycles * 1e-3
-    metrics["latency_us"] = r.cycles / d.arch.clock_mhz
-    ideal = r.macs / max(r.utilized_macs, 1.0)
+    exposed = exposed_latency(d, r)
+    total_cycles = max(r.cycles, math.ceil(stated_bandwidth_cycles(d, r) - 1e-9)) + exposed
+    energy = r.total_energy_pj + (sum(r.leak_pj.values()) / r.cycles * (total_cycles - r.cycles) if r.cycles else 0.0)
+    metrics["cycles"] = total_cycles
+    metrics["energy_pj"] = energy
+    metrics["power_mw"] = energy * d.arch.clock_mhz / max(total_cycles, 1.0) * 1e-3
+    metrics["latency_us"] = total_cycles / d.arch.clock_mhz
     terms.update({"compute_cycles": r.compute_cycles, "ideal_cycles": r.macs / max(1.0, d.arch.operators[
-        "mac"].count if "mac" in d.arch.operators else 1.0), "stall_cycles": r.cycles - r.compute_cycles,
-        "fill_drain_cycles": 0.0})
+        "mac"].count if "mac" in d.arch.operators else 1.0), "stall_cycles": total_cycles - r.compute_cycles,
+        "fill_drain_cycles": 0.0, "exposed_cycles": exposed, "timeloop_cycles": r.cycles})
     terms["under_utilisation_cycles"] = r.compute_cycles - terms["ideal_cycles"]
-    del ideal
     for lv, spaces in r.accesses.items():
         for sp, v in spaces.items():
             for k in ("reads", "fills", "updates"):
@@ -508,4 +542,6 @@ def apply(d, metrics: dict, terms: dict, breakdown: dict, notes: list) -> None:
         terms[f"energy_pj.{lv}"] = float(e)
     breakdown["utilisation"] = r.utilization
     notes.append("multi-level tiling (mapping.levels): cycles, energy and accesses from the nest analysis "
-                 "(llmulator_plugins.analytical.tiling, Timeloop's rules); the kernel's schedule is not used")
+                 "(llmulator_plugins.analytical.tiling, Timeloop's rules), no faster than the levels' stated "
+                 "bandwidth_bytes_per_cycle, plus the backing store's latency for the first read and the last write; "
+                 "the kernel's schedule is not used")

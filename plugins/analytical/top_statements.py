@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from itertools import product
 
-from llmulator import traffic, transfers
+from llmulator import dataflow_tasks, traffic, transfers
 from llmulator.design import Design
 from llmulator.errors import UserError
 from llmulator.words import access_bits, moved_bits
@@ -108,16 +108,20 @@ def moved(d: Design, sites) -> tuple[float, dict[str, list[float]]]:
 
 
 def cycles(d: Design, sites, compute: float, own_traffic: dict[str, float], loop_transfer: float = 0.0,
-           loop_exposed: float = 0.0) -> float:
+           loop_exposed: float = 0.0) -> tuple[float, float]:
     """A top-level statement's cycles with its elements' trips to and from the backing store (added to
-    ``own_traffic``), and its loops' tile transfers (``loop_transfer``), as hlsim charges them."""
+    ``own_traffic``), and its loops' tile transfers (``loop_transfer``), as hlsim charges them; and the part of
+    them its issuing lengthens (``llmulator.dataflow_tasks.issuing_span``)."""
     transfer, mv = moved(d, sites)
     transfer += loop_transfer
     for lv, (r, rb, wr, wb) in mv.items():
         for key, v in (("reads", r), ("read_bits", rb), ("writes", wr), ("write_bits", wb)):
             own_traffic[f"{key}.{lv}"] = own_traffic.get(f"{key}.{lv}", 0.0) + v
     bw = max(traffic.level_cycles(d, lv, moved_bits(own_traffic, lv.name)) for lv in d.arch.memory)
-    return float(traffic.nest_time(d, compute, transfer, bw, loop_exposed))
+    # the statement's own elements are exposed whole: no other work overlaps them (hlsim's ``ran_transfers``)
+    exposed = loop_exposed + transfer - loop_transfer
+    return (float(traffic.nest_time(d, compute, transfer, bw, exposed)),
+            float(dataflow_tasks.issuing_span(d, compute, transfer, exposed)))
 
 
 def reached(d: Design, sites, weight: float = 1.0) -> dict[str, float]:

@@ -121,9 +121,9 @@ from .tally import AccessTally, count_ops
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus; overlapped dataflow tasks keep their own units
 # 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
-# 0.44-0.45: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded
-#       values; shorter modulo placements; double buffering exposes the first and last tiles; DRAM latency once
-VERSION = "0.45"
+# 0.44-0.46: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded
+#       values; shorter modulo placements; double buffering exposes the first and last tiles (0.46: the last
+VERSION = "0.46"  # write's latency too; a statement's own transfers; loop steps in footprints; locals no port)
 
 
 class HlsimProfiler:
@@ -308,7 +308,7 @@ class HlsimProfiler:
             for lv, c in bw_cycles.items():
                 breakdown[f"bandwidth_cycles.{label}.{lv}"] = c
             nest_cycles.append(cyc)
-            nest_compute.append(comp)
+            nest_compute.append(dataflow_tasks.issuing_span(d, comp, transfer, exposed))
             runs[k].cycles = cyc
         if d.mapping.dataflow and nest_cycles:
             # tasks wait for the ones whose buffers they read, overlapping ones share their pipelines' resources; all

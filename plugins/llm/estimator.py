@@ -60,7 +60,8 @@ DEFAULT_MODEL = Path(__file__).resolve().parent / "default_model"
 #      control or draws), not a hint or 0.5; the 90 % interval from the checkpoint's val-calibrated factors
 # 0.7: a drawn design's interval follows its own draws (residual.draw_spread)
 # 0.8: more designs drawn (analytical 0.31 runs a guarded or ended lane's division), so more get the prior itself
-VERSION = "0.9"  # 0.9: a prior that rests on hints or the 0.5 default keeps at most 0.5 confidence (guards)
+# 0.9: a prior that rests on hints or the 0.5 default keeps at most 0.5 confidence (guards)
+VERSION = "0.10"  # 0.10: a branch priced from its taken_probability hint counts as a guess too
 
 
 def inference_dtype() -> str:

@@ -145,8 +145,9 @@ def to_specs(spec: TLSpec, name: str | None = None) -> tuple[dict, dict, dict]:
         lv: TLLevel = L["lv"]
         kind = _kind(lv, i == 0)
         e = _ert(spec, lv, ("read", "write", "update", "leak")) or {}
+        # Timeloop prices no latency: 0 keeps an imported design's cycles Timeloop's (the default is 1)
         m: dict[str, Any] = {"name": ident(lv.name), "kind": kind,
-                             "width_bits": lv.word_bits * lv.block * lv.cluster}
+                             "width_bits": lv.word_bits * lv.block * lv.cluster, "latency_cycles": 0}
         if lv.cluster > 1:
             m["cluster_size"] = lv.cluster
         if lv.depth is not None and kind != "dram":
