@@ -159,7 +159,7 @@ def memory_resource(design, array: str, index_value: int | None = None) -> str |
     (``mem:ARRAY#BANK``; ``#*`` for an index not known statically). ``index_value``: the index along
     the partitioned dimension (its affine offset; the symbolic part is taken as bank-aligned). An array the
     kernel declares lives in registers (:func:`access_words`): no port (before hlsim 0.46 it took the DRAM
-    channel's, the level a workload array without a placement gets: II 5 where 2; an outside probe)."""
+    channel's, the level a workload array without a placement gets: II 5 where 1; an outside probe)."""
     if array not in design.workload.arrays:
         return None
     lv = design.arch.level(design.placement(array))
