@@ -225,7 +225,8 @@ def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tu
         out.append((f"design: {cls} operations of every nest on the architecture's units", b, cycles))
     for lv, bits in total_bits.items():
         bw = arch.level(lv).bandwidth_bytes_per_cycle
-        out.append((f"design: {bits / 8:g} bytes through {lv} at {bw:g} B/cycle (after the backing store's latency)",
+        lat = " after its latency" if lv == arch.memory[0].name else ""
+        out.append((f"design: {bits / 8:g} bytes through {lv} at {bw:g} B/cycle{lat}",
                     float(level_cycles(design, arch.level(lv), bits)), cycles))
     return out
 
