@@ -83,10 +83,27 @@ def test_local_workers_and_a_dask_cluster_give_identical_datasets(tmp_path):
 
 def test_resuming_with_other_settings_is_refused(tmp_path, capsys):
     driver.run([2], 2, tmp_path / "d", seed=0, shard_size=2, progress=False)
-    rc = main(["synth", "--stages", "2", "--n", "4", "--out", str(tmp_path / "d"), "--no-progress"])
+    rc = main(["synth", "--stages", "2", "--n", "2", "--seed", "1", "--shard-size", "2",
+               "--out", str(tmp_path / "d"), "--no-progress"])
     assert rc == 2 and "use another --out folder" in capsys.readouterr().err
+    driver.run([2], 4, tmp_path / "d", seed=0, shard_size=2, progress=False)  # grown
+    rc = main(["synth", "--stages", "2", "--n", "2", "--seed", "0", "--shard-size", "2",
+               "--out", str(tmp_path / "d"), "--no-progress"])
+    assert rc == 2 and "a larger --n grows" in capsys.readouterr().err  # shrinking is refused
     assert main(["synth", "--stages", "4", "--n", "4", "--out", str(tmp_path / "x")]) == 2
     assert "--stages" in capsys.readouterr().err
+
+
+def test_a_larger_n_grows_the_dataset_to_what_one_run_of_that_n_writes(tmp_path):
+    # 5 samples over two stages in shards of 2: stage 1's last shard holds 1 sample and is redone whole
+    driver.run([1, 2], 5, tmp_path / "g", seed=4, shard_size=2, progress=False)
+    first = _rows(tmp_path / "g")
+    m = driver.run([1, 2], 8, tmp_path / "g", seed=4, shard_size=2, progress=False)
+    grown = _rows(tmp_path / "g")
+    assert len(grown) == 8 and m["new_samples_this_run"] == 8 - 4  # the two full shards were kept
+    assert all(r in grown for r in first)
+    driver.run([1, 2], 8, tmp_path / "whole", seed=4, shard_size=2, progress=False)
+    assert grown == _rows(tmp_path / "whole")
 
 
 def test_dataset_card_reports_sizes_splits_and_distributions(tmp_path):

@@ -111,17 +111,21 @@ def plan(stages: list[int], n: int, seed: int, shard_size: int) -> list[ShardTas
 def run(stages: list[int], n: int, out: str | Path, seed: int = 0, workers: int = 1, scheduler: str | None = None,
         shard_size: int = 32, progress: bool = True,
         on_shard: Callable[[ShardTask], None] | None = None) -> dict[str, Any]:
-    """Generate (or finish generating) the dataset; returns the manifest."""
+    """Generate (or finish generating, or grow to a larger ``n``) the dataset; returns the manifest."""
     out = Path(out)
     data = out / "data"
     manifest_path = out / "dataset.json"
     if manifest_path.is_file():
         old = json.loads(manifest_path.read_text())
-        want = {"stages": stages, "n": n, "seed": seed, "shard_size": shard_size}
+        # a larger --n grows the dataset: sample i is a function of (seed, stage, i) alone, so the shards
+        # already written stay exactly what a run of the larger n writes (a stage's partial last shard is
+        # redone whole); a smaller n would leave shards outside the plan, other settings other samples
+        want = {"stages": stages, "seed": seed, "shard_size": shard_size}
         have = {k: old.get(k) for k in want}
-        if have != want:
-            raise UserError(f"{out} holds a dataset made with {have}; this run asks for {want}: "
-                            "use another --out folder or the same settings to resume")
+        if have != want or n < old.get("n", 0):
+            raise UserError(f"{out} holds a dataset made with {dict(have, n=old.get('n'))}; this run asks for "
+                            f"{dict(want, n=n)}: use another --out folder, or the same settings to resume "
+                            "(a larger --n grows the dataset)")
     tasks = plan(stages, n, seed, shard_size)
     for stale in data.glob(".*.tmp"):  # left by a run that was killed while writing
         stale.unlink(missing_ok=True)
