@@ -607,8 +607,7 @@ def cmd_estimate(args) -> int:
         except Exception as e:  # noqa: BLE001 - the calibrator's plugin's bug
             failed[col] = _failure("calibrators", cal.name, e)
     if refused and not estimates and not failed:
-        raise UserError("no estimator could price this design:\n" + "\n".join(
-            f"{n}: {m}" for n, msgs in refused.items() for m in msgs))
+        raise UserError("no estimator could price this design:\n" + "\n".join(_refusal_lines(refused, "")))
     status = 3 if failed else 0  # 3: a plugin raised; the other estimators' results are printed all the same
     warned = _design_warning_lines(d)
     if args.json:
@@ -631,9 +630,8 @@ def cmd_estimate(args) -> int:
     for e in estimates:
         for note in e.notes:
             con.print(f"[dim]{e.estimator}: {note}[/dim]")
-    for n, msgs in refused.items():
-        for m in msgs:
-            con.print(f"{n}: cannot price this design: " + m, markup=False, highlight=False)
+    for line in _refusal_lines(refused, "cannot price this design: "):
+        con.print(line, markup=False, highlight=False)
     if len(skipped) == 1:
         (n, why), = skipped.items()
         con.print(f"[dim]skipped {n}: {why}[/dim]")
@@ -643,6 +641,22 @@ def cmd_estimate(args) -> int:
         console(stderr=True).print(w, markup=False, highlight=False)
     _print_failures("estimator", failed)
     return status
+
+
+def _refusal_lines(refused: dict[str, list[str]], lead: str) -> list[str]:
+    """One line per refusing estimator (``lead`` after its name), its further reasons indented under it;
+    a reason another estimator already gave is named, not repeated (the llm's refusal carries the
+    analytical model's, which was printed twice before)."""
+    shown: dict[str, str] = {}
+    lines = []
+    for n, msgs in refused.items():
+        for k, m in enumerate(msgs):
+            if k and m in shown:
+                lines.append(f"    because {shown[m]} cannot price it (above)")
+                continue
+            lines.append((f"{n}: {lead}" if k == 0 else "    because: ") + m)
+            shown.setdefault(m, n)
+    return lines
 
 
 def _design_warning_lines(d) -> list[str]:

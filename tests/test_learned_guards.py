@@ -145,6 +145,16 @@ def test_the_broken_design_is_refused_by_the_shipped_llm_and_the_others_still_re
         assert "llm" not in {e["estimator"] for e in out["estimates"]}
         assert any("no analytical prior" in m for m in out["refused"]["llm"])
         assert any("L_j" in m for m in out["refused"]["llm"])  # the analytical model's reason, with its line
+        # the table's text: one "cannot price" line per estimator, the llm's cause named, not printed twice
+        # (before, the analytical model's diagnostic came out once under each: an outside probe)
+        assert main(["estimate", *BROKEN, "--estimator", "analytical,llm,gnn"]) == 0
+        text = capsys.readouterr().out
+        assert text.count("analytical: cannot price this design") == 1
+        assert text.count("llm: cannot price this design") == 1 and text.count("loop L_j has") == 1
+        assert "because analytical cannot price it (above)" in text
+        assert main(["estimate", *BROKEN, "--estimator", "analytical,llm"]) == 2  # neither prices it
+        err = capsys.readouterr().err
+        assert err.count("loop L_j has") == 1 and "because analytical cannot price it (above)" in err
         assert main(["estimate", *BROKEN, "--estimator", "llm"]) == 2
         err = capsys.readouterr().err
         assert "no analytical prior" in err and "x_missing_trip_hint/workload.yaml:20" in err
