@@ -105,9 +105,15 @@ def _fanout_diagnostics(d: Design) -> list[Diagnostic]:
         last = i if fan > 1 else last
         nxt = a.memory[k + 1] if k + 1 < len(a.memory) else None
         if nxt is not None and fan > (room := nxt.instances // max(lv.instances, 1)):
+            # a level the mapping leaves out is still in the hierarchy (Timeloop's bypass moves no data
+            # through it, but its instances are where the fan-out lands): say so, or the message names a
+            # level the user never wrote (an outside probe)
+            unlisted = "" if nxt.name in given else (f" (level {nxt.name} is not listed in mapping.levels, but "
+                                                     "it is still in the architecture's hierarchy below "
+                                                     f"{lv.name})")
             diags.append(_mdiag(m, ("levels", i, "spatial"), f"the spatial factors at {lv.name} fan out to {fan} "
                                 f"instances, but level {nxt.name}'s {nxt.instances} instance(s) give each of its "
-                                f"{lv.instances} instance(s) {room}",
+                                f"{lv.instances} instance(s) {room}{unlisted}",
                                 f"spatial factors whose product is at most {room}"))
     # the MAC lanes: mac units, else a multiplier with an adder each (an architecture without a `mac` operator
     # passed unchecked until an outside probe: a fan-out of 64 over 8 multipliers priced at 32 cycles for 512)

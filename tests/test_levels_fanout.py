@@ -35,6 +35,21 @@ def test_a_fan_out_larger_than_the_hardware_is_refused(write, macs, rf, sram, ro
         _design(write, macs, rf, sram)
 
 
+def test_a_fan_out_onto_a_level_the_mapping_leaves_out_says_it_was_left_out(write):
+    """levels listing DRAM and RF only, the DRAM fanning out to 8: checked against the SRAM below it (1 instance),
+    which is still in the hierarchy; the message named the SRAM without saying the mapping left it out (an
+    outside probe)."""
+    mac = "      mac: {count: 16, bits: 32, latency_cycles: 1, energy_pj: 5.0, area_um2: 500, leakage_mw: 0}\n"
+    rf = ("    - {name: RF, kind: regfile, capacity_kib: 0.25, width_bits: 32, instances: 16, latency_cycles: 0, "
+          "read_energy_pj: 1, write_energy_pj: 1, leakage_mw: 0, double_buffered: false}\n")
+    arch = ROUND.replace("  memory:\n", mac + "  memory:\n").replace("RF", rf)
+    levels = ("  levels:\n    - {level: DRAM, temporal: {L_m: 8}, spatial: {L_n: 8}}\n"
+              "    - {level: RF, temporal: {L_k: 8}}\n")
+    with pytest.raises(SpecError, match="(?s)fan out to 8 instances.*level SRAM is not listed in mapping.levels"):
+        kernel_design(write, arch, KERNEL, ARRAYS, "    C[:] = A @ B", "{}", "{}", params="{M: 8, N: 8, K: 8}",
+                      extra=levels)
+
+
 def test_a_fan_out_that_fits_runs_no_faster_than_its_mac_units(write):
     from llmulator_plugins.analytical.estimator import AnalyticalEstimator
     d = _design(write, 16, 16, "{level: SRAM, temporal: {L_m: 4}, spatial: {L_n: 8}}")
