@@ -11,6 +11,7 @@ names are checked by ``llmulator.design_levels``.
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from . import nest
@@ -276,18 +277,21 @@ def _check_capacity(d: Design) -> list[Diagnostic]:
         if a.level(lvl).kind == "dram":
             continue
         try:
-            bits = d.footprint_elems(arr) * w.arrays[arr].bits
+            elems = d.footprint_elems(arr)
         except SpecError:
             continue  # a loop without an expected trip count: ``validate`` warns (llmulator.checks)
-        by_level.setdefault(lvl, []).append((arr, bits))
+        # a double-buffered level holds two copies of a tile that is not the whole array
+        copies = float(a.level(lvl).tile_copies(elems, math.prod(w.shape(arr, d.sizes))))
+        by_level.setdefault(lvl, []).append((arr, elems * w.arrays[arr].bits * copies, copies))
     diags: list[Diagnostic] = []
     for lvl, items in by_level.items():
         level = a.level(lvl)
-        need = sum(b for _, b in items)
+        need = sum(b for _, b, _ in items)
         have = level.capacity_bits * level.instances
         if need > have:
             arr0 = max(items, key=lambda t: t[1])[0]
-            detail = ", ".join(f"{n} {b / 8192:.2f} KiB" for n, b in items)
+            detail = ", ".join(f"{n} {b / 8192:.2f} KiB" + (" (two copies: double-buffered)" if c > 1 else "")
+                               for n, b, c in items)
             diags.append(_mdiag(m, ("placement", arr0) if arr0 in m.placement else ("placement",),
                                 f"buffer capacity exceeded at level {lvl}: tiles need {need / 8192:.2f} KiB "
                                 f"({detail}), the level holds {have / 8192:.2f} KiB",

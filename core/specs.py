@@ -1,10 +1,8 @@
 """Spec records (attrs) and loading: YAML -> schema validation -> typed records.
 
-``load_architecture``, ``load_workload`` and ``load_mapping`` each read one
-file, validate it against its JSON Schema, fill technology defaults and
-return a frozen record that remembers its source map, so that later
-cross-file checks (``llmulator.checks``) can point at the right line.
-"""
+``load_architecture``, ``load_workload`` and ``load_mapping`` each read one file, validate it against its JSON
+Schema, fill technology defaults and return a frozen record that remembers its source map, so that later
+cross-file checks (``llmulator.checks``) can point at the right line."""
 
 from __future__ import annotations
 
@@ -12,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+import numpy as np
 
 from . import tech
 from .errors import SpecError
@@ -74,6 +73,10 @@ class MemoryLevel:
     def capacity_bits(self) -> float:
         """Capacity in bits (infinite for a DRAM without ``capacity_kib``)."""
         return float("inf") if self.capacity_kib is None else self.capacity_kib * 8192
+
+    def tile_copies(self, tile_elems, array_elems: float):  # analytical 0.58; before, 2 x 32 B fit 64 B (a probe)
+        """Copies of a tile held: two double-buffered (half the capacity holds a tile), one single-buffered or whole."""
+        return np.where(self.double_buffered & (np.asarray(tile_elems, dtype=float) < array_elems), 2.0, 1.0)
 
 
 @attrs.frozen

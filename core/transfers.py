@@ -95,7 +95,7 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         parent, level = arch.memory[0], arch.memory[arr.level]
         t_full = _tiles(nest, v, arr)
         full = footprints(arr, t_full)   # a full tile's elements: the room it needs, the first in and the last out
-        out[f"need_bits.{level.name}"] += full * arr.bits
+        out[f"need_bits.{level.name}"] += full * arr.bits * level.tile_copies(full, math.prod(arr.shape))
         # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
         # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
         trips = np.maximum(nest.trips[None, :], 1.0)
