@@ -32,7 +32,14 @@ import numpy as np
 
 from .errors import SpecError
 from .foldwords import fold_strides
-from .systolic import array_io_cycles, pe_register_level, preload_pes, shadow_accumulator_fits, systolic_fill  # noqa: F401 - re-exported: the per-fold constants are part of the nest semantics
+from .systolic import (  # noqa: F401 - re-exported: the per-fold constants are part of the nest semantics
+    array_io_cycles,
+    last_drain,
+    pe_register_level,
+    preload_pes,
+    shadow_accumulator_fits,
+    systolic_fill,
+)
 from .words import per_word, word_factor
 from .yamlsrc import SourceMap
 

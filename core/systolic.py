@@ -70,6 +70,13 @@ def systolic_fill(design, band: list[str], stationary: bool, output_drain: bool 
     return float(pe.pipeline_depth_cycles)
 
 
+def last_drain(design) -> float:
+    """The last fold's output drain where a shadow accumulator overlaps the others with the next fold: R cycles
+    in which its results shift out of the array, one row per cycle, with no fold after it to hide them."""
+    pe = design.arch.pe_array
+    return float(pe.rows) if pe is not None and pe.interconnect == "systolic" else 0.0
+
+
 def array_io_cycles(design) -> float:
     """Cycles a nest on a systolic array pays once beyond its body's schedule, for the register stages
     between the buffer and the array that the body's schedule (load latency, MAC, store) does not see,

@@ -96,7 +96,8 @@ from . import model, top_statements
 #       loops whose depth is below their II: one cycle an entry)
 # 0.50-0.57: as hlsim 0.39-0.46; 0.57: mapping.levels pays the backing store's latency (first read, last write)
 # 0.58: a double-buffered level's tiles count twice against its capacity (occupancy; the dse batch path's validity)
-VERSION = "0.58"
+# 0.59: as hlsim 0.47 (an output-stationary nest pays its last fold's drain where a shadow accumulator hides the rest)
+VERSION = "0.59"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

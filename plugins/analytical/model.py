@@ -82,6 +82,7 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
         ii = np.where(reuse > 1, np.maximum(ii, combining_latency(design, writer[arr.name])), ii)
     pe = arch.pe_array
     any_sp = is_sp.any(axis=1)
+    last = np.zeros(B)
     if pe is not None and pe.interconnect == "systolic":
         stationary = np.zeros(B, dtype=bool)
         out_still = np.zeros(B, dtype=bool)
@@ -92,7 +93,9 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
                 out_still |= lnest.output_held(v.dep(arr), is_sp, t)
         stationary &= ~out_still  # output stationary: both inputs stream in, none is preloaded (nest.fold)
         preload = lnest.preload_pes(design, [v.dep(arr) for arr in nest.arrays if arr.writes], v.spatial)
-        fill = lnest.systolic_fill(design, [], stationary, out_still & ~shadow_fits(design, nest), preload)
+        shadow = out_still & shadow_fits(design, nest)
+        fill = lnest.systolic_fill(design, [], stationary, out_still & ~shadow, preload)
+        last = np.where(shadow, lnest.last_drain(design), 0.0)  # the last fold's drain hides behind nothing
     elif pe is not None:
         fill = np.full(B, float(pe.pipeline_depth_cycles))
     else:
@@ -100,7 +103,7 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
     fill = np.where(any_sp, fill, 0.0)
     # the body's latency beyond one II (operand fetch to the last write-back) is paid once per nest
     depth = fold_body_schedule(design, [lp.label for lp in nest.top.band()]).depth
-    latency = np.where(any_sp, np.maximum(depth - ii, 0.0) + lnest.array_io_cycles(design), 0.0)
+    latency = np.where(any_sp, np.maximum(depth - ii, 0.0) + lnest.array_io_cycles(design) + last, 0.0)
     compute = steps * ii + folds * fill + latency
     n_pe = pe.size if pe is not None else 1
     ideal = total_iters * ii.min() / n_pe

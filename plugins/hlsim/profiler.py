@@ -121,9 +121,9 @@ from .tally import AccessTally, count_ops
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus; overlapped dataflow tasks keep their own units
 # 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
-# 0.44-0.46: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded
+# 0.44-0.47: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded
 #       values; shorter modulo placements; double buffering exposes the first and last tiles (0.46: the last
-VERSION = "0.46"  # write's latency too; a statement's own transfers; loop steps in footprints; locals no port)
+VERSION = "0.47"  # write's latency; statements' transfers; steps in footprints; 0.47: the last os fold's drain)
 
 
 class HlsimProfiler:

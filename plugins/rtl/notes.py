@@ -14,7 +14,8 @@ def drain_note(d: Design, plan) -> list[str]:
     if plan.shape == "os" and nest.shadow_accumulator_fits(d, o["O"].bits, o["X"].bits + o["Y"].bits):
         return [f"the generated PE holds one accumulator, so each fold's results shift out ({plan.A} cycles) "
                 "before the next fold accumulates; the spec's PE registers have room for a second (or it states "
-                "none), so hlsim and the analytical model overlap that drain"]
+                "none), so hlsim and the analytical model overlap that drain with the next fold (every fold's but "
+                f"the last: rtl counts {plan.A} cycles more per fold but the last)"]
     return []
 
 
