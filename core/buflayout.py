@@ -15,7 +15,7 @@ import math
 import attrs
 
 from .design import Design
-from .errors import SpecUnsupported, UserError
+from .errors import SpecUnsupported
 from .pearray import Plan
 from .yamlsrc import SourceMap
 
@@ -111,9 +111,14 @@ def layout(d: Design, plan: Plan, fit: bool = True) -> Layout:
         lv = d.arch.level(name)
         cap_bits = lv.capacity_bits * max(lv.instances, 1)
         total_words = int(cap_bits // lv.width_bits) if math.isfinite(cap_bits) else used
-        if fit and used > total_words:
-            raise UserError(f"rtl: the operands on {name} need {used} words of {lv.width_bits} bits; the level holds "
-                            f"{total_words} (capacity_kib {lv.capacity_kib} x {lv.instances} instance(s))")
+        if fit and used > total_words:  # at the level's capacity_kib since an outside probe found no line
+            smap = d.arch.source_map or SourceMap("<architecture>")
+            raise SpecUnsupported(smap.diag(
+                ("architecture", "memory", d.arch.level_index(name), "capacity_kib"),
+                f"rtl: the operands on {name} need {used} words of {lv.width_bits} bits; the level holds "
+                f"{total_words} (capacity_kib {lv.capacity_kib} x {lv.instances} instance(s)): the rtl profiler "
+                "preloads whole arrays (hlsim moves tiles, so it prices this design)",
+                f"at least {used * lv.width_bits / 8192:g} KiB", "raise capacity_kib or profile with hlsim"))
         depth = max(1, math.ceil(total_words / lv.banks))
         levels[name] = Level(name, lv.width_bits, lv.banks, lv.ports, max(1, lv.latency_cycles), depth, used,
                              lv.read_energy_pj, lv.write_energy_pj, cap_bits, lv.area_um2 * max(lv.instances, 1))

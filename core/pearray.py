@@ -25,7 +25,7 @@ import attrs
 
 from . import nest
 from .design import Design
-from .errors import SpecUnsupported, UserError
+from .errors import Diagnostic, SpecUnsupported, UserError
 from .expr import evaluate
 from .yamlsrc import SourceMap
 
@@ -146,13 +146,18 @@ def _int(x, sizes) -> int:
     return int(v)
 
 
-def _fail(d: Design, what: str, where: tuple | None = None) -> UserError:
+def _fail(d: Design, what: str, where: tuple | int | None = None) -> UserError:
     """Why the rtl profiler has no plan for ``d``; at the spec field it names where ``where`` says which
-    ((kind, path): "mapping", "architecture" or "workload", and the path under it), as a SpecUnsupported (a
-    UserError too: hlsim's bank model and the periphery model take the design as outside their scope)."""
+    ((kind, path): "mapping", "architecture" or "workload", and the path under it; an int: that line of the
+    workload's kernel), as a SpecUnsupported (a UserError too: hlsim's bank model and the periphery model take
+    the design as outside their scope). Before 2026-12-06 the kernel's refusals named no line (an outside probe)."""
     msg = f"rtl: design {d.name} is not a PE-array design the rtl profiler supports: {what}"
     if where is None:
         return UserError(msg)
+    if isinstance(where, int):
+        file = d.workload.source_map.file if d.workload.source_map else "<workload>"
+        return SpecUnsupported(Diagnostic(file, where, None, "workload.kernel", msg,
+                                          "a design the rtl profiler generates (docs/rtl.md)", ""))
     kind, path = where
     spec = {"mapping": d.mapping, "architecture": d.arch, "workload": d.workload}[kind]
     smap = spec.source_map or SourceMap(f"<{kind}>")
@@ -181,21 +186,26 @@ def make_plan(d: Design, is_weight=None) -> Plan:
         raise _fail(d, "the kernel's loops do not form one perfect nest", ("workload", ("kernel",)))
     stmts = loops[band[-1]].statements()
     if len(stmts) != 1 or dict(stmts[0].ops) != {"mac": 1}:
+        if len(stmts) != 1:
+            why, line = f"it holds {len(stmts)} statements", (stmts[1] if stmts else loops[band[-1]]).line
+        else:
+            ops = ", ".join(f"{k} x{v}" for k, v in sorted(stmts[0].ops.items())) or "none"
+            why, line = f"its statement's operations are {ops}", stmts[0].line
         raise _fail(d, "the innermost loop must hold exactly one multiply-accumulate statement "
-                       "(OUT[...] += X[...] * Y[...])")
+                       f"(OUT[...] += X[...] * Y[...]); {why}", line)
     for lb in band:
         lp = loops[lb]
         if lp.data_dependent or lp.is_while or lp.depends_on_outer or lp.var is None:
-            raise _fail(d, f"loop {lb} is not a rectangular counted loop")
+            raise _fail(d, f"loop {lb} is not a rectangular counted loop", lp.line)
     st = stmts[0]
     writes = [a for a in st.accesses if a.is_write]
     reads = [a for a in st.accesses if a.is_read and not a.is_write]
     if len(writes) != 1:
-        raise _fail(d, "the statement must write one array")
+        raise _fail(d, "the statement must write one array", st.line)
     out_name = writes[0].array
     ins = [a for a in reads if a.array != out_name]
     if len(ins) != 2:
-        raise _fail(d, "the statement must read two input arrays besides its output")
+        raise _fail(d, "the statement must read two input arrays besides its output", st.line)
     sizes = {**d.sizes, **{k: v["value"] for k, v in d.workload.scalars.items()}}
 
     # mapped loops ------------------------------------------------------------------------------
@@ -235,7 +245,7 @@ def make_plan(d: Design, is_weight=None) -> Plan:
             raise _fail(d, f"array {acc.array} is {arr.dtype}; the generated datapath is integer only "
                            f"({', '.join(INT_DTYPES)})", ("workload", ("arrays", acc.array, "dtype")))
         if acc.affine is None or any(a is None for a in acc.affine):
-            raise _fail(d, f"the subscript of {acc.array} is not affine in the loop variables")
+            raise _fail(d, f"the subscript of {acc.array} is not affine in the loop variables", st.line)
         shape = d.workload.shape(acc.array, d.sizes)
         strides = [math.prod(shape[i + 1:]) for i in range(len(shape))]
         coefs: dict[str, int] = {}
@@ -244,7 +254,7 @@ def make_plan(d: Design, is_weight=None) -> Plan:
             const += _int(aff.const, sizes) * stride
             for v, c in aff.coefs.items():
                 if v not in var_loop:
-                    raise _fail(d, f"the subscript of {acc.array} uses '{v}', which is no loop variable")
+                    raise _fail(d, f"the subscript of {acc.array} uses '{v}', which is no loop variable", st.line)
                 coefs[v] = coefs.get(v, 0) + _int(c, sizes) * stride
         level = d.placement(acc.array)
         lv = d.arch.level(level)
@@ -299,8 +309,11 @@ def make_plan(d: Design, is_weight=None) -> Plan:
         elif "cols" in dout and "rows" not in dout:
             b_dim, a_dim = "cols", "rows"
         else:
+            unbound = [k for k in ("rows", "cols") if phys[k] is None]
             raise _fail(d, f"the output {out.array} is indexed by neither PE dimension; every PE would add into the "
-                           "same outputs (a reduction tree, not a systolic array)")
+                           "same outputs (a reduction tree, not a systolic array)"
+                           + (f"; no loop is bound to PE {unbound[0]} (bind one that indexes {out.array})"
+                              if unbound else ""), ("mapping", ("loops", next(lb for lb in phys.values() if lb))))
         tloops = [lb for lb in point_labels if lb not in (phys["rows"], phys["cols"]) and full_tile(lb) > 1]
         odeps_t = {var_loop[v] for v in out.coefs}
         missing = [lb for lb in tloops if lb not in odeps_t]

@@ -10,6 +10,7 @@ the engine's ring in cycle c+2, so the array's first advance is in cycle 3.
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from llmulator.buflayout import layout
@@ -127,6 +128,56 @@ def test_a_refusal_names_the_spec_field_and_its_line(write):
         make_plan(d)
     (diag,) = err.value.diagnostics
     assert diag.path.startswith("mapping.loops.L_") and diag.line is not None and diag.file.endswith("map2.yaml")
+
+
+def _refusal(err) -> object:
+    (diag,) = err.value.diagnostics
+    return diag
+
+
+def test_refusals_of_the_kernel_the_binding_the_capacity_and_pipeline_ii_name_their_line(write):
+    """An outside probe found four rtl refusals with no file, line or field (a kernel with an add, a non-affine
+    subscript, only PE rows bound, a GLB that holds the tiles but not the whole arrays the rtl preloads) and
+    `pipeline_ii: 2` silently generated as II 1 (rtl 86 cycles where hlsim says 125)."""
+    from llmulator.errors import SpecUnsupported
+    from llmulator_plugins.rtl.profiler import RtlProfiler
+    base = design(write, 2, "ws", 4, 2, 4)
+    arch, work, mp = base.arch.source_map.file, base.workload.source_map.file, base.mapping.source_map.file
+    text = Path(work).read_text()
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if "C[m][n] +=" in x)  # the statement's line
+    add = write("add.yaml", text.replace("C[m][n] += A[m][k] * B[k][n];", "C[m][n] += A[m][k] + B[k][n];"))
+    arch_ops = write("ops.yaml", Path(arch).read_text().replace(
+        "mac: {count: 4, bits: 8, latency_cycles: 1}", "mac: {count: 4, bits: 8, latency_cycles: 1}\n"
+        "      add: {count: 4, bits: 32, latency_cycles: 1}"))
+    with pytest.raises(SpecUnsupported) as err:
+        make_plan(load_design(arch_ops, add, mp))
+    diag = _refusal(err)
+    assert diag.path == "workload.kernel" and diag.line == line and "operations are add x" in diag.message
+    nonaff = write("na.yaml", text.replace("A[m][k] * B[k][n]", "A[m][(k * k) % K] * B[k][n]"))
+    with pytest.raises(SpecUnsupported) as err:
+        make_plan(load_design(arch, nonaff, mp))
+    assert _refusal(err).line == line and "not affine" in _refusal(err).message
+    rows_only = write("rows.yaml", Path(mp).read_text().replace("L_n: {tile: 2, spatial: cols}", "L_n: {tile: 1}"))
+    with pytest.raises(SpecUnsupported) as err:
+        make_plan(load_design(arch, work, rows_only))
+    assert _refusal(err).path.startswith("mapping.loops.") and "no loop is bound to PE cols" in _refusal(err).message
+    # single-buffered 48 bytes: the tiles (A 8, B 4, C 32 bytes) fit, the whole arrays (14 words of 4) do not
+    small = write("small.yaml", Path(arch).read_text().replace(
+        "capacity_kib: 4,", "capacity_kib: 0.046875, double_buffered: false,"))
+    with pytest.raises(SpecUnsupported) as err:
+        RtlProfiler(synthesize=False).build(load_design(small, work, mp))
+    assert _refusal(err).path == "architecture.memory[1].capacity_kib" and _refusal(err).line is not None
+    ii2 = write("ii2.yaml", Path(mp).read_text().replace("L_n: {tile: 2, spatial: cols}",
+                                                           "L_n: {tile: 2, spatial: cols}\n    L_m: {pipeline_ii: 2}"))
+    with pytest.raises(SpecUnsupported) as err:
+        RtlProfiler(synthesize=False).build(load_design(arch, work, ii2))
+    assert _refusal(err).path == "mapping.loops.L_m.pipeline_ii" and "not generated" in _refusal(err).message
+    # and a buffer stated at 0 cycles' latency, generated with a registered read, says so (it was silent)
+    from llmulator_plugins.rtl.notes import latency_note
+    lat0 = write("lat0.yaml", Path(arch).read_text().replace("latency_cycles: 1}", "latency_cycles: 0}"))
+    d0 = load_design(lat0, work, mp)
+    assert "latency_cycles 0 is generated as 1" in latency_note(d0, layout(d0, make_plan(d0)))[0]
+    assert latency_note(base, layout(base, make_plan(base))) == []
 
 
 def test_generated_verilog_is_hierarchical(write):

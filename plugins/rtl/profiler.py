@@ -27,7 +27,7 @@ from llmulator.errors import UserError
 from llmulator.inputs import Inputs, inputs_for, np_dtype, run_reference
 from llmulator.results import Profile
 
-from .notes import drain_note, mac_latency_note
+from .notes import drain_note, latency_note, mac_latency_note
 
 # 0.2: the PEs' energy from a gate-level replay of sampled PEs
 # 0.3: the replay priced from its gate-level VCD cell by cell (characterize's vcdpower), not OpenSTA; the
@@ -277,7 +277,7 @@ class RtlProfiler:
                  f"{counters['folds']:g} folds; operands on {', '.join(lay.levels)} (banked as specified), "
                  "preloaded: DRAM transfers are not simulated",
                  "cycles: counted by the generated hardware from start to the last output write"]
-        notes += drain_note(d, plan) + mac_latency_note(d)
+        notes += drain_note(d, plan) + mac_latency_note(d) + latency_note(d, lay)
         metrics = {"cycles": cycles, "latency_us": cycles / arch.clock_mhz}
         if self.synthesize:
             syn = self._synth(d, plan, lay, rtl, res, skey)
