@@ -36,6 +36,8 @@ def lane_words(plan, lay, role: str, lane_loop: str, rows: bool, bases: dict[str
         base = bases.get(lp.label, 0)
         value = (base + lanes[None, :] if lp.label == lane_loop
                  else base + inner[lp.label][:, None] if lp.label in inner else np.array([[base]]))
+        if not lp.vars:  # the one-lane stand-in for a PE dimension no loop is bound to (pearray.DUMMY_A/B): it
+            continue     # indexes nothing (before, zip(strict) over its no variables and one radix crashed hlsim)
         stride = 1
         for var, radix in reversed(list(zip(lp.vars, lp.radices, strict=True))):
             if var in op.coefs:

@@ -551,3 +551,33 @@ def test_the_skew_registers_shift_on_every_step_the_array_advances(write, tmp_pa
     on, off = pc.skew["energy_pj"], pc.skew["idle_energy_pj"]
     want = pc.skew_bits * (cycles * off + 8 * 9 * (on - off))
     assert hl.breakdown["energy_pj.pe_array"] - pe_only == pytest.approx(want, rel=0.05)
+
+
+@needs_iverilog
+def test_a_pe_dimension_no_loop_is_bound_to_runs_one_lane_in_rtl_and_hlsim(write, tmp_path, monkeypatch):
+    """Only the rows bound (L_m), L_k at the tile level: the plan puts a one-lane stand-in on the columns. rtl ran
+    it (114 cycles, outputs right) while hlsim's bank model and the analytical model crashed on the stand-in's
+    missing loop variable (exit 3; an outside probe). Now both price it, hlsim's on-chip cycles the rtl's."""
+    from llmulator_plugins.analytical.estimator import AnalyticalEstimator
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    from llmulator_plugins.rtl.profiler import RtlProfiler
+    monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
+    base = design(write, 2, "os", 5, 7, 3)
+    m = write("rows_only.yaml", """
+        mapping:
+          version: 1
+          name: rows-only
+          workload: gemm
+          loops:
+            L_m: {tile: 2, spatial: rows}
+            L_k: {tile: 1}
+          order: [L_m, L_n, L_k]
+          placement: {A: GLB, B: GLB, C: GLB}
+        """)
+    d = load_design(base.arch.source_map.file, base.workload.source_map.file, m)
+    rtl = RtlProfiler(synthesize=False, simulator="icarus").profile(d)
+    assert rtl.functional_check == "pass"
+    hl = HlsimProfiler().profile(d)
+    (compute,) = [v for k, v in hl.breakdown.items() if k.startswith("compute_cycles.")]
+    assert compute == rtl.metrics["cycles"]
+    assert AnalyticalEstimator().estimate([d])[0].metrics["cycles"] == hl.metrics["cycles"]
