@@ -74,9 +74,9 @@ class MemoryLevel:
         """Capacity in bits (infinite for a DRAM without ``capacity_kib``)."""
         return float("inf") if self.capacity_kib is None else self.capacity_kib * 8192
 
-    def tile_copies(self, tile_elems, array_elems: float):  # analytical 0.58; before, 2 x 32 B fit 64 B (a probe)
-        """Copies of a tile held: two double-buffered (half the capacity holds a tile), one single-buffered or whole."""
-        return np.where(self.double_buffered & (np.asarray(tile_elems, dtype=float) < array_elems), 2.0, 1.0)
+    def tile_copies(self, changes):  # analytical 0.58; before, one: 2 x 32 B fit 64 B (a probe)
+        """Copies of a tile held: two double-buffered where the next tile differs, else one (same tile, or sb)."""
+        return np.where(self.double_buffered & np.asarray(changes, dtype=bool), 2.0, 1.0)
 
 
 @attrs.frozen

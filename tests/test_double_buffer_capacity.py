@@ -22,17 +22,25 @@ def _design(write, kib: float, double: bool, tile: int, n: int = 32):
 
 
 def test_two_tiles_that_fit_once_but_not_twice_are_refused_on_a_double_buffered_level(write):
-    with pytest.raises(SpecError, match=r"(?s)capacity exceeded at level SRAM: tiles need 0\.12 KiB.*"
-                                        r"A 0\.06 KiB \(two copies: double-buffered\)"):
+    with pytest.raises(SpecError, match=r"(?s)capacity exceeded at level SRAM: tiles need 128 B.*"
+                                        r"A 64 B \(two copies: double-buffered\).*holds 64 B"):
         _design(write, 0.0625, True, 8)
     _design(write, 0.0625, False, 8)  # single-buffered: one copy each, 64 bytes, fits
     _design(write, 0.125, True, 8)    # twice the room: two copies each fit
 
 
-def test_a_tile_that_is_the_whole_array_needs_one_copy(write):
+def test_a_tile_that_never_changes_needs_one_copy(write):
     # N = 8 in tiles of 8: each array is one tile, loaded once, so there is no next tile to fetch
     d = _design(write, 0.0625, True, 8, n=8)
     assert d.footprint_elems("A") == 8
+    # an untiled loop over A[i + 1] (A one longer than the loop) and a fixed B[0]: the tile is the same on every
+    # trip although it is not the whole array (a probe of the first rule, "not the whole array": refused at 64 B)
+    arch = ROUND.replace("capacity_kib: 16", "capacity_kib: 0.0703125").replace(
+        "double_buffered: false", "double_buffered: true").replace("RF", "")
+    kernel_design(write, arch, "    L_i: for (int i = 0; i < N; i++) { C[i] = A[i + 1] + B[0]; }",
+                  "    A: {shape: [N + 1], dtype: int32, role: in}\n    B: {shape: [4], dtype: int32, role: in}\n"
+                  "    C: {shape: [N], dtype: int32, role: out}", "    C[:] = A[1:] + B[0]", "{}",
+                  "{A: SRAM, B: SRAM, C: SRAM}", params="{N: 8}")  # 32 + 4 + 32 = 68 of 72 bytes: one copy each
 
 
 def test_the_analytical_batch_path_counts_the_same_copies(write):
