@@ -95,10 +95,8 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         parent, level = arch.memory[0], arch.memory[arr.level]
         t_full = _tiles(nest, v, arr)
         full = footprints(arr, t_full)   # a full tile's elements: the room it needs, the first in and the last out
-        # a double-buffered level holds the next tile beside this one where they differ: a loop that indexes the
-        # array is cut into tiles (an untiled `A[i + 1]` or `B[0]` keeps one tile: one copy, an outside probe)
-        cut = (arr.dep[None, :] & (t_full < np.maximum(nest.trips[None, :], 1.0))).any(axis=1)
-        out[f"need_bits.{level.name}"] += full * arr.bits * level.tile_copies(cut)
+        cut = (arr.dep[None, :] & (t_full < np.maximum(nest.trips[None, :], 1.0))).any(axis=1)  # its tiles differ
+        out[f"need_bits.{level.name}"] += full * arr.bits * level.tile_copies(cut)  # two copies where db and cut
         # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
         # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
         trips = np.maximum(nest.trips[None, :], 1.0)
