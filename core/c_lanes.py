@@ -323,7 +323,8 @@ class Lanes:
             return wrap(self.ev(n.expr), ctype(_GEN.visit(n.to_type)))
         if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in _MATH:
             f = n.name.name
-            out = _MATH[f](*[self.ev(a) for a in (n.args.exprs if n.args else [])])
+            with np.errstate(all="ignore"):  # C's sqrt of a negative is NaN, not a warning on the user's terminal
+                out = _MATH[f](*[self.ev(a) for a in (n.args.exprs if n.args else [])])
             return np.asarray(out, dtype=np.float64) if f in _FLOAT_RESULT else out
         raise Unsupported(type(n).__name__)
 

@@ -552,3 +552,20 @@ def test_what_an_earlier_statement_does_not_say_is_left_to_the_hint(write, kerne
         design(write, kernel=kernel, arrays=EARLIER_ARRAYS, params="{N: 8}", hints="{}",
                placement="{a: BUF, cnt: BUF, o: BUF}")
     assert while_profile(d, "L_j") is None, why
+
+
+def test_a_math_call_on_values_outside_its_domain_is_nan_without_a_warning():
+    """C's sqrt of a negative is NaN; the lanes that evaluate it printed NumPy's "invalid value encountered in
+    sqrt" on the terminal of every synth run that drew such a kernel (seen in a 100,000-sample run)."""
+    import warnings
+
+    from llmulator.c_lanes import Lanes
+    from pycparser import c_parser
+    expr = c_parser.CParser().parse("void f(void) { y = sqrt(x); }").ext[0].body.block_items[0].rvalue
+    lanes = Lanes({}, set(), {}, np.arange(2))
+    lanes.env["x"] = np.array([-4.0, 9.0])
+    lanes.types["x"] = ("float", 64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = lanes.ev(expr)
+    assert np.isnan(out[0]) and out[1] == 3.0
