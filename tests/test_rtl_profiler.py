@@ -85,6 +85,20 @@ def design(write, n: int, df: str, m: int, nn: int, k: int):
     return load_design(a, w, mp)
 
 
+def with_mapping(write, d, name: str, loops: str, order: str):
+    """``d``'s architecture and workload with a mapping of the given loops (inline YAML) and order."""
+    m = write(name, f"""
+        mapping:
+          version: 1
+          name: {name.split(".")[0]}
+          workload: gemm
+          loops: {loops}
+          order: {order}
+          placement: {{A: GLB, B: GLB, C: GLB}}
+        """)
+    return load_design(d.arch.source_map.file, d.workload.source_map.file, m)
+
+
 @pytest.mark.parametrize("df, shape, stationary", [("ws", "psum", "B"), ("is", "psum", "A"), ("os", "os", "C")])
 def test_plan_dataflows(write, df, shape, stationary):
     plan = make_plan(design(write, 2, df, 4, 2, 2))
@@ -111,19 +125,8 @@ def test_a_refusal_names_the_spec_field_and_its_line(write):
     """Two loops on the PE rows: the refusal is at the mapping's loop, with file and line (an outside probe found
     the plan's refusals naming the loop but no position)."""
     from llmulator.errors import SpecUnsupported
-    d = design(write, 2, "ws", 4, 2, 4)
-    m = write("map2.yaml", """
-        mapping:
-          version: 1
-          name: two-rows
-          workload: gemm
-          loops:
-            L_k: {tile: 2, spatial: rows}
-            L_n: {tile: 1, spatial: rows}
-          order: [L_n, L_k, L_m]
-          placement: {A: GLB, B: GLB, C: GLB}
-        """)
-    d = load_design(d.arch.source_map.file, d.workload.source_map.file, m)
+    d = with_mapping(write, design(write, 2, "ws", 4, 2, 4), "map2.yaml",
+                     "{L_k: {tile: 2, spatial: rows}, L_n: {tile: 1, spatial: rows}}", "[L_n, L_k, L_m]")
     with pytest.raises(SpecUnsupported) as err:
         make_plan(d)
     (diag,) = err.value.diagnostics
@@ -562,19 +565,8 @@ def test_a_pe_dimension_no_loop_is_bound_to_runs_one_lane_in_rtl_and_hlsim(write
     from llmulator_plugins.hlsim.profiler import HlsimProfiler
     from llmulator_plugins.rtl.profiler import RtlProfiler
     monkeypatch.setenv("LLMULATOR_CACHE", str(tmp_path / "cache"))
-    base = design(write, 2, "os", 5, 7, 3)
-    m = write("rows_only.yaml", """
-        mapping:
-          version: 1
-          name: rows-only
-          workload: gemm
-          loops:
-            L_m: {tile: 2, spatial: rows}
-            L_k: {tile: 1}
-          order: [L_m, L_n, L_k]
-          placement: {A: GLB, B: GLB, C: GLB}
-        """)
-    d = load_design(base.arch.source_map.file, base.workload.source_map.file, m)
+    d = with_mapping(write, design(write, 2, "os", 5, 7, 3), "rows_only.yaml",
+                     "{L_m: {tile: 2, spatial: rows}, L_k: {tile: 1}}", "[L_m, L_n, L_k]")
     rtl = RtlProfiler(synthesize=False, simulator="icarus").profile(d)
     assert rtl.functional_check == "pass"
     hl = HlsimProfiler().profile(d)
