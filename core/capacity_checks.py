@@ -21,7 +21,7 @@ def _mdiag(m, path: tuple, msg: str, expected: str = "", hint: str = "") -> Diag
 def check_capacity(d: Design) -> list[Diagnostic]:
     """Buffer capacity per on-chip level: the tiles of the arrays placed there must fit."""
     a, w, m = d.arch, d.workload, d.mapping
-    by_level: dict[str, list[tuple[str, float]]] = {}
+    by_level: dict[str, list[tuple[str, float, float]]] = {}  # level -> (array, bits, copies)
     for arr in w.arrays:
         if m.levels and arr not in m.placement:
             continue  # placed by multi-level tiling: its tiles are checked per level by the nest analysis
