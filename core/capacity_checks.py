@@ -6,16 +6,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .design_checks import _mdiag
 from .errors import Diagnostic, SpecError
-from .yamlsrc import SourceMap
 
 if TYPE_CHECKING:
     from .design import Design
-
-
-def _mdiag(m, path: tuple, msg: str, expected: str = "", hint: str = "") -> Diagnostic:
-    smap = m.source_map or SourceMap("<mapping>")
-    return smap.diag(("mapping",) + path, msg, expected, hint)
 
 
 def check_capacity(d: Design) -> list[Diagnostic]:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import nest
-from .capacity_checks import check_capacity as _check_capacity
 from .errors import Diagnostic, SpecError, UserError
 from .errors import did_you_mean as _close
 from .kernel import BINOP_CLASSES, Loop
@@ -55,7 +54,8 @@ def check_design(d: Design) -> None:
     diags.extend(_check_partition(d))
     if diags:
         raise SpecError(diags)
-    diags = _check_capacity(d) + _check_operators(d)
+    from .capacity_checks import check_capacity  # it uses this module's diagnostics helpers
+    diags = check_capacity(d) + _check_operators(d)
     if diags:
         raise SpecError(_dedupe(diags))
 
