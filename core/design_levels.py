@@ -38,7 +38,7 @@ def level_diagnostics(d: Design) -> list[Diagnostic]:
             diags.append(_mdiag(m, ("levels",), f"the factors of loop {lb} over all levels multiply to "
                                 f"{prods.get(lb, 1)}, but it has {trips:g} trips",
                                 f"temporal and spatial factors whose product is {trips:g}"))
-    return diags
+    return diags or _tile_diagnostics(d)
 
 
 def _entry_diagnostics(d: Design, i: int, e: dict, labels: list[str], seen: set[str],
@@ -126,3 +126,60 @@ def _fanout_diagnostics(d: Design) -> list[Diagnostic]:
                             f"the spatial factors of all levels fan out to {total} MAC lanes, but the architecture "
                             f"has {lanes} {what}", f"spatial factors whose product is at most {lanes}"))
     return diags
+
+
+def _tile_diagnostics(d: Design) -> list[Diagnostic]:
+    """The tiles each listed level keeps against its capacity, Timeloop's one copy per instance: a level's tile
+    of an array is the box its subscripts cover over the factors of that level and every level inside it. Before
+    this, ``validate`` (and hlsim, which labels such designs) accepted tiles that ``estimate`` refused: only the
+    analytical tiling checked them (an outside probe). The tiling runs these checks, so one rule serves both."""
+    from . import tech
+
+    a, m = d.arch, d.mapping
+    var_label = {lp.var: lb for lb, lp in d.tree.loops.items()}
+    spaces: dict[str, list[list[tuple[int, str]]]] = {}  # array -> per dimension (|coefficient|, loop label)
+    for acc, _loops in d.accesses():
+        if acc.array in spaces:
+            continue
+        if any(aff is None for aff in acc.affine):
+            return []  # not a tiling problem: the analytical tiling refuses it with its own message
+        spaces[acc.array] = [[(abs(int(c)), var_label[v]) for v, c in aff.coefs.items() if c and v in var_label]
+                             for aff in acc.affine]
+    given = {e.get("level"): (i, e) for i, e in enumerate(m.levels)}
+    elem_bits = max(tech.DTYPE_BITS.get(x.dtype, 32) for x in d.workload.arrays.values())
+    ext: dict[str, int] = {}  # loop label -> product of the factors at this level and inside it
+    diags: list[Diagnostic] = []
+    for lv in reversed(a.memory):
+        i, e = given.get(lv.name, (None, {}))
+        for factors in [e.get("temporal") or {}, e.get("spatial") or {}] + [
+                st.get("spatial") or {} for st in e.get("fanout") or []]:
+            for lb, n in factors.items():
+                ext[lb] = ext.get(lb, 1) * int(n)
+        if i is None or lv.capacity_kib is None:
+            continue
+        keep = e.get("keep")
+        if keep is None:
+            keep = [s for s in spaces if s not in (e.get("bypass") or [])]
+        tiles = {s: _box(spaces[s], ext) for s in keep if s in spaces}
+        words = lv.capacity_bits / int(_raw_level(a, lv.name).get("word_bits", elem_bits))
+        need = sum(tiles.values())
+        if need > words:
+            detail = ", ".join(f"{s} {n:g}" for s, n in sorted(tiles.items(), key=lambda t: -t[1]))
+            diags.append(_mdiag(m, ("levels", i), f"the tiles kept at {lv.name} need {need:g} words per instance "
+                                f"({detail}), more than its capacity of {words:g} words",
+                                f"tiles of at most {words:g} words at {lv.name}",
+                                "smaller factors at or below this level, or bypass a data space here"))
+    return diags
+
+
+def _box(space: list[list[tuple[int, str]]], ext: dict[str, int]) -> int:
+    """Elements of the box an array's subscripts cover when each loop runs ``ext`` trips."""
+    n = 1
+    for dim in space:
+        n *= sum(c * (ext.get(lb, 1) - 1) for c, lb in dim) + 1
+    return n
+
+
+def _raw_level(a, name: str) -> dict:
+    """The level's entry as written in the architecture file (``word_bits`` lives only there)."""
+    return next((r for r in a.raw.get("memory", []) if r.get("name") == name), {})

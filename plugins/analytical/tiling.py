@@ -469,23 +469,12 @@ def levels_of(d) -> tuple[dict[str, int], list[Space], list[Level], float, int]:
 
 
 def estimate(d) -> Result:
-    """The nest analysis of a design whose mapping has ``levels``; raises SpecError for a tile that does
-    not fit its level."""
+    """The nest analysis of a design whose mapping has ``levels``; raises SpecError for a mapping that
+    ``validate`` refuses (``levels_of`` runs its checks; the tiles against each level's capacity among them,
+    ``llmulator.design_levels``: one rule for both, where this module had its own until an outside probe found
+    ``validate`` accepting what it refused)."""
     dims, spaces, levels, mac_pj, n_mac = levels_of(d)
-    r = analyze(dims, spaces, levels, mac_pj=mac_pj, mac_instances=n_mac)
-    for L in levels:
-        if L.capacity_words is None or L.virtual:
-            continue
-        tiles = {sp: s["size"] for sp, s in r.accesses[L.name].items()}
-        need = sum(tiles.values())
-        if need > L.capacity_words:
-            idx = next((k for k, e in enumerate(d.mapping.levels) if e["level"] == L.name), None)
-            detail = ", ".join(f"{sp} {n:g}" for sp, n in sorted(tiles.items(), key=lambda t: -t[1]))
-            raise _mdiag(d, ("levels", idx) if idx is not None else ("levels",),
-                         f"the tiles kept at {L.name} need {need:g} words per instance ({detail}), more than its "
-                         f"capacity of {L.capacity_words:g} words", f"tiles of at most {L.capacity_words:g} words "
-                         f"at {L.name}", "smaller factors at or below this level, or bypass a data space here")
-    return r
+    return analyze(dims, spaces, levels, mac_pj=mac_pj, mac_instances=n_mac)
 
 
 def stated_bandwidth_cycles(d, r: Result) -> float:
