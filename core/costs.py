@@ -203,17 +203,12 @@ def resource_cap(design, resource: str) -> float:
     return float(design.arch.level(design.placement(array)).ports)
 
 
-def free_test(design, loop) -> bool:
-    """A loop's test that reads neither an array nor a local (`j < N` of a ``for`` left by ``break``), outside
-    every pipelined, unrolled or PE-array region: the loop control's own counter compare, no cycle
-    (``llmulator.timing``), no unit (``llmulator.area``) and, from hlsim 0.44, no datapath operation (before,
-    its compare was counted on each evaluation, so a ``break`` doubled a loop's compares: an outside probe
-    against gcov's counts). Inside a region the test is in the scheduled body and counts."""
-    st = loop.cond_stmt
-    if st is None or st.accesses or st.reads_locals:
-        return False
-    for lp in [loop, *loop.ancestors()]:
-        lm = design.mapping.loop(lp.label)
-        if lm.pipeline_ii or (lm.unroll or 1) > 1 or lm.spatial:
-            return False
-    return True
+def counter_test(st) -> bool:
+    """A loop's test that reads neither an array nor a local (`j < N` of a ``for`` left by ``break``): the loop
+    control's own counter compare, no cycle (``llmulator.timing``), no unit (``llmulator.area``) and, from hlsim
+    0.44, no datapath operation (before, its compare was counted on each evaluation, so a ``break`` doubled a
+    loop's compares: an outside probe against gcov's counts). Inside a pipelined or unrolled region too, from
+    hlsim 0.48: it was in the scheduled body there, took a comparator slot (a pipelined loop with a break ran at
+    II 2 on one comparator where the same loop without it ran at II 1) and counted twice per trip (an outside
+    probe)."""
+    return not (st.accesses or st.reads_locals)

@@ -44,7 +44,7 @@ import hashlib
 import attrs
 from pycparser import c_ast, c_generator
 
-from . import nest
+from . import costs, nest
 from .c_names import LOOPS
 from .design import Design
 from .errors import InvariantError
@@ -397,7 +397,9 @@ class _Emitter:
         # a data-dependent bound is a test the datapath evaluates every iteration (and once more to exit)
         test = kloop.cond_stmt if kloop is not None and kloop.cond_stmt is not None and (
             kloop.data_dependent or kloop.is_while) else None
-        scheduled_test = test is not None and (in_region or region is not None)
+        # a counter's test (`j < N` of a for left by break) is the loop control's own in a region too: not in the
+        # scheduled body (it took a comparator slot there, II 2 on one comparator: an outside probe)
+        scheduled_test = test is not None and (in_region or region is not None) and not costs.counter_test(test)
         if scheduled_test and not kloop.do_while:
             sub.append(("stmt", test))  # part of the scheduled body: a while loop's test comes first
         pre = ""  # a head's initialiser that reads an array (`j = p[i]`): a statement run once per entry
@@ -418,7 +420,8 @@ class _Emitter:
         if var is not None and var in self.kernel_vars:
             self.scope.append(var)  # in scope in the body (the head's checks see the outer loops only)
         if region is not None:
-            s = self.site("region", False, label=label, loop=kl, region=region, stmts=[test] if test else [])
+            s = self.site("region", False, label=label, loop=kl, region=region,
+                          stmts=[test] if scheduled_test else [])
             s.exits_by_test = test is not None and not kloop.do_while and early_exit(node.stmt) is None
             self.region_id = s.id
             if spatial:

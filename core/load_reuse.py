@@ -6,8 +6,8 @@ statement takes no port, no memory read and no load latency for it. Before hlsim
 statement were merged (``kernel_expr``: ``a[i] * a[i]``), and each statement of a body loaded its own copy.
 
 The run is what the C text shows: consecutive statements of one loop body (a loop or a jump between them ends
-it; a branch's condition runs on into both sides, and the run starts again after the branch), so the value is
-loaded on every path that reaches the reuse. What kills a loaded element: a store
+it; a branch's condition runs on into both sides, and after the branch the run holds what both sides still
+hold), so the value is loaded on every path that reaches the reuse. What kills a loaded element: a store
 to its array (any element: aliasing is not judged), or a write of a local its subscript names. Only affine
 subscripts that do not step (``a[k++]``) are reused, so the schedule finds the same address
 (``schedule.GraphBuilder``); the statements outside every loop are nests of their own and are left alone.
@@ -27,26 +27,34 @@ def _element(acc) -> tuple[str, tuple[str, ...]] | None:
     return acc.array, acc.index_text
 
 
-def mark(nodes: list, loaded: set | None = None) -> None:
+def mark(nodes: list, loaded: set | None = None) -> set:
     """Set ``Statement.reused`` (indices into its accesses) on every statement of ``nodes`` (one body's list, in
     program order) whose read an earlier statement of its straight-line run loaded (``loaded``: what the run
-    before ``nodes`` holds).
+    before ``nodes`` holds); return what the run holds at its end.
 
     A branch's condition is evaluated on every path, so it continues the run into both sides (hlsim 0.42:
     `if (a[i] > 0) b[i] = a[i] * 2;` loads a[i] once; before, the side loaded it again, two reads and two port
-    issues an iteration: an outside probe); after the branch the run starts again."""
+    issues an iteration: an outside probe). After the branch the run holds what both sides still hold at their
+    ends (a side that ends in a jump does not reach it): `if (x[i] > .5) c[i] = 1; else c[i] = 0; d[i] = x[i] * 2;`
+    loads x[i] once, as GVN does (hlsim 0.48; before, the run started again after every branch, two reads and
+    II 2 on a one-port memory: an outside probe)."""
     loaded = set(loaded or ())
     for n in nodes:
         kind = getattr(n, "kind", "")
         if kind == "branch":
             _statement(n.cond, loaded)
-            mark(n.then, loaded)
-            mark(n.orelse, loaded)
-            loaded.clear()
+            ends = [mark(side, loaded) for side in (n.then, n.orelse) if not _jumps(side)]
+            loaded = set.intersection(*ends) if ends else set()
         elif kind != "stmt":
             loaded.clear()
         else:
             _statement(n, loaded)
+    return loaded
+
+
+def _jumps(side: list) -> bool:
+    """A side whose last node is a ``break``, ``continue`` or ``return``: nothing after its branch follows it."""
+    return bool(side) and getattr(side[-1], "kind", "") == "jump"
 
 
 def _statement(n, loaded: set) -> None:

@@ -181,7 +181,7 @@ class _Counts:
                 _, b, r = self._pass(n.body, mult * live * trips)     # a continue or break in there is its own
                 self.dead -= trips <= 0
                 left = min(1.0, trips * r)  # the share of this loop's entries that return
-                if n.cond_stmt is not None and (n.data_dependent or n.is_while) and not costs.free_test(design, n):
+                if n.cond_stmt is not None and (n.data_dependent or n.is_while) and not costs.counter_test(n.cond_stmt):
                     # a data-dependent bound is evaluated by the datapath (once more to exit, unless the entry
                     # ended in a jump; a do-while's test comes after each trip); counters are free
                     exits = 0.0 if n.do_while else 1.0 - min(1.0, trips * (b + r))

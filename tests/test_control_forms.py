@@ -181,3 +181,28 @@ def test_a_pipelined_while_decides_when_the_value_its_test_reads_is_ready(write,
     assert p.counters["iterations.L_w"] == trips
     assert p.breakdown["compute_cycles.L_w"] == compute
     assert e.breakdown["compute_cycles.L_w"] == compute
+
+
+@pytest.mark.parametrize(("jump", "loops"), [("break", "{L_i: {pipeline_ii: 1}}"),
+                                              ("return", "{L_i: {pipeline_ii: 1}}"), ("break", "{L_i: {unroll: 2}}")])
+def test_a_counters_test_takes_no_comparator_in_a_region(write, jump, loops):
+    """A pipelined or unrolled `for (i < N) { if (x[i] > 100) break; b[i] = x[i] + 1; }` on one comparator: one
+    compare an iteration (the data's test), 16 in all, as the same loop with `continue` (no early exit) counts.
+    Before hlsim 0.48 the counter's `i < N` was in the scheduled body: a second compare an iteration and one more an
+    entry (33), a comparator slot (II 2 on one comparator where 1 is reached) and, on two comparators, two units
+    (an outside probe)."""
+    arch = ARCH.replace("cmp: {count: 4,", "cmp: {count: 1,")
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      if (x[i] > 100) {\n        JUMP;\n      }\n"
+              "      b[i] = x[i] + 1;\n    }")
+    ref, small = "    b[:] = x + 1", "    arrays:\n      x: {distribution: randint, range: [0, 9]}"
+    d = kernel_design(write, arch, kernel.replace("JUMP", jump), ARRAYS, ref, loops, PLACE, params="{N: 16}",
+                      inputs=small)
+    p, e = profiled_and_estimated(d)
+    c = kernel_design(write, arch, kernel.replace("JUMP", "continue"), ARRAYS, ref, loops, PLACE, params="{N: 16}",
+                      inputs=small)
+    q, _ = profiled_and_estimated(c)
+    assert p.counters["ops.cmp"] == q.counters["ops.cmp"] == e.breakdown["ops.cmp"] == 16
+    assert p.counters["units.cmp"] == 1
+    assert p.metrics["cycles"] == q.metrics["cycles"] == e.metrics["cycles"]
+    if "pipeline" in loops:
+        assert p.breakdown["ii.L_i"] == 1

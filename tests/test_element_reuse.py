@@ -96,3 +96,25 @@ def test_a_value_a_branch_condition_loaded_is_its_sides_too(write, pipelined):
     assert p.metrics["cycles"] == q.metrics["cycles"]
     if pipelined:  # (a plain loop's branch: the analytical model takes its expected outcome, not the data's)
         assert p.breakdown["ii.L_i"] == 1 and e.metrics["cycles"] == p.metrics["cycles"]
+
+
+@pytest.mark.parametrize("pipelined", [True, False])
+def test_a_value_loaded_before_a_branch_is_still_loaded_after_it(write, pipelined):
+    """`if (a[i] > 3) b[i] = 1; else b[i] = 0; c[i] = a[i] * 2;`: neither side stores to a, so the condition's
+    load is the statement's after the branch too (GVN): one read an iteration, 63 in all, as the same kernel spelled
+    with a local, and the same cycles. Before hlsim 0.48 the run started again after every branch: 126 reads, and II
+    2 on the one-port memory (an outside probe). A side that stores to a, or one that ends in a `continue` while the
+    other stores, still loads again."""
+    ref = "    b[:N - 1] = np.where(a[:N - 1] > 3, 1, 0)\n    c[:N - 1] = a[:N - 1] * 2"
+    tail = "      {\n        b[i] = 1;\n      } else {\n        b[i] = 0;\n      }\n      c[i] = A * 2;"
+    p, e, reads = _reads_of_a(write, "      if (a[i] > 3)" + tail.replace("A", "a[i]"), ref, pipelined)
+    q, _, local = _reads_of_a(write, "      int x = a[i];\n      if (x > 3)" + tail.replace("A", "x"), ref, pipelined)
+    assert reads == local == [63, 63]
+    assert p.metrics["cycles"] == q.metrics["cycles"]
+    if pipelined:
+        assert p.breakdown["ii.L_i"] == e.breakdown["ii.L_i"] == 1 and e.metrics["cycles"] == p.metrics["cycles"]
+    stored = ("      if (a[i] > 3) {\n        b[i] = 1;\n      } else {\n        a[i] = 0;\n      }\n"
+              "      c[i] = a[i] * 2;")
+    ref2 = ("    for i in range(N - 1):\n        b[i] = 1 if a[i] > 3 else b[i]\n"
+            "        a[i] = a[i] if a[i] > 3 else 0\n        c[i] = a[i] * 2")
+    assert _reads_of_a(write, stored, ref2, pipelined)[2][0] == 126 + 63  # and a[0..62] read to write them back

@@ -97,7 +97,8 @@ from . import model, top_statements
 # 0.50-0.57: as hlsim 0.39-0.46; 0.57: mapping.levels pays the backing store's latency (first read, last write)
 # 0.58: a double-buffered level's tiles count twice against its capacity (occupancy; the dse batch path's validity)
 # 0.59: as hlsim 0.47 (an output-stationary nest pays its last fold's drain where a shadow accumulator hides the rest)
-VERSION = "0.59"
+# 0.60: as hlsim 0.48 (a counter's test takes no comparator in a region; a load before a branch serves after it)
+VERSION = "0.60"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

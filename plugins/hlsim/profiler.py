@@ -25,12 +25,13 @@ from llmulator import energy as accelergy
 from llmulator.area import allocated_area
 from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError, UserError
-from llmulator.inputs import Inputs, inputs_for, resolve_inputs, run_reference
+from llmulator.inputs import Inputs, inputs_for, resolve_inputs
 from llmulator.instrument import Instrumented, instrumented
 from llmulator.results import Profile
 from llmulator.timing import Timing
 
 from . import bounds, runner
+from .outputs_check import functional_check
 from .tally import AccessTally, count_ops
 
 # 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
@@ -121,9 +122,9 @@ from .tally import AccessTally, count_ops
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus; overlapped dataflow tasks keep their own units
 # 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
-# 0.44-0.47: tree combining steps are operations; a plain loop's counter test none; index arithmetic on loaded
-#       values; shorter modulo placements; double buffering exposes the first and last tiles (0.46: the last
-VERSION = "0.47"  # write's latency; statements' transfers; steps in footprints; 0.47: the last os fold's drain)
+# 0.44-0.48: tree combining steps are operations; a plain loop's counter test none (0.48: in regions too); index
+#       arithmetic on loaded values; shorter modulo placements; double buffering exposes the first and last tiles
+VERSION = "0.48"  # (0.46: the last write's latency); the last os fold's drain; 0.48: loads live past a branch)
 
 
 class HlsimProfiler:
@@ -176,7 +177,7 @@ class HlsimProfiler:
             scalars, outs, sites = runner.run(exe, args, outputs, timing.T, self.time_limit_s, self.mem_limit_mb)
         except runner.OutOfBounds as e:
             raise out_of_bounds(d, inst, e, inputs.origin) from None
-        check = (self._check(d, inputs.arrays, outs) if self.check_outputs
+        check = (functional_check(d, inputs.arrays, outs) if self.check_outputs
                  else "not-run: checked on another sample of the same compiled kernel")
         prof = self._metrics(d, inst, timing, scalars, sites)
         prof.notes.extend(timing.notes)
@@ -190,27 +191,6 @@ class HlsimProfiler:
         return prof
 
     # -------------------------------------------------------------------------------------------
-    def _check(self, d: Design, arrays: dict[str, np.ndarray], outs: dict[str, np.ndarray]) -> str:
-        if not d.workload.reference:
-            return "not-run: the workload has no reference"
-        ref = run_reference(d.workload, arrays, d.sizes)
-        bad = []
-        for name, got in outs.items():
-            want = ref[name]
-            if np.issubdtype(want.dtype, np.integer):
-                ok = np.array_equal(got, want)
-            else:
-                scale = float(np.max(np.abs(want))) if want.size else 1.0
-                rtol = 1e-2 if want.dtype == np.float16 else 1e-3
-                ok = bool(np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=rtol,
-                                      atol=1e-5 * max(scale, 1.0), equal_nan=True))
-            if not ok:
-                diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
-                idx = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.size else ()
-                where = "".join(f"[{int(i)}]" for i in idx)
-                bad.append(f"{name}{where}: got {_plain(got[idx])}, reference {_plain(want[idx])}")
-        return "pass" if not bad else "fail: " + "; ".join(bad)
-
     def _metrics(self, d: Design, inst: Instrumented, timing: Timing, scalars: dict[str, float],
                  sites: list[tuple[int, int, int, int]]) -> Profile:
         arch = d.arch
@@ -392,9 +372,3 @@ def _with_scalars(d: Design, inputs: Inputs) -> Design:
 def _dtype(w, name):
     from llmulator.inputs import np_dtype
     return np_dtype(w.arrays[name].dtype)
-
-
-def _plain(v) -> str:
-    """A value as a person writes it (``-38``, ``0.125``), not as NumPy reprs it (``np.int32(-38)``)."""
-    v = v.item() if hasattr(v, "item") else v
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
