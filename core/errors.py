@@ -23,17 +23,27 @@ class Diagnostic:
     severity: str = "error"  # or "warning": the input is accepted, but something cannot be done with it
 
     def format(self) -> str:
-        where = self.file or "<input>"
+        """The diagnostic as the terminal shows it; control characters from the files (a key spelled with a
+        terminal escape, a newline that fakes a line of our output: an outside probe) shown escaped."""
+        where = _escaped(self.file or "<input>")
         if self.line is not None:
             where += f":{self.line}"
             if self.col is not None:
                 where += f":{self.col}"
-        text = f"{where}: {self.severity}: {self.path + ': ' if self.path else ''}{self.message}"
+        path = _escaped(self.path)
+        text = f"{where}: {self.severity}: {path + ': ' if path else ''}{_escaped(self.message, lines=True)}"
         if self.expected:
-            text += f"\n    expected: {self.expected}"
+            text += f"\n    expected: {_escaped(self.expected, lines=True)}"
         if self.hint:
-            text += f"\n    hint: {self.hint}"
+            text += f"\n    hint: {_escaped(self.hint, lines=True)}"
         return text
+
+
+def _escaped(text: str, lines: bool = False) -> str:
+    """``text`` with its control characters written as escapes (newlines kept where ``lines``)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or (lines and c == "\n") else repr(c)[1:-1] for c in text)
 
 
 class SpecError(Exception):

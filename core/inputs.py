@@ -45,7 +45,7 @@ import numpy as np
 
 from .errors import SpecError, UserError
 from .expr import ExprError, evaluate
-from .usercode import run_user_code
+from .usercode import MAX_CODE_CHARS, plain_text, run_user_code
 
 NP_DTYPES: dict[str, type[np.generic]] = {
     "int8": np.int8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
@@ -655,7 +655,7 @@ def _generated(workload, what: str, name: str, value: Any, sizes: Mapping[str, i
     except Exception:  # noqa: BLE001 - any object that is not array-like
         arr = None
     if arr is None or arr.dtype.kind not in "biuf":
-        raise UserError(f"{what} of workload '{wname}' left {type(value).__name__} in array '{name}', "
+        raise UserError(f"{what} of workload '{wname}' left {plain_text(type(value).__name__)} in array '{name}', "
                         f"expected a numeric array of dtype {spec.dtype} and shape {shape}")
     if arr.shape != shape:
         dims = ", ".join(map(str, spec.shape))
@@ -695,6 +695,12 @@ def check_inputs(workload) -> None:
         names = [n for n, a in workload.arrays.items() if a.role in ("in", "inout")]
         fill_order(workload, desc["arrays"], names, variant)
         if desc["generator"]:
+            if len(desc["generator"]) > MAX_CODE_CHARS:  # checked before compiling here, as a run checks it
+                where = ("inputs", "variants", variant, "generator") if variant and "generator" in \
+                    inp["variants"][variant] else ("inputs", "generator")
+                raise _spec_error(workload, where, f"the input generator is {len(desc['generator']):,} characters "
+                                  f"long; at most {MAX_CODE_CHARS:,} are accepted (an outside probe's 3 MB generator "
+                                  "took 1.15 GB to compile)")
             try:
                 compile(desc["generator"], f"<input generator of workload '{workload.name}'>", "exec")
             except SyntaxError as e:
@@ -785,7 +791,7 @@ def run_reference(workload, arrays: Mapping[str, np.ndarray], sizes: Mapping[str
             arr = None
         if arr is None or arr.dtype.kind not in "biuf":
             raise UserError(f"reference of workload '{wname}' did not leave a numeric array in "
-                            f"'{name}' (got {type(value).__name__})")
+                            f"'{name}' (got {plain_text(type(value).__name__)})")
         if arr.shape != shape:
             raise UserError(f"reference of workload '{wname}' left '{name}' with shape {arr.shape}, "
                             f"expected {shape}")

@@ -23,6 +23,7 @@ from .kernel_heads import enter, for_head, while_counter
 
 _CACHE: dict[tuple, LoopTree] = {}
 _CACHE_SIZE = 512
+MAX_KERNEL_CHARS = 1 << 18  # 256 Ki characters: ~1 s of pycparser on this machine
 
 
 def analyze_cached(workload, file: str | None = None) -> LoopTree:
@@ -58,6 +59,10 @@ def _analyze(workload, file: str | None = None) -> LoopTree:
         line0 = text_line + 1 if raw is not None and _is_block_scalar(smap.file, text_line) else text_line
     arrays = set(workload.arrays)
     ctx = Ctx(arrays, set(workload.scalars), set(workload.parameters), file, line0)
+    if len(workload.kernel) > MAX_KERNEL_CHARS:  # parsed in this process: its size bounds the time and memory
+        raise ctx.error(None, f"the kernel is {len(workload.kernel):,} characters long",
+                        f"at most {MAX_KERNEL_CHARS:,} characters", "large constant tables belong in the inputs "
+                        "(an outside probe's 1.4 MB initializer took 5 s to parse)")
     ctx.float_arrays = {n for n, a in workload.arrays.items() if a.dtype.startswith("fp")}
     ctx.float_scalars = {n for n, v in workload.scalars.items() if str(v["dtype"]).startswith("fp")}
     decls = []
@@ -127,7 +132,24 @@ class _Subset(c_ast.NodeVisitor):
             self.refuse(n, f"the extern declaration of '{n.name}'")
         if n.name and n.name.startswith("__"):
             self.refuse(n, f"the name '{n.name}' (names starting with __ are reserved)")
+        ctx = self.ctx
+        if n.name in ctx.params | ctx.scalars | set(ctx.arrays):
+            # the checks size local arrays and bound subscripts by the workload's names: a local `int N = 1;` made
+            # `int t[N]` one element in C while every check took the parameter's 4096 (an outside probe read and
+            # wrote the simulator's stack through it, and forged its cycle count)
+            kind = "parameter" if n.name in ctx.params else "scalar" if n.name in ctx.scalars else "array"
+            self.refuse(n, f"a local named '{n.name}', the name of a workload {kind},", "a name of its own")
         self.generic_visit(n)
+
+    def visit_Enum(self, n):
+        # its constants are names the checks do not know (`enum { B = 1 }; int t[B];`: an outside probe)
+        self.refuse(n, "an enum", "use the workload's parameters, or numbers")
+
+    def visit_Struct(self, n):
+        self.refuse(n, "a struct", "use one array per field")
+
+    def visit_Union(self, n):
+        self.refuse(n, "a union", "use one array per field")
 
     def visit_FuncDecl(self, n):
         self.refuse(n, "a function declaration", "call the math functions directly; they need no prototype")

@@ -87,7 +87,18 @@ class _CDivision(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.op, ast.Div):  # integer loop indices: C's / truncates
             node.op = ast.FloorDiv()
+        if isinstance(node.op, (ast.LShift, ast.RShift)):  # C's shifts stay within a word (as ``expr`` bounds them)
+            fn = "_shl" if isinstance(node.op, ast.LShift) else "_shr"
+            return ast.copy_location(ast.Call(ast.Name(fn, ast.Load()), [node.left, node.right], []), node)
         return node
+
+
+def _shift(a, b, left: bool):
+    """``a << b`` or ``a >> b`` with ``b`` in [0, 64): Python's integers would build `1 << 1073741824` (a branch
+    condition of an outside probe hung ``validate`` and ``estimate`` in the parent), and C leaves it undefined."""
+    if not 0 <= b < 64:
+        raise ExprError(f"shift by {b} in a condition (a shift count must be 0 to 63)")
+    return int(a) << int(b) if left else int(a) >> int(b)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -120,4 +131,5 @@ def holds(cond: str, names: dict[str, float]) -> bool:
     return bool(eval(code, _SAFE, {n: names[n] for n in needed}))  # noqa: S307 - whitelisted AST
 
 
-_SAFE = {"__builtins__": {}, "min": min, "max": max}
+_SAFE = {"__builtins__": {}, "min": min, "max": max, "_shl": lambda a, b: _shift(a, b, True),
+         "_shr": lambda a, b: _shift(a, b, False)}

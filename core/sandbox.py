@@ -139,7 +139,11 @@ def _filter_file() -> str:
                  "keyctl", "add_key", "request_key", "pivot_root", "chroot", "kexec_load", "init_module",
                  "finit_module", "process_vm_readv", "process_vm_writev"):
         f.add_rule(deny, call)
-    for call in ("io_uring_setup", "io_uring_enter", "io_uring_register"):  # sockets and files past the rules above
+    # io_uring: sockets and files past the rules above; pidfd_*: another process's descriptors (an outside probe took
+    # bwrap's own with pidfd_getfd); the new mount API beside mount(2)
+    for call in ("io_uring_setup", "io_uring_enter", "io_uring_register", "pidfd_open", "pidfd_getfd",
+                 "pidfd_send_signal", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
+                 "mount_setattr"):
         try:
             f.add_rule(deny, call)
         except (ValueError, RuntimeError, OSError):  # a libseccomp that does not know the call: nor does the kernel
@@ -161,15 +165,24 @@ def _filter_file() -> str:
 
 def _rlimits(limits: Limits):
     def apply():
-        mem = int(limits.mem_bytes)
-        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        _lower(resource.RLIMIT_AS, int(limits.mem_bytes))
+        _lower(resource.RLIMIT_CORE, 0)
         cpu = max(1, int(limits.cpu_s + 0.999))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (int(limits.file_bytes), int(limits.file_bytes)))
-        resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256))
+        _lower(resource.RLIMIT_CPU, cpu, cpu + 1)
+        _lower(resource.RLIMIT_FSIZE, int(limits.file_bytes))
+        _lower(resource.RLIMIT_NOFILE, 256)
         os.setsid()
     return apply
+
+
+def _lower(what: int, soft: int, hard: int | None = None) -> None:
+    """Set a limit, never above the hard limit the user's shell already set (an 8 GiB ``--mem-limit`` under
+    ``ulimit -v`` of 4 GiB failed every run in ``preexec_fn``: an outside probe); the tighter one holds."""
+    _, cap = resource.getrlimit(what)
+    hard = soft if hard is None else hard
+    if cap != resource.RLIM_INFINITY:
+        soft, hard = min(soft, cap), min(hard, cap)
+    resource.setrlimit(what, (soft, hard))
 
 
 def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, ...] = (),
@@ -190,7 +203,9 @@ def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, 
             full += ["--setenv", k, v]
         full += ["--seccomp", str(bpf), "--", *argv]
         fds: tuple[int, ...] = (bpf,)
-        run_env = None
+        # bwrap itself gets no environment either: it is the child's PID 1, and /proc/1/environ showed the user's
+        # whole environment (tokens and keys) to the workload code (an outside probe)
+        run_env = {"PATH": "/usr/bin:/bin"}
     elif trusted(trust):
         _notice_unconfined(why)
         full, fds, bpf, run_env = list(argv), (), None, base_env

@@ -167,7 +167,8 @@ def _error_to_diag(err: jsonschema.ValidationError, smap: SourceMap) -> list[Dia
         out = []
         unknown = [k for k in err.instance if k not in allowed] if not err.schema.get("patternProperties") else []
         for key in unknown[:MAX_UNKNOWN_KEYS]:
-            out.append(smap.diag(path + (key,), f"unknown key '{key}'",
+            name = repr(key) if not str(key).isprintable() else f"'{key}'"  # (a newline in it would fake a line)
+            out.append(smap.diag(path + (key,), f"unknown key {name}",
                                  "one of: " + ", ".join(sorted(allowed)) if allowed else "",
                                  _key_hint(key, allowed), prefer_key=True))
         if len(unknown) > MAX_UNKNOWN_KEYS:  # the first few say what is wrong; the rest is noise
@@ -269,10 +270,20 @@ def _alternatives_diag(err: jsonschema.ValidationError, smap: SourceMap) -> Diag
     return smap.diag(path, msg, expected, hint)
 
 
+def _found_keys(data: dict) -> str:
+    """The top-level keys a file has, named only where they are (close to) a spec kind: a file named where a spec
+    was expected (a space's ``base_mapping: /etc/shadow``) is not echoed (an outside probe read a host file's lines,
+    each ending in ``:``, and a JSON file's keys, a token among them, through a space file)."""
+    keys = [str(k) for k in data]
+    shown = [k for k in keys if len(k) <= 40 and difflib.get_close_matches(k, KINDS, n=1, cutoff=0.6)]
+    rest = len(keys) - len(shown)
+    return ", ".join(shown) + (f"{' and ' if shown else ''}{rest} other key(s), not shown" if rest else "")
+
+
 def validate(kind: str, data: Any, smap: SourceMap) -> None:
     """Validate ``data`` against the schema of ``kind``; raise SpecError listing every problem."""
     if not isinstance(data, dict) or len(data) != 1 or kind not in data:
-        found = ", ".join(map(str, data)) if isinstance(data, dict) else type(data).__name__
+        found = _found_keys(data) if isinstance(data, dict) else type(data).__name__
         raise SpecError(smap.diag((), f"expected one top-level key '{kind}', found: {found}",
                                   f"a mapping with the single key '{kind}'",
                                   _guess_kind_hint(data, kind)))

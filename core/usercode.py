@@ -29,6 +29,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 from . import sandbox
@@ -37,6 +38,15 @@ from .errors import UserError
 
 #: limits of one run of workload Python (the reference of a large preset can take a while)
 LIMITS = sandbox.Limits(wall_s=120.0, cpu_s=120.0, mem_bytes=8 << 30, file_bytes=4 << 30)
+
+
+def limit_wall_time(seconds: float) -> None:
+    """Run workload Python within ``seconds`` of wall and CPU time from now on (``profile --time-limit``)."""
+    global LIMITS
+    LIMITS = attrs.evolve(LIMITS, wall_s=float(seconds), cpu_s=float(seconds))
+    LIMITS.check()
+
+
 #: the longest code accepted (compiled in this process first, for its syntax errors)
 MAX_CODE_CHARS = 1 << 20
 
@@ -103,7 +113,7 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
         compile(code, fname, "exec")  # syntax errors without starting a child
     except SyntaxError as e:
         raise UserError(f"{kind} of workload '{workload}' has a syntax error at line {e.lineno}: "
-                        f"{_plain(e.msg)}") from None
+                        f"{plain_text(e.msg)}") from None
     except (MemoryError, RecursionError):
         raise UserError(f"{kind} of workload '{workload}' nests too deeply to compile") from None
     want = list(dict.fromkeys(want))
@@ -129,19 +139,19 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
         meta = _read_json(t)
         if meta is None:
             raise UserError(f"{prefix} did not finish normally (exit status {r.returncode}"
-                            + (f"; {_plain(_last_line(r.stderr))}" if r.stderr.strip() else "")
+                            + (f"; {plain_text(_last_line(r.stderr))}" if r.stderr.strip() else "")
                             + "): a time or memory limit, a crash, or the code ended the process")
         st = meta.get("status", {})
         if not isinstance(st, dict) or not st.get("ok"):
             st = st if isinstance(st, dict) else {}
             if st.get("syntax"):
-                raise UserError(f"{prefix} has a syntax error at line {st.get('line')}: {_plain(st.get('msg'))}")
+                raise UserError(f"{prefix} has a syntax error at line {st.get('line')}: {plain_text(st.get('msg'))}")
             where = f" at line {st['line']}" if isinstance(st.get("line"), int) else ""
-            raise UserError(f"{prefix} failed{where}: {_plain(st.get('type'))}: {_plain(st.get('msg'))}")
+            raise UserError(f"{prefix} failed{where}: {plain_text(st.get('type'))}: {plain_text(st.get('msg'))}")
         try:
             arrays = results.load(t, want, namespace)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
-            raise UserError(f"{prefix} left results that cannot be read: {_plain(str(e))}") from None
+            raise UserError(f"{prefix} left results that cannot be read: {plain_text(str(e))}") from None
     out = {}
     for name, kind_of in meta.get("kinds", {}).items():
         if name not in want:
@@ -175,7 +185,7 @@ def _read_json(folder: Path) -> dict | None:
     return data if isinstance(data, dict) else None
 
 
-def _plain(text) -> str:
+def plain_text(text) -> str:
     """Text from workload code as one plain line for a message: control characters (terminal escapes, a
     newline that would fake a line of our output) shown escaped, and at most 2,000 characters."""
     text = str(text)[:2000]

@@ -207,6 +207,13 @@ def _copy_workload(tmp_path, kernel: str):
     ("L_i: for (int i = 0; i < N; i++) { y[i] = (int)(long)&x[i]; }", "address-of"),
     ("L_i: for (int i = 0; i < N; i++) { y[i] = ((int *)x)[i]; }", "a pointer"),
     ("L_i: for (int i = 0; i < N; i++) { __asm__(\"nop\"); y[i] = x[i]; }", "a call to '__asm__'"),
+    # a local with a workload name: the checks sized `t` by the parameter, C by the local (an outside probe read and
+    # wrote the simulator's stack through it and forged the cycle count, the functional check passing)
+    ("int N = 1;\n    int t[N];\n    L_i: for (int i = 0; i < 8; i++) { t[i] = x[i]; y[i] = t[i]; }",
+     "a local named 'N', the name of a workload parameter"),
+    ("L_i: for (int i = 0; i < N; i++) { int x = 0; y[i] = x; }", "a local named 'x', the name of a workload array"),
+    ("enum { B = 1 };\n    int t[B];\n    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }", "an enum"),
+    ("struct s { int a; };\n    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }", "a struct"),
 ])
 def test_the_kernel_subset_refuses_escapes_at_their_line(tmp_path, capsys, kernel, refused):
     assert main(["validate", str(_copy_workload(tmp_path, kernel))]) == 2
@@ -229,6 +236,21 @@ def test_a_mismatch_shows_plain_values_and_indices(write):
                       "    y[:] = x", "{}", "{x: BRAM, y: BRAM}")
     check = plugins.get("profilers", "hlsim").profile(d).functional_check
     assert check.startswith("fail: y[0]: got ") and "np." not in check, check
+
+
+def test_an_infinite_input_does_not_make_a_wrong_kernel_pass(write):
+    """The absolute tolerance was 1e-5 of the largest reference value: one inf from the generator made it infinite
+    and any output passed (an outside probe passed a wrong GELU). It now scales with the finite values; the inf
+    matches itself, and the worst finite difference is named."""
+    from llmulator import plugins
+    from llmulator.library import resolve
+    d = kernel_design(write, resolve("architecture", "hls-fpga").read_text(),
+                      "    L_i: for (int i = 0; i < N; i++) {\n      y[i] = x[i] * 0.25f + 7;\n    }",
+                      "    x: {shape: [N], dtype: fp32, role: in}\n    y: {shape: [N], dtype: fp32, role: out}",
+                      "    y[:] = x * np.float32(0.5)", "{}", "{x: BRAM, y: BRAM}",
+                      inputs="    generator: |\n      x[:] = np.arange(N)\n      x[0] = np.inf")
+    check = plugins.get("profilers", "hlsim").profile(d).functional_check
+    assert check.startswith("fail: y[63]: got 22.75, reference 31.5"), check
 
 
 # --- the compiled-kernel cache -----------------------------------------------------------------------
@@ -411,3 +433,118 @@ def test_a_name_the_generated_program_uses_is_refused_at_validate(tmp_path, caps
     assert main(["validate", str(w)]) == 2
     err = capsys.readouterr().err
     assert f"invalid name '{name}'" in err and "w.yaml:" in err, err
+
+
+# --- an outside probe's attacks (2026-12-06): each worked before these defences ---------------------------------
+
+@needs_sandbox
+def test_the_users_environment_is_not_visible_to_workload_code(monkeypatch):
+    """bwrap is the child's PID 1, and it had the user's whole environment: /proc/1/environ handed tokens and keys
+    to the reference (the probe printed its canary in the error message). Every process the child can see has the
+    cleared environment only."""
+    monkeypatch.setenv("LLMULATOR_PROBE_CANARY", "canary-7f3a")
+    code = ("import os\nseen = b''\nfor p in os.listdir('/proc'):\n    if p.isdigit():\n        try:\n"
+            "            seen += open(f'/proc/{p}/environ', 'rb').read()\n        except OSError:\n            pass\n"
+            "y = np.frombuffer(seen, np.uint8)")
+    seen = bytes(np.asarray(_ref(code)["y"], np.uint8))
+    assert b"PATH=" in seen and b"canary-7f3a" not in seen and b"LLMULATOR_PROBE_CANARY" not in seen
+
+
+@needs_sandbox
+@pytest.mark.skipif(os.uname().machine != "x86_64", reason="the syscall numbers below are x86-64's")
+def test_another_processs_descriptors_and_the_new_mount_api_are_denied():
+    """pidfd_open (434) on PID 1 then pidfd_getfd (438) took bwrap's own descriptors; open_tree (428) is the new
+    mount API beside mount(2). Each now fails with EPERM (errno 1)."""
+    code = ("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nout = []\n"
+            "for nr, args in ((434, (1, 0)), (428, (-100, b'/', 0))):\n    r = libc.syscall(nr, *args)\n"
+            "    out += [r, ctypes.get_errno()]\ny = np.array(out)")
+    assert _ref(code)["y"].tolist() == [-1, 1, -1, 1]
+
+
+def test_a_huge_shift_in_a_branch_condition_is_refused_not_computed():
+    """Branch conditions over loop indices are evaluated in this process: `i < (1 << 1073741824)` built a
+    2^30-bit integer (an outside probe hung `validate` and `estimate`; a larger count ran out of memory with a
+    traceback). A shift count outside [0, 64) is an ExprError, so the branch is priced as one the data decide."""
+    from llmulator.expr import ExprError
+    from llmulator.kernel_values import holds
+    assert holds("i < (1 << 4)", {"i": 3}) and not holds("(i >> 1) > 2", {"i": 5})
+    for cond in ("i < (1 << 1073741824)", "i < (1 << -1)", "(i >> 64) == 0"):
+        with pytest.raises(ExprError, match="shift by"):
+            holds(cond, {"i": 1})
+
+
+def test_control_characters_from_files_and_workload_code_reach_the_terminal_escaped(tmp_path, capsys, write):
+    """A key spelled with a terminal escape and a newline printed both raw (the newline faked a line of our
+    output), as did a reference's object whose type name held them (an outside probe)."""
+    from llmulator.inputs import run_reference
+    from llmulator.library import resolve
+    bad = tmp_path / "w.yaml"
+    bad.write_text('workload:\n  version: 1\n  name: x\n  "\\e[31mKEY\\nok: fake line": 1\n')
+    assert main(["validate", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\nok: fake line" not in err and "\\x1b[31mKEY\\nok: fake line" in err, err
+    ref = "    class K:\n        pass\n    K.__name__ = 'K\\x1b[31m\\nok: pass'\n    y = K()"
+    d = kernel_design(write, resolve("architecture", "hls-fpga").read_text(),
+                      "    L_i: for (int i = 0; i < N; i++) {\n      y[i] = x[i];\n    }",
+                      "    x: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}",
+                      ref, "{}", "{x: BRAM, y: BRAM}")
+    with pytest.raises(UserError) as e:
+        run_reference(d.workload, {"x": np.zeros(64, np.int32)}, d.sizes)
+    assert "\x1b" not in str(e.value) and "\n" not in str(e.value) and "K\\x1b[31m\\nok: pass" in str(e.value)
+
+
+def test_a_file_named_where_a_spec_belongs_is_not_echoed(tmp_path, capsys):
+    """A space's `base_mapping: /etc/shadow` (any path) made the error list the file's top-level keys: every line
+    ending in `:`, password hashes among them (an outside probe). Keys close to a spec kind are still named."""
+    secret = tmp_path / "shadow"
+    secret.write_text("alice:$6$salt$hashvalue:19000:0:99999:7::\nbob:$y$j9T$other:19000:0:99999:7::\n")
+    space = tmp_path / "s.yaml"
+    from llmulator.library import resolve
+    text = resolve("space", "gemm-small-systolic").read_text()
+    space.write_text(text.replace("base_mapping: gemm-ws-16x16", f"base_mapping: {secret}"))
+    assert main(["dse", "systolic-16x16", "gemm", "--space", str(space), "--budget", "2", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "hashvalue" not in err and "alice" not in err and "2 other key(s), not shown" in err, err
+
+
+@needs_sandbox
+def test_profiles_time_limit_bounds_the_reference_too(tmp_path, capsys, monkeypatch):
+    """`profile --time-limit 5` bounded the kernel only: a reference that sleeps ran its own 120 s (an outside
+    probe). The limit now holds for the reference and the generator of that command."""
+    monkeypatch.setattr(usercode, "LIMITS", usercode.LIMITS)  # restored after the test
+    import yaml
+    w = _copy_workload(tmp_path, "L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
+    doc = yaml.safe_load(w.read_text())
+    doc["workload"]["reference"] = "while True:\n    pass\n"
+    w.write_text(yaml.safe_dump(doc))
+    m = tmp_path / "m.yaml"
+    m.write_text("mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {x: BRAM, y: BRAM}\n")
+    t0 = time.monotonic()
+    assert main(["profile", "hls-fpga", str(w), str(m), "--time-limit", "3"]) == 2
+    assert time.monotonic() - t0 < 60
+    assert "did not finish within 3 s" in capsys.readouterr().err
+
+
+def test_validate_refuses_an_oversized_generator_before_compiling_it(tmp_path, capsys, monkeypatch):
+    """Running workload Python refused code over MAX_CODE_CHARS, but `validate` compiled a generator of any size in
+    this process for its syntax errors (an outside probe: 3 MB, 1.15 GB of memory)."""
+    import yaml
+    from llmulator import inputs
+    monkeypatch.setattr(inputs, "MAX_CODE_CHARS", 1000)
+    w = _copy_workload(tmp_path, "L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
+    doc = yaml.safe_load(w.read_text())
+    doc["workload"]["inputs"] = {"generator": "x[:] = 1\n" * 200}
+    w.write_text(yaml.safe_dump(doc))
+    assert main(["validate", str(w)]) == 2
+    assert "the input generator is 1,800 characters long; at most 1,000" in capsys.readouterr().err
+
+
+def test_a_kernel_too_long_to_parse_quickly_is_refused(tmp_path, capsys):
+    """The kernel is parsed in this process: a 1.4 MB constant initializer took 5 s and 146 MB (an outside probe),
+    and a file may be 64 MiB. Over MAX_KERNEL_CHARS the kernel is refused at its line."""
+    from llmulator.kernel_parse import MAX_KERNEL_CHARS
+    n = MAX_KERNEL_CHARS // 3 + 1
+    kernel = (f"const int T[{n}] = {{{', '.join(['1'] * n)}}};\n"
+              "    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
+    assert main(["validate", str(_copy_workload(tmp_path, kernel))]) == 2
+    assert "the kernel is" in capsys.readouterr().err
