@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import SpecError, UserError
+from .errors import SpecError, UserError, escaped
 
 EPILOG_ESTIMATE = """example:
   llmulator estimate systolic-16x16 gemm gemm-ws-16x16
@@ -447,7 +447,7 @@ def cmd_validate(args) -> int:
         print(json.dumps({"ok": True, "files": results, "warnings": [w.format() for w in warnings]}, indent=2))
     else:
         for r in results:
-            print(f"ok  {r['file']}  ({r['kind']})")
+            print(f"ok  {escaped(str(r['file']))}  ({r['kind']})")
         if len(loaded) == 3:
             print("ok  cross-file checks")
         for w in warnings:
@@ -846,7 +846,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(d.format(), file=sys.stderr)
         return 2
     except UserError as e:
-        print(f"error: {e}", file=sys.stderr)
+        # (a name from the command line or a file, escapes and all, reached the terminal raw: an outside probe)
+        print(f"error: {escaped(str(e), lines=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

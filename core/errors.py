@@ -25,21 +25,21 @@ class Diagnostic:
     def format(self) -> str:
         """The diagnostic as the terminal shows it; control characters from the files (a key spelled with a
         terminal escape, a newline that fakes a line of our output: an outside probe) shown escaped."""
-        where = _escaped(self.file or "<input>")
+        where = escaped(self.file or "<input>")
         if self.line is not None:
             where += f":{self.line}"
             if self.col is not None:
                 where += f":{self.col}"
-        path = _escaped(self.path)
-        text = f"{where}: {self.severity}: {path + ': ' if path else ''}{_escaped(self.message, lines=True)}"
+        path = escaped(self.path)
+        text = f"{where}: {self.severity}: {path + ': ' if path else ''}{escaped(self.message, lines=True)}"
         if self.expected:
-            text += f"\n    expected: {_escaped(self.expected, lines=True)}"
+            text += f"\n    expected: {escaped(self.expected, lines=True)}"
         if self.hint:
-            text += f"\n    hint: {_escaped(self.hint, lines=True)}"
+            text += f"\n    hint: {escaped(self.hint, lines=True)}"
         return text
 
 
-def _escaped(text: str, lines: bool = False) -> str:
+def escaped(text: str, lines: bool = False) -> str:
     """``text`` with its control characters written as escapes (newlines kept where ``lines``)."""
     if text.isprintable():
         return text

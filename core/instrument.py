@@ -44,11 +44,10 @@ import hashlib
 import attrs
 from pycparser import c_ast, c_generator
 
-from . import costs, nest
+from . import c_dims, costs, nest
 from .c_names import LOOPS
 from .design import Design
-from .errors import InvariantError
-from .expr import ExprError, evaluate
+from .errors import InvariantError, UserError
 from .hls import mapped_kernel  # not via render, which imports inputs (numpy data, the sandbox): ~4 ms
 from .kernel import C_TYPES, Loop, Statement
 from .loopforms import early_exit
@@ -220,7 +219,7 @@ class _Emitter:
 
     def declare(self, n: c_ast.Decl) -> None:
         """A declaration in the kernel: a fused loop's member variable comes into scope; a local array
-        is checked from here on against its dimensions (if they are constants)."""
+        is checked from here on against its dimensions (``local_dims``)."""
         if n.init is not None and n.name in self.kernel_vars:
             self.scope.append(n.name)
         dims = []
@@ -231,14 +230,24 @@ class _Emitter:
         if not dims:
             return
         self.shadowed.append((n.name, self.shapes.get(n.name)))
+        self.shapes[n.name] = (self.local_dims(n), tuple(_GEN.visit(x) for x in dims), True)
+
+    def local_dims(self, n: c_ast.Decl) -> tuple[int, ...]:
+        """A local array's dimensions at this design's parameters, as C computes them (``llmulator.c_dims``): the
+        checks use them and the program declares the array with them. Before, an array whose size did not
+        evaluate here went unchecked (an outside probe wrote past `int t[(int) 4]`)."""
+        dims, t = [], n.type
+        while isinstance(t, c_ast.ArrayDecl):
+            dims.append(t.dim)
+            t = t.type
         try:
-            texts = tuple(_GEN.visit(x) for x in dims)
-            values = tuple(evaluate(x, self.d.sizes) for x in texts)
-            if not all(v == int(v) and v > 0 for v in values):
-                raise ExprError("not a positive integer")
-            self.shapes[n.name] = (tuple(int(v) for v in values), texts, True)
-        except (ValueError, ArithmeticError, TypeError, AttributeError):  # `a[] = {..}`, `a[n]`: not checked
-            self.shapes[n.name] = None
+            values = tuple(c_dims.array_dim(x, self.d.sizes) for x in dims)
+        except ValueError as e:
+            raise UserError(f"kernel line {self.line}: local array '{n.name}': {e}") from None
+        if not all(v > 0 for v in values):
+            raise UserError(f"kernel line {self.line}: local array '{n.name}' has size {values} at these parameter "
+                            "values; every dimension must be at least 1")
+        return values
 
     def mark(self) -> tuple[int, int]:
         return len(self.scope), len(self.shadowed)
@@ -302,7 +311,8 @@ class _Emitter:
                 out.append(f"{ind}{add}__cnt[{s.id}]++;\n")
                 model.extend(("stmt", st) for st in stmts)
             for n, st in zip(run, of, strict=True):
-                out.append(f"{ind}{self.text(n, st)};\n")
+                sized = c_dims.with_dims(n, self.local_dims(n)) if _is_array(n) else n  # (C's size = the checked)
+                out.append(f"{ind}{self.text(sized, st)};\n")
                 if isinstance(n, c_ast.Decl):
                     self.declare(n)  # in scope for the rest of the block
             run.clear()
@@ -743,3 +753,6 @@ def instrumented(design: Design) -> Instrumented:
         hit = _MEMO[key] = (design.tree, instrument(design))
     return hit[1]
 
+
+def _is_array(n) -> bool:
+    return isinstance(n, c_ast.Decl) and isinstance(n.type, c_ast.ArrayDecl)

@@ -13,12 +13,12 @@ from collections import Counter
 
 from pycparser import c_ast, c_parser
 
-from . import load_reuse
+from . import c_dims, load_reuse
 from . import loopforms as lf
 from .c_switch import lower_switches
 from .errors import Diagnostic, SpecError
 from .kernel import _GEN, _PRELUDE, C_TYPES, FUNC_CLASSES, Branch, Loop, LoopTree, Node, Statement, strip_comments
-from .kernel_expr import Ctx, expr_stmt, folded
+from .kernel_expr import Ctx, expr_stmt
 from .kernel_heads import enter, for_head, while_counter
 
 _CACHE: dict[tuple, LoopTree] = {}
@@ -263,9 +263,9 @@ def _fixed_size(node: c_ast.Decl, ctx: Ctx) -> None:
     unchecked (an outside review wrote past one onto the simulator's stack)."""
     t = node.type
     while isinstance(t, c_ast.ArrayDecl):
-        if t.dim is None or not folded(t.dim, ctx.params):
+        if t.dim is None or not c_dims.fixed(t.dim, ctx.params):
             raise ctx.error(node, f"local array '{node.name}' has no size fixed before the run",
-                            "a size that is a number or an expression of parameters (float t[N])",
+                            "a size that is a number or an expression of parameters, without casts (float t[N])",
                             "give every dimension a constant size; index within it")
         t = t.type
 

@@ -63,6 +63,20 @@ def _statement(n, loaded: set) -> None:
                      if a.is_read and not a.is_write and _element(a) in loaded)
     stored = {a.array for a in n.accesses if a.is_write}
     loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
-    kept = {e for e in loaded if e[0] not in stored and not (
-        n.writes_local and any(n.writes_local in _WORD.findall(t) for t in e[1]))}
+    written = _written(n)
+    kept = {e for e in loaded if e[0] not in stored and not any(w in written for t in e[1] for w in _WORD.findall(t))}
     loaded.intersection_update(kept)
+
+
+# an assignment's target (`j = ...`, `j += ...`, `j <<= ...`, not `==`, `<=`, `>=`, `!=`) and a `++`/`--` operand
+_ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
+                       r"|([A-Za-z_]\w*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)")
+
+
+def _written(n) -> set[str]:
+    """Every name the statement assigns: its local, and any other in its text (the loop variable's `i++`, which
+    ``writes_local`` leaves out on purpose, a nested `k = (j = j + 1)`, `c[j++] = 1`). Before, only ``writes_local``
+    killed a loaded element, so `if (a[i] > 3) i++; b[i] = a[i];` reused a[i] for the new i: half the reads and II 1
+    on a one-port memory (an outside probe)."""
+    out = {g for m in _ASSIGNED.finditer(n.text) for g in m.groups() if g}
+    return out | ({n.writes_local} if n.writes_local else set())

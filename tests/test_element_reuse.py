@@ -118,3 +118,21 @@ def test_a_value_loaded_before_a_branch_is_still_loaded_after_it(write, pipeline
     ref2 = ("    for i in range(N - 1):\n        b[i] = 1 if a[i] > 3 else b[i]\n"
             "        a[i] = a[i] if a[i] > 3 else 0\n        c[i] = a[i] * 2")
     assert _reads_of_a(write, stored, ref2, pipelined)[2][0] == 126 + 63  # and a[0..62] read to write them back
+
+
+@pytest.mark.parametrize(("side", "ref_side"), [
+    ("        k = (j = j + 1);", "            j = j + 1\n            k = j"),  # a nested assignment
+    ("        c[j++] = 1;", "            c[j] = 1\n            j += 1"),  # a ++ inside another array's subscript
+])
+def test_a_subscript_changed_by_any_write_in_a_side_loads_again(write, side, ref_side):
+    """`if (a[j] > 3) { k = (j = j + 1); } b[i] = a[j] + k;`: the side moves j, so a[j] after the branch is another
+    element, read as often as the same kernel spelling it `a[j + 0]` (a text the reuse never matches), and II 2 on
+    the one-port memory. Only a statement's own local (``writes_local``) killed a loaded element, not a nested
+    assignment, a `j++` in another subscript or the loop variable's `i++`: 63 reads fewer and II 1 (an outside probe
+    of hlsim 0.48's reuse past branches)."""
+    body = f"      int j = i;\n      int k = 0;\n      if (a[j] > 3) {{\n{side}\n      }}\n      b[i] = a[J] + k;"
+    ref = ("    for i in range(N - 1):\n        j, k = i, 0\n        if a[j] > 3:\n" + ref_side
+           + "\n        b[i] = a[j] + k")
+    p, _, reads = _reads_of_a(write, body.replace("J", "j"), ref)
+    q, _, control = _reads_of_a(write, body.replace("J", "j + 0"), ref)
+    assert reads == control and p.breakdown["ii.L_i"] == q.breakdown["ii.L_i"] == 2

@@ -403,7 +403,8 @@ def test_code_longer_than_the_limit_is_refused_before_it_is_compiled():
         _ref("y = [" + "1, " * (usercode.MAX_CODE_CHARS // 3 + 1) + "]")
 
 
-@pytest.mark.parametrize("decl", ["int m = N + 1;\n    float t[m];", "float t[] = {1, 2, 3};"])
+@pytest.mark.parametrize("decl", ["int m = N + 1;\n    float t[m];", "float t[] = {1, 2, 3};", "float t[(int) 4];",
+                                  "float t[(char) 260];"])
 def test_a_local_array_without_a_fixed_size_is_refused(tmp_path, capsys, decl):
     """Every subscript is bounds-checked against its array's size: an unsized or run-time sized local array
     could not be (an outside review wrote past one onto the simulator's stack), so validate refuses it."""
@@ -548,3 +549,26 @@ def test_a_kernel_too_long_to_parse_quickly_is_refused(tmp_path, capsys):
               "    L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
     assert main(["validate", str(_copy_workload(tmp_path, kernel))]) == 2
     assert "the kernel is" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("dim", "extent"), [("13 + (0 - N) % 3", 11), ("20 + (0 - N) / 3", 18),
+                                             ("(N * 268435456) / 268435456", 8)])
+def test_a_local_arrays_size_is_what_c_declares_and_checks(tmp_path, capsys, dim, extent):
+    """The checks took a dimension from Python's evaluation of its text while C compiled the text: `%` and `/`
+    differ on negative numbers (checked 15 elements where C had 12; an outside probe wrote past it onto the stack),
+    and `(N * 2^28) / 2^28` overflows C's int. The array's size is now computed once, as C computes it without
+    overflow, and the program declares it with that number: index `extent` is out of bounds (N = 8)."""
+    kernel = f"float t[{dim}];\n    L_i: for (int i = 0; i < N; i++) {{ t[{extent}] = x[i]; y[i] = t[{extent}]; }}"
+    w = _copy_workload(tmp_path, kernel)
+    m = tmp_path / "m.yaml"
+    m.write_text("mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {x: BRAM, y: BRAM}\n")
+    assert main(["profile", "hls-fpga", str(w), str(m)]) == 2
+    assert f"(extent {extent}, valid 0..{extent - 1}" in capsys.readouterr().err
+
+
+def test_names_from_the_command_line_reach_the_terminal_escaped(capsys):
+    """An unknown estimator, variant or library name is echoed in the error; with an escape in it, raw (an outside
+    probe). Every `error:` line shows control characters escaped."""
+    assert main(["estimate", "hls-fpga", "histogram", "histogram-plain", "--estimator", "x\x1b[31my"]) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "x\\x1b[31my" in err, err

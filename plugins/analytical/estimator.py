@@ -98,7 +98,8 @@ from . import model, top_statements
 # 0.58: a double-buffered level's tiles count twice against its capacity (occupancy; the dse batch path's validity)
 # 0.59: as hlsim 0.47 (an output-stationary nest pays its last fold's drain where a shadow accumulator hides the rest)
 # 0.60: as hlsim 0.48 (a counter's test takes no comparator in a region; a load before a branch serves after it)
-VERSION = "0.60"
+# 0.61: as hlsim 0.49 (any name a statement assigns, not only its local, kills a loaded element)
+VERSION = "0.61"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

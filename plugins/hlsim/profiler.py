@@ -122,9 +122,9 @@ from .tally import AccessTally, count_ops
 #       exit test after a trip waits for its operands; units from schedule peaks (plain runs, while tests, muxes);
 #       a scalar DRAM access moves whole words of the bus; overlapped dataflow tasks keep their own units
 # 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
-# 0.44-0.48: tree combining steps are operations; a plain loop's counter test none (0.48: in regions too); index
+# 0.44-0.49: tree combining steps are operations; a plain loop's counter test none (0.48: in regions too); index
 #       arithmetic on loaded values; shorter modulo placements; double buffering exposes the first and last tiles
-VERSION = "0.48"  # (0.46: the last write's latency); the last os fold's drain; 0.48: loads live past a branch)
+VERSION = "0.49"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
