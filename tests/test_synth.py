@@ -170,3 +170,18 @@ workload:
         overlaps += bool(m.pop("dataflow", False))
         assert m == plain
     assert trees > 0 and 50 < overlaps < 150
+
+
+def test_the_grammar_never_names_a_local_like_an_array():
+    """A control-dynamic program named its counter `c2` beside a count array `c2` (C's local hid the array); the
+    relabel to hlsim 0.49 redrew the 4 such samples, which `validate` now refuses. Names stay apart both ways."""
+    import numpy as np
+    from llmulator_plugins.synth.grammar import Builder
+    b = Builder(np.random.default_rng(0))
+    b.array(["N"], "in", prefix="c")
+    b.array(["N"], "in", prefix="c")  # c1
+    b.n_locals = 0
+    assert b.local("c") != "c1" and b.local("c") not in b.arrays
+    b.n_locals = 1
+    taken = b.local("o")  # o2, the next array's name
+    assert taken == "o2" and b.array(["N"], "out") != taken

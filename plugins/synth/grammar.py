@@ -62,6 +62,7 @@ class Builder:
         self.lines: list[str] = []
         self.n_labels = 0
         self.n_locals = 0
+        self.local_names: set[str] = set()
         self.work = 0.0
         self.floats: list[str] = []  # 1-D float arrays written by earlier nests (later nests may read them)
         self.templates: list[str] = []
@@ -77,12 +78,21 @@ class Builder:
         return f"{kind}_{self.n_labels}"
 
     def local(self, prefix: str = "t") -> str:
+        """A local's name, never an array's: `c2` was both a control-dynamic program's counter and its count array
+        (C's local hid the array; ``validate`` refuses a local with a workload name since the relabel to hlsim
+        0.49, which redrew the 4 samples that had one)."""
         self.n_locals += 1
-        return f"{prefix}{self.n_locals}"
+        name = f"{prefix}{self.n_locals}"
+        while name in self.arrays:
+            name += "_"
+        self.local_names.add(name)
+        return name
 
     def array(self, dims: list[str], role: str, dtype: str = "fp32", dist: dict[str, Any] | None = None,
               prefix: str | None = None) -> str:
         name = f"{prefix or ('a' if role == 'in' else 'o')}{len(self.arrays)}"
+        while name in self.local_names:  # (a local named first: see ``local``)
+            name += "_"
         self.arrays[name] = {"shape": list(dims), "dtype": dtype, "role": role}
         if role in ("in", "inout"):
             self.inputs[name] = dist or self.float_dist()
