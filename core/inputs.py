@@ -629,7 +629,9 @@ def run_generator(workload, desc: Mapping[str, Any], sizes: Mapping[str, int], s
         ns.update({n: np.array(arrays[n], copy=True) for n in inputs})
         ns["rng"] = _array_rng(seed, "<generator>")
         ns["params"] = copy.deepcopy(desc["params"])
-        run_user_code("input generator", wname, code, ns, want=list(workload.arrays))
+        # an out or temp array is refused below: it need not come back whole first (an outside probe made this
+        # process load 1 GiB for one before the refusal)
+        run_user_code("input generator", wname, code, ns, want=list(workload.arrays), caps=dict.fromkeys(others, 64))
         for n in others:
             if n in ns:
                 raise UserError(f"{what} of workload '{wname}' assigned '{n}', whose role is "

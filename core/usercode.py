@@ -93,7 +93,8 @@ with open("result.json", "w") as f:
 
 
 def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any],
-                  want: Iterable[str] = (), *, trust: bool = False, memo: bool = False) -> dict[str, Any]:
+                  want: Iterable[str] = (), *, trust: bool = False, memo: bool = False,
+                  caps: dict[str, int] | None = None) -> dict[str, Any]:
     """Execute ``code`` (a workload's ``kind`` -- e.g. ``"reference"`` or ``"input generator"``) with
     ``namespace`` in scope, in a confined child process; return ``namespace`` updated with the names
     of ``want`` that the code left (numeric values as arrays; anything else as an object whose type
@@ -103,7 +104,8 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
     the child's own NumPy). Line numbers in error messages are lines of ``code`` (1 = its first line).
     With ``memo`` (a reference: a function of its inputs) the results of the same code on the same
     values are kept in this process (a sweep profiles one workload's inputs under many mappings), so
-    the child starts once per distinct input, not once per design.
+    the child starts once per distinct input, not once per design. ``caps`` bounds the bytes a name may bring
+    back (default: 16 per element of the array of that name in ``namespace``, 1 GiB for a new name).
     """
     fname = f"<{kind} of workload '{workload}'>"
     if len(code) > MAX_CODE_CHARS:  # compiled here, outside the sandbox: its size bounds this process's memory
@@ -149,7 +151,7 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
             where = f" at line {st['line']}" if isinstance(st.get("line"), int) else ""
             raise UserError(f"{prefix} failed{where}: {plain_text(st.get('type'))}: {plain_text(st.get('msg'))}")
         try:
-            arrays = results.load(t, want, namespace)
+            arrays = results.load(t, want, namespace, caps)
         except (OSError, ValueError, KeyError, zipfile.BadZipFile, EOFError) as e:
             raise UserError(f"{prefix} left results that cannot be read: {plain_text(str(e))}") from None
     out = {}

@@ -24,9 +24,11 @@ from . import sandbox
 NEW_ARRAY_BYTES = 1 << 30  # the most a name the parent holds no array for may bring back
 
 
-def load(folder: Path, want: Iterable[str], namespace: dict[str, Any]) -> dict[str, np.ndarray]:
-    """The arrays of ``want`` the child left in ``folder``/result.npz (names it did not leave are absent).
-    Raises ValueError (too large, objects, a header it cannot read) or OSError (not a regular file)."""
+def load(folder: Path, want: Iterable[str], namespace: dict[str, Any],
+         caps: dict[str, int] | None = None) -> dict[str, np.ndarray]:
+    """The arrays of ``want`` the child left in ``folder``/result.npz (names it did not leave are absent), each at
+    most ``caps[name]`` bytes where given, else as :func:`_cap` allows. Raises ValueError (too large, objects, a
+    header it cannot read) or OSError (not a regular file)."""
     out: dict[str, np.ndarray] = {}
     with sandbox.open_child(folder, "result.npz") as f, zipfile.ZipFile(f) as z:
         members = {i.filename: i for i in z.infolist()}
@@ -34,7 +36,7 @@ def load(folder: Path, want: Iterable[str], namespace: dict[str, Any]) -> dict[s
             info = members.get(f"{name}.npy")
             if info is None:
                 continue
-            cap = _cap(namespace.get(name))
+            cap = caps[name] if caps and name in caps else _cap(namespace.get(name))
             with z.open(info) as m:
                 shape, dtype = _header(m)
             size = math.prod(shape) * dtype.itemsize

@@ -572,3 +572,18 @@ def test_names_from_the_command_line_reach_the_terminal_escaped(capsys):
     assert main(["estimate", "hls-fpga", "histogram", "histogram-plain", "--estimator", "x\x1b[31my"]) == 2
     err = capsys.readouterr().err
     assert "\x1b" not in err and "x\\x1b[31my" in err, err
+
+
+def test_a_generator_cannot_make_this_process_load_an_array_it_refuses(write):
+    """A generator that assigns a large array to an `out` or `temp` name is refused, but the array came back whole
+    first (up to 1 GiB per name: an outside probe raised this process's memory to 1.02 GB). Such a name now brings
+    back at most 64 bytes."""
+    from llmulator.inputs import inputs_for
+    from llmulator.library import resolve
+    d = kernel_design(write, resolve("architecture", "hls-fpga").read_text(),
+                      "    L_i: for (int i = 0; i < N; i++) {\n      y[i] = x[i];\n    }",
+                      "    x: {shape: [N], dtype: int32, role: in}\n    y: {shape: [N], dtype: int32, role: out}",
+                      "    y[:] = x", "{}", "{x: BRAM, y: BRAM}",
+                      inputs="    generator: |\n      x[:] = 1\n      y = np.zeros(4_000_000)")
+    with pytest.raises(UserError, match="'y' holds 32,000,000 bytes"):
+        inputs_for(d, "0", None)
