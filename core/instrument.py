@@ -217,9 +217,9 @@ class _Emitter:
         self.checks.append(c)
         return c
 
-    def declare(self, n: c_ast.Decl) -> None:
+    def declare(self, n: c_ast.Decl, values: tuple[int, ...] | None = None) -> None:
         """A declaration in the kernel: a fused loop's member variable comes into scope; a local array
-        is checked from here on against its dimensions (``local_dims``)."""
+        is checked from here on against its dimensions (``values``, else ``local_dims``)."""
         if n.init is not None and n.name in self.kernel_vars:
             self.scope.append(n.name)
         dims = []
@@ -230,7 +230,7 @@ class _Emitter:
         if not dims:
             return
         self.shadowed.append((n.name, self.shapes.get(n.name)))
-        self.shapes[n.name] = (self.local_dims(n), tuple(_GEN.visit(x) for x in dims), True)
+        self.shapes[n.name] = (values or self.local_dims(n), tuple(_GEN.visit(x) for x in dims), True)
 
     def local_dims(self, n: c_ast.Decl) -> tuple[int, ...]:
         """A local array's dimensions at this design's parameters, as C computes them (``llmulator.c_dims``): the
@@ -311,10 +311,10 @@ class _Emitter:
                 out.append(f"{ind}{add}__cnt[{s.id}]++;\n")
                 model.extend(("stmt", st) for st in stmts)
             for n, st in zip(run, of, strict=True):
-                sized = c_dims.with_dims(n, self.local_dims(n)) if _is_array(n) else n  # (C's size = the checked)
-                out.append(f"{ind}{self.text(sized, st)};\n")
+                dims = self.local_dims(n) if _is_array(n) else None
+                out.append(f"{ind}{self.text(c_dims.with_dims(n, dims) if dims else n, st)};\n")  # C's size: checked
                 if isinstance(n, c_ast.Decl):
-                    self.declare(n)  # in scope for the rest of the block
+                    self.declare(n, dims)  # in scope for the rest of the block
             run.clear()
 
         for it in items:
