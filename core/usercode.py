@@ -34,7 +34,7 @@ import numpy as np
 
 from . import sandbox
 from . import usercode_results as results
-from .errors import UserError
+from .errors import UserError, escaped
 
 #: limits of one run of workload Python (the reference of a large preset can take a while)
 LIMITS = sandbox.Limits(wall_s=120.0, cpu_s=120.0, mem_bytes=8 << 30, file_bytes=4 << 30)
@@ -190,8 +190,7 @@ def _read_json(folder: Path) -> dict | None:
 def plain_text(text) -> str:
     """Text from workload code as one plain line for a message: control characters (terminal escapes, a
     newline that would fake a line of our output) shown escaped, and at most 2,000 characters."""
-    text = str(text)[:2000]
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return escaped(str(text)[:2000])
 
 
 def _last_line(text: str) -> str:
