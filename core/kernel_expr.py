@@ -35,6 +35,9 @@ class Ctx:
         self.locals: dict[str, str] = {}
         self.loops: dict[str, Loop] = {}
         self.loop_vars: list[str] = []
+        # loop variables their own loop's body also assigns (`if (x[i] > 4) i++;`): registers the datapath
+        # updates, read and written like locals, so the next iteration's accesses wait for the body's update
+        self.body_set_vars: set[str] = set()
         self.auto = 0
         self.float_arrays: set[str] = set()
         self.float_scalars: set[str] = set()  # an int32 scalar is an integer (before hlsim 0.40 every scalar was float)
@@ -46,6 +49,13 @@ class Ctx:
     def assign(self, name: str, node: c_ast.Node | None) -> None:
         """``name = node`` here: the local now holds this value (or data, or something not fixed)."""
         self.values.assign(name, self.value(node) if node is not None else lf.Static(None, "not initialised"))
+
+    def is_register(self, name: str) -> bool:
+        """A local whose reads are data the schedule tracks: any but a loop's counter, which the loop control
+        steps (a loop variable its body also assigns is a register like any local: before hlsim 0.50 it was
+        a counter still, and `for (...; i++) { b[i] = x[i]; if (x[i] > 4) i++; }` ran at II 1 where the next
+        iteration's load waits for this one's compare: an outside probe)."""
+        return name not in self.loop_vars or name in self.body_set_vars
 
     def line(self, node: c_ast.Node) -> int:
         return (node.coord.line - 1 + self.line0) if node is not None and node.coord else self.line0
@@ -112,7 +122,7 @@ class _Builder:
         else:
             self.visit(n)
             if isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "++", "p--", "--") and isinstance(n.expr, c_ast.ID) \
-                    and n.expr.name in ctx.locals and n.expr.name not in ctx.loop_vars:
+                    and n.expr.name in ctx.locals and ctx.is_register(n.expr.name):
                 self.written = n.expr.name  # `k++;` assigns k as `k += 1` does: its next value needs this one
         return Statement(_GEN.visit(n) if decl_name is None else f"{decl_name} = {_GEN.visit(n)}",
                          ctx.line(n), self.ops, self.unfused, self.accesses, self.dag, self.written,
@@ -193,7 +203,7 @@ class _Builder:
 
     def name(self, e: c_ast.ID) -> int:
         ctx = self.ctx
-        if e.name in ctx.locals and e.name not in ctx.loop_vars:
+        if e.name in ctx.locals and ctx.is_register(e.name):
             return self.local(e.name)
         elif (e.name not in ctx.loop_vars and e.name not in ctx.params and e.name not in ctx.scalars
               and e.name not in ctx.arrays):

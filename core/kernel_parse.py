@@ -310,7 +310,13 @@ def _loop(node, ctx: Ctx, parent: Loop | None, label: str | None) -> Loop:
     else:
         loop.cond_stmt = expr_stmt(node.cond, ctx, None)
     ctx.loops[label] = loop
+    set_in_body = loop.var is not None and loop.var not in ctx.body_set_vars \
+        and loop.var in lf.assigned_locals(node.stmt)
+    if set_in_body:
+        ctx.body_set_vars.add(loop.var)
     loop.body = _stmt(node.stmt, ctx, loop) if node.stmt is not None else []
+    if set_in_body:
+        ctx.body_set_vars.discard(loop.var)
     if not isinstance(node, c_ast.For) and node.stmt is not None:
         loop.induction = while_counter(node, before, ctx.loop_vars)
     if loop.var:

@@ -8,10 +8,13 @@ statement were merged (``kernel_expr``: ``a[i] * a[i]``), and each statement of 
 The run is what the C text shows: consecutive statements of one loop body (a loop or a jump between them ends
 it; a branch's condition runs on into both sides, and after the branch the run holds what both sides still
 hold), so the value is loaded on every path that reaches the reuse. What kills a loaded element: a store
-to its array (any element: aliasing is not judged), or a write of a local its subscript names. Only affine
-subscripts that do not step (``a[k++]``) are reused, so the schedule finds the same address
-(``schedule.GraphBuilder``); the statements outside every loop are nests of their own and are left alone.
-The counts (hlsim's reads, the analytical model's) skip what :func:`mark` marks.
+to its array (any element: aliasing is not judged) or to an array its subscript reads, or a write of a local
+its subscript names. Only subscripts that do not step (``a[k++]``) are reused, affine or not: the schedule
+finds the same address (``schedule.GraphBuilder``: an affine key, else the subscripts' text with the unrolled
+copy's offsets). Before hlsim 0.50 an indirect element (``x[j]`` with j a local the data set, ``x[col[k]]``)
+was loaded again by every statement that read it, where GVN loads it once. The statements outside every loop
+are nests of their own and are left alone. The counts (hlsim's reads, the analytical model's) skip what
+:func:`mark` marks.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 def _element(acc) -> tuple[str, tuple[str, ...]] | None:
-    if acc.indirect or any(op in t for t in acc.index_text for op in ("++", "--", "=")):
+    """The element an access reads, by its subscripts' text: affine (`a[i + 1]`) or not (`x[j]` with j a
+    local the data set, `x[col[k]]`); None where reading it changes what it names (`a[k++]`, `a[j = 2]`)."""
+    if any(op in t for t in acc.index_text for op in ("++", "--", "=")):
         return None
     return acc.array, acc.index_text
 
@@ -64,7 +69,10 @@ def _statement(n, loaded: set) -> None:
     stored = {a.array for a in n.accesses if a.is_write}
     loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
     written = _written(n)
-    kept = {e for e in loaded if e[0] not in stored and not any(w in written for t in e[1] for w in _WORD.findall(t))}
+    # a store to the array kills its elements, and one to an array a subscript reads (`x[col[k]]` after a store
+    # to col) the elements it names; so does a write of a name a subscript reads
+    kept = {e for e in loaded
+            if e[0] not in stored and not any(w in written or w in stored for t in e[1] for w in _WORD.findall(t))}
     loaded.intersection_update(kept)
 
 

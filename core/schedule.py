@@ -31,6 +31,7 @@ speculated past their condition). See docs/timing-model.md.
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 
 import attrs
@@ -43,6 +44,7 @@ from .kernel import Loop, Statement
 from .list_schedule import Node
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
+_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 @attrs.define
@@ -80,6 +82,7 @@ class GraphBuilder:
         self.copy_suffix = ""  # set per unrolled copy under a tree reduction (each copy its own partial)
         self.alias: dict[str, str] = {}  # local -> the live-in local it copies (x = y before y is written)
         self.loaded: dict[tuple, int] = {}  # (array, address key) -> the load node a later statement may reuse
+        self.text_keys: dict[int, tuple] = {}  # load node without an affine key -> where it reads (``_text_key``)
 
     def _append(self, node: Node) -> int:
         self.nodes.append(node)
@@ -168,11 +171,23 @@ class GraphBuilder:
             if v not in self.local_def:
                 self.live_in[self.alias.get(v, v)].append(node)
 
+    def _text_key(self, acc) -> tuple | None:
+        """Where an access without an affine key reads (``x[j]``, ``x[col[k]]``): its subscripts' text, with the
+        offsets of the unrolled loops they name and the copy's own locals (a tree reduction's); None where a
+        geometric loop's copy has no offset."""
+        if acc is None:
+            return None
+        names = {w for t in acc.index_text for w in _WORD.findall(t)}
+        env = tuple(sorted((v, self.env[v]) for v in names if v in self.env))
+        if any(o is None for _, o in env):
+            return None
+        return ("text", acc.index_text, env, self.copy_suffix)
+
     def _reused(self, array: str, key: tuple) -> int | None:
         """The node of the run's earlier load of an element (a branch's other side may have dropped it from
         ``loaded``); None where it ran in an earlier site (a condition scheduled apart from its side): a register."""
-        return self.loaded.get((array, key), next((i for k, i, _ in reversed(self.loads.get(array, [])) if k == key),
-                                                  None))
+        return self.loaded.get((array, key), next((i for k, i, _ in reversed(self.loads.get(array, []))
+                                                   if (k if k is not None else self.text_keys.get(i)) == key), None))
 
     def add_statement(self, st: Statement) -> None:
         d = self.d
@@ -185,15 +200,18 @@ class GraphBuilder:
             if n.op == "load":
                 acc = n.access
                 key = self._key(acc)
-                if key is not None and any(acc is st.accesses[k] for k in st.reused):  # (llmulator.load_reuse)
-                    idx[j] = self._reused(n.array, key)
+                same = key if key is not None else self._text_key(acc)  # what a later read of it finds
+                if same is not None and any(acc is st.accesses[k] for k in st.reused):  # (llmulator.load_reuse)
+                    idx[j] = self._reused(n.array, same)
                     continue
                 if ordered:
                     deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
                 i = self._append(Node("load", level_latency(d, n.array), deps, self._resource(n.array, key),
                                       slots=self._words(n.array)))
                 self.loads[n.array].append((key, i, _text(acc)))
-                self.loaded[(n.array, key)] = i
+                self.loaded[(n.array, same)] = i
+                if key is None:
+                    self.text_keys[i] = same
             elif n.op == "store":
                 acc = n.access
                 key = self._key(acc)

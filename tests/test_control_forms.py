@@ -206,3 +206,25 @@ def test_a_counters_test_takes_no_comparator_in_a_region(write, jump, loops):
     assert p.metrics["cycles"] == q.metrics["cycles"] == e.metrics["cycles"]
     if "pipeline" in loops:
         assert p.breakdown["ii.L_i"] == 1
+
+
+def test_a_loop_variable_its_body_steps_carries_the_compare_to_the_next_load(write):
+    """`for (i < N; i++) { b[i] = x[i] + 1; if (x[i] > 4) i++; }` pipelined on x = 9 everywhere: 8 trips. The
+    next trip's i waits for this trip's x[i] (load 2) and compare (cmp 2; the i + 1 beside it, a select after):
+    II 4, as its spelling with a separate local j (`x[j]`, `j++`) has always had; depth load 2 + add 3 + store 1:
+    7 x 4 + 6 = 34. Before hlsim 0.50 the loop's own variable was the loop control's counter: II 1 (an outside
+    probe)."""
+    inputs = "    arrays:\n      x: {distribution: constant, value: 9}"
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      b[i] = x[i] + 1;\n"
+              "      if (x[i] > 4) {\n        i++;\n      }\n    }")
+    ref = "    b[0::2] = x[0::2] + 1"
+    p, e = profiled_and_estimated(kernel_design(write, ARCH, kernel, ARRAYS, ref, "{L_i: {pipeline_ii: 1}}", PLACE,
+                                                params="{N: 16}", inputs=inputs))
+    assert p.counters["trips.L_i"] == 8
+    assert (p.breakdown["ii.L_i"], p.breakdown["compute_cycles.L_i"]) == (4, 34)
+    assert e.breakdown["ii.L_i"] == 4
+    twin = ("    int j = 0;\n    L_i: for (int i = 0; i < N; i++) {\n      b[i] = x[j] + 1;\n"
+            "      if (x[j] > 4) {\n        j++;\n      }\n    }")
+    q, _ = profiled_and_estimated(kernel_design(write, ARCH, twin, ARRAYS, "    b[:] = x[0] + 1",
+                                                "{L_i: {pipeline_ii: 1}}", PLACE, params="{N: 16}", inputs=inputs))
+    assert q.breakdown["rec_mii.L_i"] == p.breakdown["rec_mii.L_i"] == 4

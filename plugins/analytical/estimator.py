@@ -99,7 +99,8 @@ from . import model, top_statements
 # 0.59: as hlsim 0.47 (an output-stationary nest pays its last fold's drain where a shadow accumulator hides the rest)
 # 0.60: as hlsim 0.48 (a counter's test takes no comparator in a region; a load before a branch serves after it)
 # 0.61: as hlsim 0.49 (any name a statement assigns, not only its local, kills a loaded element)
-VERSION = "0.61"
+# 0.62: as hlsim 0.50 (a loop variable its body assigns carries the body's chain; indirect elements reused)
+VERSION = "0.62"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

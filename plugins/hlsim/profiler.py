@@ -124,7 +124,9 @@ from .tally import AccessTally, count_ops
 # 0.42-0.43: modulo reservation table; branch load reuse; large bodies keep their chains; tree levels
 # 0.44-0.49: tree combining steps are operations; a plain loop's counter test none (0.48: in regions too); index
 #       arithmetic on loaded values; shorter modulo placements; double buffering exposes the first and last tiles
-VERSION = "0.49"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.50: a loop variable its body also assigns is a register (its next trip waits for the body's update); an
+#       indirect element (`x[j]`, `x[col[k]]`) the statement before loaded is not loaded again
+VERSION = "0.50"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
