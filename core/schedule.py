@@ -189,6 +189,24 @@ class GraphBuilder:
         return self.loaded.get((array, key), next((i for k, i, _ in reversed(self.loads.get(array, []))
                                                    if (k if k is not None else self.text_keys.get(i)) == key), None))
 
+    def _load(self, st: Statement, n, deps: list[int], ordered: bool) -> tuple[bool, int | None]:
+        """(reused, the node holding a load's value): an earlier load of the element where ``load_reuse`` marked
+        the read reused (None: a register an earlier site loaded), else a new load after the stores it may alias."""
+        acc = n.access
+        key = self._key(acc)
+        same = key if key is not None else self._text_key(acc)  # what a later read of it finds
+        if same is not None and any(acc is st.accesses[k] for k in st.reused):
+            return True, self._reused(n.array, same)
+        if ordered:
+            deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
+        i = self._append(Node("load", level_latency(self.d, n.array), deps, self._resource(n.array, key),
+                              slots=self._words(n.array)))
+        self.loads[n.array].append((key, i, _text(acc)))
+        self.loaded[(n.array, same)] = i
+        if key is None:
+            self.text_keys[i] = same
+        return False, i
+
     def add_statement(self, st: Statement) -> None:
         d = self.d
         unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
@@ -198,20 +216,10 @@ class GraphBuilder:
         for j, n in enumerate(st.dag):
             deps = [idx[k] for k in n.deps if idx[k] is not None] + self._local_deps(n.reads)
             if n.op == "load":
-                acc = n.access
-                key = self._key(acc)
-                same = key if key is not None else self._text_key(acc)  # what a later read of it finds
-                if same is not None and any(acc is st.accesses[k] for k in st.reused):  # (llmulator.load_reuse)
-                    idx[j] = self._reused(n.array, same)
+                reused, i = self._load(st, n, deps, ordered)
+                if reused:  # a value an earlier statement loaded (llmulator.load_reuse)
+                    idx[j] = i
                     continue
-                if ordered:
-                    deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
-                i = self._append(Node("load", level_latency(d, n.array), deps, self._resource(n.array, key),
-                                      slots=self._words(n.array)))
-                self.loads[n.array].append((key, i, _text(acc)))
-                self.loaded[(n.array, same)] = i
-                if key is None:
-                    self.text_keys[i] = same
             elif n.op == "store":
                 acc = n.access
                 key = self._key(acc)
