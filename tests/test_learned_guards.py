@@ -466,3 +466,21 @@ def test_a_branch_priced_from_its_hint_is_a_guess_too(write, hints):
     d = kernel_design(write, (ROOT / "arch_specs/hls-fpga.yaml").read_text(), kernel, arrays, ref, "{}", "{}",
                       params="{N: 16, K: 4}", hints=hints, inputs=inputs)
     assert any("L_v" in g for g in guesses(d))
+
+
+def test_a_unit_class_the_architecture_lacks_flags_only_designs_that_would_use_it(tmp_path):
+    """hls-fpga without its mac unit: the mac features are all zeros, outside every training range (each training
+    architecture had one). A histogram (no multiply-accumulate) reads none of them: noted, not flagged (before,
+    every design on such an architecture was flagged, so the flag told nothing: an outside probe); spmv's
+    `y += val * x[col]` would run on a mac where one exists: still flagged."""
+    arch = (ROOT / "arch_specs/hls-fpga.yaml").read_text()
+    (tmp_path / "arch.yaml").write_text("\n".join(ln for ln in arch.splitlines() if "mac: {" not in ln))
+    hist = load_design(tmp_path / "arch.yaml", ROOT / "workloads/histogram.yaml",
+                       ROOT / "mappings/histogram-plain.yaml")
+    spmv = load_design(tmp_path / "arch.yaml", ROOT / "workloads/spmv-csr.yaml",
+                       ROOT / "mappings/spmv-csr-hls-fpga.yaml")
+    for cls in ESTIMATORS:
+        e, f = cls().estimate([hist, spmv])
+        assert not any("'mac" in n and "out of the training distribution" in n for n in e.notes), (cls.name, e.notes)
+        assert any("has no mac unit, which the design does not use" in n for n in e.notes), (cls.name, e.notes)
+        assert any("out of the training distribution" in n and "'mac" in n for n in f.notes), (cls.name, f.notes)

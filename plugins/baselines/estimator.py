@@ -139,7 +139,7 @@ class BaselineEstimator:
         from llmulator.results import power_mw
 
         from .data import DIMS, FEATURISERS, METRICS, pack
-        from .features import unknown_trips
+        from .features import idle_arch_columns, unknown_trips
         from .guards import OOD_CONFIDENCE, clip_confidence
         check = self._checker
         fn = FEATURISERS[self.name]
@@ -152,7 +152,7 @@ class BaselineEstimator:
             y_std, y_mean = (np.asarray(getattr(model, k), np.float64) for k in ("y_std", "y_mean"))
             raw = self._forward(model, check.clamped(packed)).astype(np.float64) * y_std + y_mean
             logs, factor = check.outputs(raw)
-            flags = check.features(packed["x"], packed["x_off"], packed["g"])
+            flags = check.features(packed["x"], packed["x_off"], packed["g"], [idle_arch_columns(d) for d in chunk])
             dt = (time.perf_counter() - t0) / max(len(chunk), 1)
             for i, d in enumerate(chunk):
                 m = {mt: float(np.exp(logs[i, j])) for j, mt in enumerate(METRICS)}

@@ -80,6 +80,26 @@ def arch_vector(d: Design) -> np.ndarray:
 ARCH_DIM = 2 + 5 + 7 * len(OPS) + MAX_LEVELS * (1 + len(MEM_KINDS) + 12) + 1
 
 
+def idle_arch_columns(d: Design) -> set[int]:
+    """Columns of :func:`arch_vector` that describe a unit class the architecture lacks and no statement of the
+    design names (a `mac` on an architecture without one, for a kernel with no multiply-accumulate): all zeros,
+    outside every training range when training architectures all had the class, yet nothing the design runs
+    reads them. The out-of-distribution check notes them rather than flag the design (an outside probe: every
+    design on an architecture without a mac unit was flagged, so the flag no longer told good predictions
+    from bad)."""
+    named: set[str] = set()
+    for n in d.tree.walk():
+        for st in (n, getattr(n, "cond", None), getattr(n, "cond_stmt", None), *(getattr(n, "init_stmts", None) or ())):
+            ops = getattr(st, "ops", None)
+            if ops:
+                named.update(k for k, v in ops.items() if v)
+    out: set[int] = set()
+    for k, op in enumerate(OPS):
+        if op not in d.arch.operators and op not in named:
+            out.update(range(7 + 7 * k, 14 + 7 * k))
+    return out
+
+
 def arch_feature_names() -> list[str]:
     """What each entry of :func:`arch_vector` is (for notes that name a feature); ``lg`` = log2(1 + x)."""
     names = ["clock (lg MHz)", "dataflow", "PE array present", "PE rows (lg)", "PE cols (lg)", "PE pipeline depth",

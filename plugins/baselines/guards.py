@@ -18,7 +18,9 @@ has not seen the like of is flagged.
   than :data:`RANGE_MARGIN` (a quarter) of the training span, a design feature never varied in training
   that differs here, or a prediction that had to be clipped, flags the design: its confidence is at most
   :data:`OOD_CONFIDENCE` (0.2; a clipped metric's falls with how far it was clipped) and a note names the
-  feature or metric and why.
+  feature or metric and why. The features of a unit class the architecture lacks and the design's statements
+  never name (a `mac` for a kernel without multiply-accumulate) are only noted: nothing the design runs reads
+  them (before, every design on an architecture without a mac unit was flagged: an outside probe).
 
   Checkpoints without recorded feature ranges (the shipped ones, until retrained) fall back to standardised
   values: a varied feature more than :data:`Z_FAR_ARCH` (8) training standard deviations away in the
@@ -130,9 +132,11 @@ class Checker:
         from .features import arch_feature_names
         self.g_names = arch_feature_names()
 
-    def features(self, x: np.ndarray, x_off: np.ndarray, g: np.ndarray) -> list[tuple[list[str], list[str]]]:
+    def features(self, x: np.ndarray, x_off: np.ndarray, g: np.ndarray,
+                 idle: list[set[int]] | None = None) -> list[tuple[list[str], list[str]]]:
         """Per design (design ``i`` has rows ``x[x_off[i]:x_off[i + 1]]`` and ``g[i]``): the reasons it is out
-        of distribution, and notes that do not lower confidence."""
+        of distribution, and notes that do not lower confidence. ``idle[i]``: columns of ``g`` nothing design
+        ``i`` runs reads (``features.idle_arch_columns``): outside the range, a note only."""
         b = self.buf
         x = np.asarray(x, np.float64)
         g = np.asarray(g, np.float64)
@@ -150,6 +154,14 @@ class Checker:
             for i in range(n):
                 a, z = int(off[i]), int(off[i + 1])
                 bad_i, far_i, con_i = bad[a:z], far[a:z], constant[a:z]
+                cols = sorted(idle[i]) if idle is not None and where == "architecture" else []
+                if cols and (bad_i[:, cols].any() or con_i[:, cols].any()):
+                    hit = [c for c in cols if bad_i[:, c].any() or con_i[:, c].any()]
+                    bad_i, con_i = bad_i.copy(), con_i.copy()
+                    bad_i[:, cols] = con_i[:, cols] = False
+                    units = ", ".join(dict.fromkeys(names[c].split(" ")[0] for c in hit))
+                    out[i][1].append(f"the architecture has no {units} unit, which the design does not use: "
+                                     "its features read at their training values")
                 if bad_i.any():
                     score = np.where(bad_i, far_i, -np.inf)
                     r, k = np.unravel_index(int(np.argmax(score)), score.shape)
