@@ -104,8 +104,8 @@ def featurise_all(kinds: Sequence[str], rows: list[dict[str, Any]], workers: int
     jobs = [(list(kinds), rows[k:k + chunk], k) for k in range(0, len(rows), chunk)]
     got: dict[str, list] = {k: [] for k in kinds}
     if workers > 1 and len(jobs) > 1:
-        from concurrent.futures import ProcessPoolExecutor
-        with ProcessPoolExecutor(max_workers=workers) as ex:
+        from llmulator.pools import worker_pool
+        with worker_pool(workers) as ex:
             for res in track(ex.map(_featurise_chunk, jobs), total=len(jobs), disable=not progress,
                              description=f"featurise {','.join(kinds)} ({len(rows)} rows, {workers} workers)"):
                 for kind in kinds:

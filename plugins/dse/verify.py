@@ -83,13 +83,8 @@ def _map(tasks: list[dict[str, Any]], workers: int, scheduler: str | None) -> It
         for i, t in enumerate(tasks):
             yield i, profile_task(t)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from llmulator.sandbox import die_with_parent
-    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent) as ex:
-        futures = {ex.submit(profile_task, t): i for i, t in enumerate(tasks)}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+    from llmulator.pools import as_done
+    yield from as_done(profile_task, tasks, workers)  # (Ctrl-C cancels the profiles not started)
 
 
 def profile_all(tasks: list[dict[str, Any]], workers: int = 1, scheduler: str | None = None,

@@ -184,10 +184,6 @@ def _map(todo: list[ShardTask], workers: int, scheduler: str | None) -> Iterable
         for t in todo:
             yield t, make_shard(t)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from llmulator.sandbox import die_with_parent
-    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent) as ex:
-        futures = {ex.submit(make_shard, t): t for t in todo}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+    from llmulator.pools import as_done
+    for i, res in as_done(make_shard, todo, workers):  # (Ctrl-C cancels the shards not started)
+        yield todo[i], res

@@ -226,13 +226,9 @@ def _map(todo: list[tuple[Path, int]], seed: int | None, want: str,
     if workers <= 1 or len(jobs) <= 1:
         yield from map(relabel_shard, jobs)
         return
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-
-    from llmulator.sandbox import die_with_parent
-    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent) as ex:
-        futures = [ex.submit(relabel_shard, j) for j in jobs]
-        for fut in as_completed(futures):
-            yield fut.result()
+    from llmulator.pools import as_done
+    for _, res in as_done(relabel_shard, jobs, workers):  # (Ctrl-C cancels the shards not started)
+        yield res
 
 
 def _progress(items: Iterable, total: int, progress: bool) -> Iterable:
