@@ -148,11 +148,12 @@ def _int_decl(name: str, init: c_ast.Node) -> c_ast.DeclList:
 class _Rewriter:
     """Applies a design's mapping to a fresh AST of its kernel."""
 
-    def __init__(self, design, comments: bool = True):
+    def __init__(self, design, comments: bool = True, label_all: bool = False):
         self.d = design
         self.m = design.mapping
         self.tree = design.tree
         self.comments = comments
+        self.label_all = label_all  # every loop keeps its label, `_L1:` for one the kernel leaves unlabelled
         self.body = _parse_kernel(design.workload)
         self.labels: dict[int, str] = {}  # id(loop node) -> label (as kernel.analyze names them)
         self.nodes: dict[str, c_ast.Node] = {}
@@ -291,7 +292,7 @@ class _Rewriter:
         return self.stmt(st)
 
     def wrap(self, label: str, node) -> c_ast.Node:
-        return c_ast.Label(label, node) if (label in self.explicit or self.mapped(label)) else node
+        return c_ast.Label(label, node) if (label in self.explicit or self.mapped(label) or self.label_all) else node
 
     def loop(self, node) -> c_ast.Node:
         label = self.labels[id(node)]
@@ -440,9 +441,14 @@ def mapped_kernel(design) -> tuple[list[c_ast.Node], dict[str, str]]:
     """The kernel body with the mapping applied, as pycparser block items (no comments),
     and the tile-loop label of every strip-mined loop (point-loop label -> tile-loop label).
 
-    Profilers instrument this AST instead of re-implementing the mapping.
+    Profilers instrument this AST instead of re-implementing the mapping. Every loop carries its label, the
+    one ``kernel.analyze`` gives an unlabelled loop (``_L1``) included, so a profiler finds each loop of the
+    analysis: before hlsim 0.51 an unlabelled inner loop of a pipelined loop reached the instrumentation
+    without one, was taken as one trip, and the schedule held one copy of its body (4 divides an iteration
+    on one divider at II 1: hlsim's own bound check failed, the analytical model reported half the cycles
+    the divider needs; an outside probe).
     """
-    rw = _Rewriter(design, comments=False)
+    rw = _Rewriter(design, comments=False, label_all=True)
     items = rw.block(rw.body.block_items)
     return items, dict(rw.tile_labels)
 

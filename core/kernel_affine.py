@@ -22,6 +22,11 @@ def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
         except ValueError:
             return None
     if isinstance(n, c_ast.ID):
+        if n.name in ctx.body_set_vars:
+            # a loop variable its body also assigns (`if (x[i] > 4) i++;`) is a register the data move, as a
+            # local j would be: its accesses are indirect (footprint the array's extent, no stride; before hlsim
+            # 0.51 the tile moved trips x step elements, 10 of x's 16 where the loop read across all 16)
+            return None
         if n.name in ctx.loop_vars:
             return Affine({n.name: 1}, "0")
         if n.name in ctx.params:

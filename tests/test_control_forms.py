@@ -213,7 +213,7 @@ def test_a_loop_variable_its_body_steps_carries_the_compare_to_the_next_load(wri
     next trip's i waits for this trip's x[i] (load 2) and compare (cmp 2; the i + 1 beside it, a select after):
     II 4, as its spelling with a separate local j (`x[j]`, `j++`) has always had; depth load 2 + add 3 + store 1:
     7 x 4 + 6 = 34. Before hlsim 0.50 the loop's own variable was the loop control's counter: II 1 (an outside
-    probe)."""
+    probe; hlsim 0.51: its subscripts are indirect, like x[j]'s)."""
     inputs = "    arrays:\n      x: {distribution: constant, value: 9}"
     kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      b[i] = x[i] + 1;\n"
               "      if (x[i] > 4) {\n        i++;\n      }\n    }")
@@ -222,9 +222,29 @@ def test_a_loop_variable_its_body_steps_carries_the_compare_to_the_next_load(wri
                                                 params="{N: 16}", inputs=inputs))
     assert p.counters["trips.L_i"] == 8
     assert (p.breakdown["ii.L_i"], p.breakdown["compute_cycles.L_i"]) == (4, 34)
+    # the elements it reads spread over all of x, as x[j]'s do: the tile is x's 16 words (8 = trips x step, before
+    # hlsim 0.51, as if i stepped by one), and b's 16 are written back
+    assert p.counters["reads.DRAM"] == e.breakdown["reads.DRAM"] == 16 and p.counters["writes.DRAM"] == 16
     assert e.breakdown["ii.L_i"] == 4
     twin = ("    int j = 0;\n    L_i: for (int i = 0; i < N; i++) {\n      b[i] = x[j] + 1;\n"
             "      if (x[j] > 4) {\n        j++;\n      }\n    }")
     q, _ = profiled_and_estimated(kernel_design(write, ARCH, twin, ARRAYS, "    b[:] = x[0] + 1",
                                                 "{L_i: {pipeline_ii: 1}}", PLACE, params="{N: 16}", inputs=inputs))
     assert q.breakdown["rec_mii.L_i"] == p.breakdown["rec_mii.L_i"] == 4
+
+
+@pytest.mark.parametrize("label", ["L_k: ", ""])
+def test_an_unlabelled_inner_loop_of_a_pipelined_loop_unrolls_like_a_labelled_one(write, label):
+    """`int v = x[i]; for (k < 4) t[k] = v / (k + 3); b[i] = t[0] + t[1] + t[2] + t[3];` pipelined, one divider:
+    4 divides an iteration, II 4 (ResMII), with or without the inner loop's label. Before hlsim 0.51 the
+    unlabelled loop reached the instrumentation without its label, counted as one trip: one divide in the
+    schedule, II 1, hlsim's own divider bound failed (exit 3) and the analytical model reported about a quarter
+    of the cycles the divider needs (an outside probe)."""
+    kernel = (f"    L_i: for (int i = 0; i < N; i++) {{\n      int t[4];\n      int v = x[i];\n"
+              f"      {label}for (int k = 0; k < 4; k++) {{\n        t[k] = v / (k + 3);\n      }}\n"
+              "      b[i] = t[0] + t[1] + t[2] + t[3];\n    }")
+    ref = "    b[:] = x // 3 + x // 4 + x // 5 + x // 6"
+    p, e = _run(write, kernel, ref, loops="{L_i: {pipeline_ii: 1}}",
+                inputs="    arrays:\n      x: {distribution: randint, range: [0, 99]}")
+    assert p.breakdown["ii.L_i"] == p.breakdown["res_mii.L_i"] == e.breakdown["ii.L_i"] == 4
+    assert p.breakdown["compute_cycles.L_i"] >= 4 * 16  # 16 iterations, 4 divides each, one divider

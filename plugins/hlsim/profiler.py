@@ -126,7 +126,8 @@ from .tally import AccessTally, count_ops
 #       arithmetic on loaded values; shorter modulo placements; double buffering exposes the first and last tiles
 # 0.50: a loop variable its body also assigns is a register (its next trip waits for the body's update); an
 #       indirect element (`x[j]`, `x[col[k]]`) the statement before loaded is not loaded again
-VERSION = "0.50"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.51: an unlabelled inner loop of a region unrolls (it was one copy); such a loop variable's subscripts indirect
+VERSION = "0.51"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
