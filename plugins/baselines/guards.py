@@ -4,10 +4,9 @@ has not seen the like of is flagged.
 * **Outputs clipped to the training targets' range.** Training records, per metric, the smallest and largest
   log-target of the training split (``config.json``: ``target_log_range``, natural log). Each log-prediction
   is clipped into it: a baseline cannot predict more cycles than any training design had, nor fewer. A
-  checkpoint from before these ranges were recorded (the shipped ones, until they are retrained) uses the
-  training mean +- :data:`FALLBACK_STD` (4) standard deviations of each log-target, from the normalisation
-  buffers the model carries; for the shipped checkpoints that is 2.6 .. 4.8e8 cycles, 545 pJ .. 2.8e10 pJ,
-  14,000 .. 3.2e9 um^2.
+  checkpoint from before these ranges were recorded uses the training mean +- :data:`FALLBACK_STD` (4)
+  standard deviations of each log-target, from the normalisation buffers the model carries (the shipped
+  checkpoints record theirs: 22 .. 3.16e8 cycles, 3,017 .. 4.87e10 pJ; docs/baselines.md).
 * **Features never varied in training** read as their training value (``models._standard``): the model
   learned nothing about them. Such a feature of the *design* (a node, step or statement of a kind training
   never had) makes the design out of distribution; one of the *architecture* (e.g. a unit class no training
@@ -22,8 +21,8 @@ has not seen the like of is flagged.
   never name (a `mac` for a kernel without multiply-accumulate) are only noted: nothing the design runs reads
   them (before, every design on an architecture without a mac unit was flagged: an outside probe).
 
-  Checkpoints without recorded feature ranges (the shipped ones, until retrained) fall back to standardised
-  values: a varied feature more than :data:`Z_FAR_ARCH` (8) training standard deviations away in the
+  Checkpoints without recorded feature ranges (those shipped before v14e30; today's record theirs) fall back
+  to standardised values: a varied feature more than :data:`Z_FAR_ARCH` (8) training standard deviations away in the
   architecture vector, or :data:`Z_FAR_DESIGN` (15) in the design's vectors, except a zero (the featurisers'
   "absent") and the 0/1 of a feature whose mean and std are those of a 0/1 variable. That is a weak proxy,
   and the thresholds are set to flag only the far-out. Measured on the 106 library designs against the
