@@ -258,7 +258,7 @@ def architecture_from_dict(a: dict[str, Any], smap: SourceMap) -> Architecture:
             banks=banks, ports=ports, instances=inst, bandwidth_bytes_per_cycle=bw,
             latency_cycles=m.get("latency_cycles", 1),
             read_energy_pj=m.get("read_energy_pj", d["read_energy_pj"]),
-            write_energy_pj=m.get("write_energy_pj", d["write_energy_pj"]),
+            write_energy_pj=m.get("write_energy_pj", m.get("read_energy_pj", d["write_energy_pj"])),  # (hlsim 0.52)
             leakage_mw=m.get("leakage_mw", d["leakage_mw"]), area_um2=m.get("area_um2", d["area_um2"]),
             double_buffered=m.get("double_buffered", True), defaulted=missing))
     names = [m.name for m in levels]

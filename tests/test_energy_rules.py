@@ -189,3 +189,24 @@ architecture:
     lv = arch.level("SRAM")
     assert lv.read_energy_pj == pytest.approx(want_pj)
     assert lv.write_energy_pj == pytest.approx(want_pj)
+
+
+def test_a_write_costs_the_given_read_energy_unless_its_own_is_given(write):
+    """`read_energy_pj: 50` alone on the SRAM: the vector add's 512 loads and 256 stores of 32 bits (and the
+    tiles' moves) all cost 50 pJ a word, as the schema says (`write_energy_pj`: "Default: as read_energy_pj");
+    before hlsim 0.52 writes took the technology table's figure (an outside probe: 10 pJ, the 32 KiB table
+    figure per 32 bits). Both given, each its own."""
+    def sram(line: str) -> str:
+        return ROUND.replace("RF", "").replace(
+            "read_energy_pj: 10, write_energy_pj: 20, leakage_mw: 1.0", line)
+    from llmulator.specs import load_architecture
+    only_read = load_architecture(write("a.yaml", sram("read_energy_pj: 50, leakage_mw: 1.0"))).level("SRAM")
+    assert only_read.write_energy_pj == only_read.read_energy_pj == 50
+    both = load_architecture(write("b.yaml", sram("read_energy_pj: 50, write_energy_pj: 7, leakage_mw: 1.0")))
+    assert both.level("SRAM").write_energy_pj == 7
+    d = load_design(write("a.yaml", sram("read_energy_pj: 50, leakage_mw: 1.0")),
+                    write("w.yaml", VADD.replace("DT", "int32")), write("m.yaml", MAP))
+    p, e = profiled_and_estimated(d)
+    words = p.counters["reads.SRAM"] + p.counters["writes.SRAM"]
+    assert p.breakdown["energy_pj.SRAM"] == pytest.approx(50 * words)
+    assert e.breakdown["energy_pj.SRAM"] == pytest.approx(50 * words)

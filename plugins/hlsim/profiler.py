@@ -127,7 +127,8 @@ from .tally import AccessTally, count_ops
 # 0.50: a loop variable its body also assigns is a register (its next trip waits for the body's update); an
 #       indirect element (`x[j]`, `x[col[k]]`) the statement before loaded is not loaded again
 # 0.51: an unlabelled inner loop of a region unrolls (it was one copy); such a loop variable's subscripts indirect
-VERSION = "0.51"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.52: an SRAM level's write energy defaults to its stated read energy (the schema's rule), not the table's
+VERSION = "0.52"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
