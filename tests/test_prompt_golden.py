@@ -4,8 +4,9 @@ The shipped LLM checkpoint was trained on ``compact-v2`` prompts with analytical
 depends on every character of them. ``tests/data/prompts.json`` holds, for each design below, the model's
 prompt under each hint level, the dataset's ``prompt`` column (``render.prompt``) and the rendered HLS C,
 as they were before the prompt format moved to the llm plugin's public API; a refactoring that changes
-one byte fails here. Regenerate (only for an intended format change, with a new ``PROMPT_FORMAT``):
-``python tests/test_prompt_golden.py``.
+one byte fails here. Regenerate (only for an intended format change, with a new ``PROMPT_FORMAT``, or where a
+new analytical version moves a prior the ``model/analytical`` prompts quote, as analytical 0.64 moved
+merge-sort-opt's energy digits): ``python tests/test_prompt_golden.py``.
 """
 
 from __future__ import annotations

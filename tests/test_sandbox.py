@@ -10,6 +10,7 @@ import socket
 import subprocess
 import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -302,7 +303,10 @@ def test_pool_workers_die_with_a_killed_parent(tmp_path):
         from concurrent.futures import ProcessPoolExecutor
         from llmulator.sandbox import die_with_parent
         def task(_):
-            open({str(tmp_path / 'worker-started')!r}, 'w').close()
+            import os
+            with open({str(tmp_path / 'worker-started.tmp')!r}, 'w') as f:
+                f.write(str(os.getpid()))
+            os.rename({str(tmp_path / 'worker-started.tmp')!r}, {str(tmp_path / 'worker-started')!r})
             time.sleep(120)
         with ProcessPoolExecutor(1, initializer=die_with_parent) as ex:
             ex.submit(task, 0).result()
@@ -312,11 +316,17 @@ def test_pool_workers_die_with_a_killed_parent(tmp_path):
         if (tmp_path / "worker-started").exists():
             break
         time.sleep(0.05)
+    worker = int((tmp_path / "worker-started").read_text())
     os.kill(parent.pid, signal.SIGKILL)
     parent.wait()
-    time.sleep(0.5)
-    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
-    assert str(script) not in ps and "multiprocessing" not in ps, ps
+    # the worker itself, by its pid (before: any "multiprocessing" process on the machine failed this test)
+    for _ in range(40):
+        stat = Path(f"/proc/{worker}/stat")
+        if not stat.exists() or stat.read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            break
+        time.sleep(0.05)
+    else:
+        pytest.fail(f"worker {worker} outlived its killed parent")
 
 
 def test_a_read_only_path_under_tmp_is_visible_to_the_child(tmp_path):
