@@ -134,8 +134,9 @@ def run_jobs(jobs: list[tuple], n: int) -> list[dict[str, Any]]:
     if n <= 1:
         return [fn(**kw) for fn, kw in jobs]
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn")) as ex:
+
+    from llmulator.pools import worker_pool  # (Ctrl-C cancels the trainings not started)
+    with worker_pool(n, mp_context=multiprocessing.get_context("spawn")) as ex:
         futs = [ex.submit(fn, **kw) for fn, kw in jobs]
         return [f.result() for f in futs]
 
