@@ -238,7 +238,7 @@ def test_an_unlabelled_inner_loop_of_a_pipelined_loop_unrolls_like_a_labelled_on
     """`int v = x[i]; for (k < 4) t[k] = v / (k + 3); b[i] = t[0] + t[1] + t[2] + t[3];` pipelined, one divider:
     4 divides an iteration, II 4 (ResMII), with or without the inner loop's label. Before hlsim 0.51 the
     unlabelled loop reached the instrumentation without its label, counted as one trip: one divide in the
-    schedule, II 1, hlsim's own divider bound failed (exit 3) and the analytical model reported about a quarter
+    schedule, II 1, hlsim's own divider bound failed (exit 3) and the analytical model reported half
     of the cycles the divider needs (an outside probe)."""
     kernel = (f"    L_i: for (int i = 0; i < N; i++) {{\n      int t[4];\n      int v = x[i];\n"
               f"      {label}for (int k = 0; k < 4; k++) {{\n        t[k] = v / (k + 3);\n      }}\n"
