@@ -24,6 +24,12 @@ import re
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
+def names_in(texts) -> set[str]:
+    """The identifiers the subscript texts name (``x[col[k] + j]`` -> col, k, j): what a write must not touch
+    for a loaded element to stay the same, and what locates an indirect element (``schedule._text_key``)."""
+    return {w for t in texts for w in _WORD.findall(t)}
+
+
 def _element(acc) -> tuple[str, tuple[str, ...]] | None:
     """The element an access reads, by its subscripts' text: affine (`a[i + 1]`) or not (`x[j]` with j a
     local the data set, `x[col[k]]`); None where reading it changes what it names (`a[k++]`, `a[j = 2]`)."""
@@ -71,8 +77,7 @@ def _statement(n, loaded: set) -> None:
     written = _written(n)
     # a store to the array kills its elements, and one to an array a subscript reads (`x[col[k]]` after a store
     # to col) the elements it names; so does a write of a name a subscript reads
-    kept = {e for e in loaded
-            if e[0] not in stored and not any(w in written or w in stored for t in e[1] for w in _WORD.findall(t))}
+    kept = {e for e in loaded if e[0] not in stored and not names_in(e[1]) & (written | stored)}
     loaded.intersection_update(kept)
 
 

@@ -31,7 +31,6 @@ speculated past their condition). See docs/timing-model.md.
 from __future__ import annotations
 
 import math
-import re
 from collections import defaultdict
 
 import attrs
@@ -42,9 +41,9 @@ from .exclusive_ports import share_ports
 from .expr import ExprError, evaluate
 from .kernel import Loop, Statement
 from .list_schedule import Node
+from .load_reuse import names_in
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
-_WORD = re.compile(r"[A-Za-z_]\w*")
 
 
 @attrs.define
@@ -177,8 +176,7 @@ class GraphBuilder:
         geometric loop's copy has no offset."""
         if acc is None:
             return None
-        names = {w for t in acc.index_text for w in _WORD.findall(t)}
-        env = tuple(sorted((v, self.env[v]) for v in names if v in self.env))
+        env = tuple(sorted((v, self.env[v]) for v in names_in(acc.index_text) if v in self.env))
         if any(o is None for _, o in env):
             return None
         return ("text", acc.index_text, env, self.copy_suffix)

@@ -87,17 +87,10 @@ def idle_arch_columns(d: Design) -> set[int]:
     reads them. The out-of-distribution check notes them rather than flag the design (an outside probe: every
     design on an architecture without a mac unit was flagged, so the flag no longer told good predictions
     from bad)."""
-    named: set[str] = set()
-    for n in d.tree.walk():
-        for st in (n, getattr(n, "cond", None), getattr(n, "cond_stmt", None), *(getattr(n, "init_stmts", None) or ())):
-            ops = getattr(st, "ops", None)
-            if ops:
-                named.update(k for k, v in ops.items() if v)
-    out: set[int] = set()
-    for k, op in enumerate(OPS):
-        if op not in d.arch.operators and op not in named:
-            out.update(range(7 + 7 * k, 14 + 7 * k))
-    return out
+    named = {k for st, _ in d.statements_with_loops() for k, v in st.ops.items() if v}
+    names = arch_feature_names()
+    return {c for op in OPS if op not in d.arch.operators and op not in named
+            for c, name in enumerate(names) if name.startswith(f"{op} ")}
 
 
 def arch_feature_names() -> list[str]:
