@@ -1,15 +1,13 @@
 """Kernel analysis: the workload's HLS-C body parsed with pycparser into a loop tree.
 
-The tree gives what every estimator, the renderer and the profiler need: labelled loops with bounds
-(static, or data-dependent and marked so), their nesting, the statements of each body with the operations
-they perform (by operator class) and the array accesses with affine index forms where the index is affine,
-branches with their conditions (data-dependent ones marked). Positions in the kernel map back to lines of
-the workload YAML file (errors are reported where written).
+The tree gives what every estimator, the renderer and the profiler need: labelled loops with bounds (static, or
+data-dependent and marked so), their nesting, the statements of each body with the operations they perform (by
+operator class) and the array accesses with affine index forms where the index is affine, branches with their
+conditions (data-dependent ones marked). Positions in the kernel map back to lines of the workload YAML file.
 
-This module holds the tree's records and ``analyze``; the reading is split by job: ``kernel_parse`` (the C
-body -> the tree: statements, branches, loops), ``kernel_heads`` (a ``for`` head -> a counted or a dynamic loop),
-``kernel_expr`` (one statement -> its operations, accesses and DAG) and ``kernel_values`` (loop-variable values
-and conditions, for trip counts).
+This module holds the tree's records and ``analyze``; the reading is split by job: ``kernel_parse`` (the C body ->
+the tree), ``kernel_heads`` (a ``for`` head -> a counted or a dynamic loop), ``kernel_expr`` (one statement -> its
+operations, accesses and DAG; ``kernel_ctx`` what it knows there) and ``kernel_values`` (loop-variable values).
 """
 
 from __future__ import annotations
@@ -30,11 +28,9 @@ C_TYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "int64": "i
            "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "fp16": "_Float16",
            "fp32": "float", "fp64": "double"}
 
-_PRELUDE = (
-    "typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
-    "typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; "
-    "typedef float _Float16;\n"
-)
+_PRELUDE = ("typedef signed char int8_t; typedef short int16_t; typedef int int32_t; typedef long int64_t; "
+            "typedef unsigned char uint8_t; typedef unsigned short uint16_t; typedef unsigned int uint32_t; "
+            "typedef float _Float16;\n")
 
 FUNC_CLASSES = {
     # transcendental functions: one table-plus-polynomial unit (class exp)
@@ -88,6 +84,7 @@ class Access:
     affine: tuple[Affine | None, ...]  # None for a non-affine (indirect) dimension
     is_write: bool  # the statement stores to it
     is_read: bool  # the statement loads from it (``x[i] += ...`` both)
+    conditional: bool = False  # only some evaluations of the statement make it (`c ? b[i] = 1 : 0`, `p && x[i]`)
 
     @property
     def indirect(self) -> bool:
@@ -115,6 +112,7 @@ class OpNode:
     acc: int = -1  # a mac's accumulated operand, when it is a node (a load); its locals are in ``reads``
     access: Access | None = None  # a load's or store's element (workload arrays and arrays declared in the kernel)
     factors: tuple[tuple[int, ...], tuple[str, ...]] = ((), ())  # a mac's product operands: nodes, locals
+    value: int | str | None = None  # a store's value: its node, the local it stores, or None for a constant
 
 
 @attrs.define
@@ -131,7 +129,8 @@ class Statement:
     reads_locals: set[str] = attrs.field(factory=set)  # local variables it reads
     kind: str = "stmt"  # node kind, for walking a tree: "stmt", "loop" or "branch"
     copies: str | None = None  # `x = y` of two locals: x takes y's value (no operation)
-    reused: tuple[int, ...] = ()  # its reads an earlier statement of its run loaded (load_reuse.mark)
+    reused: tuple[int, ...] = ()  # its reads an earlier statement of its run loaded or stored (load_reuse.mark)
+    dead_stores: tuple[int, ...] = ()  # its stores a later statement of its run overwrites unread (load_reuse.mark)
 
 
 @attrs.define

@@ -11,7 +11,7 @@ from pycparser import c_ast
 from .kernel import Affine
 
 if TYPE_CHECKING:
-    from .kernel_expr import Ctx
+    from .kernel_ctx import Ctx
 
 
 def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:

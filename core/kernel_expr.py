@@ -1,5 +1,5 @@
 """One kernel statement analysed: its operations by class, its array accesses (affine forms where the
-index is affine) and its expression DAG; and the context the kernel's analysis carries through the body.
+index is affine) and its expression DAG (the context the analysis carries through the body: ``kernel_ctx``).
 
 ``expr_stmt`` is what ``llmulator.kernel_parse`` calls for every assignment,
 declaration with an initialiser, branch condition and loop condition. Index
@@ -17,52 +17,11 @@ from collections import Counter
 
 from pycparser import c_ast
 
-from . import loopforms as lf
 from .c_names import has_step, nodes
-from .errors import Diagnostic, SpecError
-from .kernel import _GEN, BINOP_CLASSES, FUNC_CLASSES, Access, Loop, OpNode, Statement
+from .errors import SpecError
+from .kernel import _GEN, BINOP_CLASSES, FUNC_CLASSES, Access, OpNode, Statement
 from .kernel_affine import affine
-
-
-class Ctx:
-    """What the analysis knows at a point of the kernel: its arrays, scalars, parameters, locals (and
-    what each holds), the enclosing loop variables, the loops so far, and where the kernel sits in
-    its YAML file (for diagnostics)."""
-
-    def __init__(self, arrays: set[str], scalars: set[str], params: set[str], file: str, line0: int):
-        self.arrays, self.scalars, self.params = arrays, scalars, params
-        self.file, self.line0 = file, line0
-        self.locals: dict[str, str] = {}
-        self.loops: dict[str, Loop] = {}
-        self.loop_vars: list[str] = []
-        # loop variables their own loop's body also assigns (`if (x[i] > 4) i++;`): registers the datapath
-        # updates, read and written like locals, so the next iteration's accesses wait for the body's update
-        self.body_set_vars: set[str] = set()
-        self.auto = 0
-        self.float_arrays: set[str] = set()
-        self.float_scalars: set[str] = set()  # an int32 scalar is an integer (before hlsim 0.40 every scalar was float)
-        self.values = lf.Values()  # what each local holds here (program order; see llmulator.loopforms)
-
-    def value(self, node: c_ast.Node | None) -> lf.Static:
-        return lf.value_of(node, self.values, self.loop_vars, self.params | self.scalars, set(self.locals))
-
-    def assign(self, name: str, node: c_ast.Node | None) -> None:
-        """``name = node`` here: the local now holds this value (or data, or something not fixed)."""
-        self.values.assign(name, self.value(node) if node is not None else lf.Static(None, "not initialised"))
-
-    def is_register(self, name: str) -> bool:
-        """A local whose reads are data the schedule tracks: any but a loop's counter, which the loop control
-        steps (a loop variable its body also assigns is a register like any local: before hlsim 0.50 it was
-        a counter still, and `for (...; i++) { b[i] = x[i]; if (x[i] > 4) i++; }` ran at II 1 where the next
-        iteration's load waits for this one's compare: an outside probe)."""
-        return name not in self.loop_vars or name in self.body_set_vars
-
-    def line(self, node: c_ast.Node) -> int:
-        return (node.coord.line - 1 + self.line0) if node is not None and node.coord else self.line0
-
-    def error(self, node: c_ast.Node | None, msg: str, expected: str = "", hint: str = "") -> SpecError:
-        return SpecError(Diagnostic(self.file, self.line(node) if node is not None else None, None,
-                                    "workload.kernel", msg, expected, hint))
+from .kernel_ctx import Ctx
 
 
 def is_float(e: c_ast.Node, ctx: Ctx) -> bool:
@@ -111,6 +70,7 @@ class _Builder:
         self.written: str | None = None  # the local the statement assigns
         self.copied: str | None = None  # the local it copies into ``written`` (``x = y``)
         self.loaded: dict[tuple[str, tuple[str, ...]], int] = {}  # element -> its load's node, until a store
+        self.conditional = 0  # > 0 inside a ternary's sides or the right operand of && and ||
 
     def statement(self, decl_name: str | None) -> Statement:
         n, ctx = self.n, self.ctx
@@ -146,6 +106,13 @@ class _Builder:
         self.dag.append(OpNode(op, [d for d in deps if d >= 0], array, fl, reads, access=access))
         return len(self.dag) - 1
 
+    def add_store(self, r: int, deps: list[int], array: str, acc: Access) -> int:
+        """A store of value ``r`` (a node, a local's reference, or -1: a constant); the node records which, so that
+        a later statement that reads the element back takes the value itself (``load_reuse``: forwarding)."""
+        i = self.add("store", [r] + deps, array, access=acc)
+        self.dag[i].value = r if r >= 0 else self.local_refs[-2 - r] if r <= -2 else None
+        return i
+
     @staticmethod
     def pick(a: int, b: int) -> int:
         """What an address computation depends on: a node if any, else a local."""
@@ -174,7 +141,7 @@ class _Builder:
             combined = self.addr_mode.pop()
         deps = list(dict.fromkeys(deps + combined))
         acc = Access(name, tuple(_GEN.visit(i) for i in idx_nodes), tuple(affine(i, ctx) for i in idx_nodes),
-                     write, read)
+                     write, read, conditional=self.conditional > 0)
         if name in ctx.arrays:  # the workload's arrays: what traffic and footprints count
             self.accesses.append(acc)
         return name, deps, acc
@@ -212,7 +179,7 @@ class _Builder:
         return -1
 
     def binary(self, e: c_ast.BinaryOp) -> int:
-        a, b = self.visit(e.left), self.visit(e.right)
+        a, b = self.visit(e.left), self.sometimes(e.right) if e.op in ("&&", "||") else self.visit(e.right)
         cls = BINOP_CLASSES.get(e.op)
         if cls is None:
             raise self.error(f"unsupported operator '{e.op}'")
@@ -239,7 +206,7 @@ class _Builder:
             if isinstance(e.expr, c_ast.ArrayRef):
                 name, deps, acc = self.access(e.expr, True, False)
                 self.loaded = {k: v for k, v in self.loaded.items() if k[0] != name}
-                self.add("store", [r] + deps, name, access=acc)
+                self.add_store(r, deps, name, acc)
             return r
         if e.op == "sizeof":
             return -1
@@ -257,8 +224,17 @@ class _Builder:
     def cast(self, e: c_ast.Cast) -> int:
         return self.visit(e.expr)
 
+    def sometimes(self, e: c_ast.Node) -> int:
+        """An operand evaluated on some paths only (a ternary's side, the right of && and ||): its accesses are
+        ``conditional``, so no later statement takes what it loads or stores as a value it holds (load_reuse)."""
+        self.conditional += 1
+        try:
+            return self.visit(e)
+        finally:
+            self.conditional -= 1
+
     def ternary(self, e: c_ast.TernaryOp) -> int:
-        c, a, b = self.visit(e.cond), self.visit(e.iftrue), self.visit(e.iffalse)
+        c, a, b = self.visit(e.cond), self.sometimes(e.iftrue), self.sometimes(e.iffalse)
         self.count("select")
         return self.add("select", [c, a, b])
 
@@ -316,7 +292,7 @@ class _Builder:
         if isinstance(lv, c_ast.ArrayRef):
             name, deps, acc = self.access(lv, True, False)
             self.loaded = {k: v for k, v in self.loaded.items() if k[0] != name}
-            return self.add("store", [r] + deps, name, access=acc)
+            return self.add_store(r, deps, name, acc)
         if isinstance(lv, c_ast.ID):
             if lv.name in ctx.arrays or lv.name in ctx.params:
                 raise self.error(f"cannot assign to '{lv.name}'", "a local or an array element")

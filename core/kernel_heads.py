@@ -15,7 +15,7 @@ from pycparser import c_ast
 from . import loopforms as lf
 from .expr import ExprError, evaluate
 from .kernel import _GEN, Loop
-from .kernel_expr import Ctx
+from .kernel_ctx import Ctx
 
 
 def for_head(node: c_ast.For, ctx: Ctx, parent: Loop | None, label: str, line: int) -> tuple[Loop, set[str]]:

@@ -18,7 +18,8 @@ from . import loopforms as lf
 from .c_switch import lower_switches
 from .errors import Diagnostic, SpecError
 from .kernel import _GEN, _PRELUDE, C_TYPES, FUNC_CLASSES, Branch, Loop, LoopTree, Node, Statement, strip_comments
-from .kernel_expr import Ctx, expr_stmt
+from .kernel_ctx import Ctx
+from .kernel_expr import expr_stmt
 from .kernel_heads import enter, for_head, while_counter
 
 _CACHE: dict[tuple, LoopTree] = {}

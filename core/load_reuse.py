@@ -1,9 +1,12 @@
-"""A value one statement loaded is the next statement's too: reads reused across a straight-line run.
+"""A value one statement loaded or stored is the next statement's: reads reused across a straight-line run.
 
 ``b[i] = a[i] + 1; c[i] = a[i] * 2;`` loads ``a[i]`` once in an HLS tool (the compiler's redundant-load
 elimination: the element is not stored between, and its subscript's variables do not change), so the second
 statement takes no port, no memory read and no load latency for it. Before hlsim 0.34 only reads within one
 statement were merged (``kernel_expr``: ``a[i] * a[i]``), and each statement of a body loaded its own copy.
+Since hlsim 0.53 a store is such a value too (GVN's store-to-load forwarding: ``y[i] = ...; t = y[i];`` reads
+no memory), and a store that a later statement of the run overwrites before any read of its array from memory
+is not made (dead-store elimination: ``b[i] = 0; b[i] += x;`` stores once).
 
 The run is what the C text shows: consecutive statements of one loop body (a loop or a jump between them ends
 it; a branch's condition runs on into both sides, and after the branch the run holds what both sides still
@@ -13,8 +16,10 @@ its subscript names. Only subscripts that do not step (``a[k++]``) are reused, a
 finds the same address (``schedule.GraphBuilder``: an affine key, else the subscripts' text with the unrolled
 copy's offsets). Before hlsim 0.50 an indirect element (``x[j]`` with j a local the data set, ``x[col[k]]``)
 was loaded again by every statement that read it, where GVN loads it once. The statements outside every loop
-are nests of their own and are left alone. The counts (hlsim's reads, the analytical model's) skip what
-:func:`mark` marks.
+are nests of their own and are left alone. The copies of an unrolled loop are one statement each here, so a
+copy does not reuse what the copy before it loaded or stored (``C[i][j] += A[i][k] * B[k][j]`` over unrolled k
+loads and stores C[i][j] in every copy: docs/timing-model.md). The counts (hlsim's reads and writes, the
+analytical model's) skip what :func:`mark` marks.
 """
 
 from __future__ import annotations
@@ -40,26 +45,31 @@ def _element(acc) -> tuple[str, tuple[str, ...]] | None:
 
 def mark(nodes: list, loaded: set | None = None) -> set:
     """Set ``Statement.reused`` (indices into its accesses) on every statement of ``nodes`` (one body's list, in
-    program order) whose read an earlier statement of its straight-line run loaded (``loaded``: what the run
-    before ``nodes`` holds); return what the run holds at its end.
+    program order) whose read an earlier statement of its straight-line run loaded or stored (``loaded``: what the
+    run before ``nodes`` holds), and ``Statement.dead_stores`` on a store a later statement of the run overwrites
+    before anything reads the element from memory; return what the run holds at its end.
 
     A branch's condition is evaluated on every path, so it continues the run into both sides (hlsim 0.42:
     `if (a[i] > 0) b[i] = a[i] * 2;` loads a[i] once; before, the side loaded it again, two reads and two port
     issues an iteration: an outside probe). After the branch the run holds what both sides still hold at their
     ends (a side that ends in a jump does not reach it): `if (x[i] > .5) c[i] = 1; else c[i] = 0; d[i] = x[i] * 2;`
     loads x[i] once, as GVN does (hlsim 0.48; before, the run started again after every branch, two reads and
-    II 2 on a one-port memory: an outside probe)."""
+    II 2 on a one-port memory: an outside probe). A store is dead only to a later store of the same side; a side
+    that ends in a jump leaves the join, and the run goes on past the branch with what the other side holds."""
     loaded = set(loaded or ())
+    pending: dict = {}  # element -> (statement, access index) of a store nothing has read back from memory yet
     for n in nodes:
         kind = getattr(n, "kind", "")
         if kind == "branch":
-            _statement(n.cond, loaded)
+            _statement(n.cond, loaded, pending)
             ends = [mark(side, loaded) for side in (n.then, n.orelse) if not _jumps(side)]
             loaded = set.intersection(*ends) if ends else set()
+            pending.clear()
         elif kind != "stmt":
             loaded.clear()
+            pending.clear()
         else:
-            _statement(n, loaded)
+            _statement(n, loaded, pending)
     return loaded
 
 
@@ -68,17 +78,45 @@ def _jumps(side: list) -> bool:
     return bool(side) and getattr(side[-1], "kind", "") == "jump"
 
 
-def _statement(n, loaded: set) -> None:
-    """Mark one statement's reused reads, and update ``loaded`` with what it loads and what it kills."""
-    n.reused = tuple(k for k, a in enumerate(n.accesses)
-                     if a.is_read and not a.is_write and _element(a) in loaded)
-    stored = {a.array for a in n.accesses if a.is_write}
+def _statement(n, loaded: set, pending: dict) -> None:
+    """Mark one statement's reused reads and the earlier stores it overwrites, and update ``loaded`` with what it
+    loads, stores and kills, and ``pending`` with its stores.
+
+    A store forwards its value: ``y[i] = f(...); t = y[i];`` reads y[i] back from the register that held it
+    (GVN's store-to-load forwarding), and ``b[i] = 0; b[i] += x[i];`` does not load b[i] at all and stores it once
+    (dead-store elimination: the first store is overwritten before anything reads it). Before hlsim 0.53 every
+    such read went to memory after the store, a store and a load latency more on the dependence chain (Deriche's
+    `y1[i][j] = ...; ym1 = y1[i][j];` recurrence), and every such store took a port and a write. A store only some
+    evaluations make (`c ? (b[i] = 1) : 0`) forwards nothing and overwrites nothing; one the statement reads its
+    array after (`(b[i] = x, b[col[i]])`) stays made; two stores of different elements of one array in a
+    statement forward neither, nor does a store whose subscript names an array the statement stores (`b[b[i]]`,
+    `(b[idx[i]] = s, idx[i] = x[i])`: which element a later `b[idx[i]]` reads is not the stored one; an outside
+    probe)."""
+    n.reused = tuple(k for k, a in enumerate(n.accesses) if a.is_read and _element(a) in loaded)
+    n.dead_stores = ()  # (a branch's side is marked again in its enclosing body's run: the last marking holds)
+    stores = [(k, a) for k, a in enumerate(n.accesses) if a.is_write]
+    stored = {a.array for _, a in stores}
+    # a read from memory keeps the array's pending stores (any element: aliasing is not judged)
+    mem_reads = [(k, a.array) for k, a in enumerate(n.accesses) if a.is_read and k not in n.reused]
     loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
     written = _written(n)
     # a store to the array kills its elements, and one to an array a subscript reads (`x[col[k]]` after a store
     # to col) the elements it names; so does a write of a name a subscript reads
     kept = {e for e in loaded if e[0] not in stored and not names_in(e[1]) & (written | stored)}
     loaded.intersection_update(kept)
+    for e in [e for e in pending if e[0] in {a for _, a in mem_reads} or names_in(e[1]) & (written | stored)]:
+        del pending[e]
+    for k, a in stores:
+        e = _element(a)
+        if e is None or a.conditional or names_in(e[1]) & (written | stored) or any(
+                b.array == a.array and _element(b) != e for _, b in stores):
+            continue
+        if e in pending:
+            st, j = pending.pop(e)
+            st.dead_stores = (*st.dead_stores, j)
+        loaded.add(e)
+        if not any(j > k and array == a.array for j, array in mem_reads):  # (read back after it: it stays)
+            pending[e] = (n, k)
 
 
 # an assignment's target (`j = ...`, `j += ...`, `j <<= ...`, not `==`, `<=`, `>=`, `!=`) and a `++`/`--` operand

@@ -35,6 +35,7 @@ from collections import defaultdict
 
 import attrs
 
+from .address_keys import distance, may_alias
 from .costs import access_words, level_latency, memory_resource, op_latency
 from .design import Design
 from .exclusive_ports import share_ports
@@ -109,22 +110,6 @@ class GraphBuilder:
             key.append((sym, self._value(a.const), num, a.coefs.get(self.var, 0) if self.var else 0))
         return tuple(key)
 
-    @staticmethod
-    def _may_alias(k1: tuple | None, k2: tuple | None) -> bool:
-        """Two accesses of one array may touch the same element unless, in some dimension, their
-        symbolic parts agree and their offsets (constant + copy offset) provably differ."""
-        if k1 is None or k2 is None or len(k1) != len(k2):
-            return True
-        for a, b in zip(k1, k2, strict=True):
-            if a[0] != b[0]:
-                continue
-            if isinstance(a[1], int) and isinstance(b[1], int):
-                if a[1] + a[2] != b[1] + b[2]:
-                    return False
-            elif a[1] == b[1] and a[2] != b[2]:
-                return False
-        return True
-
     def _resource(self, array: str, key: tuple | None) -> str | None:
         if self.port_free:
             return None
@@ -183,9 +168,15 @@ class GraphBuilder:
 
     def _reused(self, array: str, key: tuple) -> int | None:
         """The node of the run's earlier load of an element (a branch's other side may have dropped it from
-        ``loaded``); None where it ran in an earlier site (a condition scheduled apart from its side): a register."""
-        return self.loaded.get((array, key), next((i for k, i, _ in reversed(self.loads.get(array, []))
-                                                   if (k if k is not None else self.text_keys.get(i)) == key), None))
+        ``loaded``); None where it ran in an earlier site (a condition scheduled apart from its side): a register.
+        After a branch a side stored, the select of the two sides' values (``_join_loaded``), made when read."""
+        if (array, key) not in self.loaded:
+            return next((i for k, i, _ in reversed(self.loads.get(array, []))
+                         if (k if k is not None else self.text_keys.get(i)) == key), None)
+        v = self.loaded[(array, key)]
+        if isinstance(v, tuple):
+            v = self.loaded[(array, key)] = self._append(Node("select", op_latency(self.d, "select"), list(v), None))
+        return v
 
     def _load(self, st: Statement, n, deps: list[int], ordered: bool) -> tuple[bool, int | None]:
         """(reused, the node holding a load's value): an earlier load of the element where ``load_reuse`` marked
@@ -196,7 +187,7 @@ class GraphBuilder:
         if same is not None and any(acc is st.accesses[k] for k in st.reused):
             return True, self._reused(n.array, same)
         if ordered:
-            deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
+            deps += [node for k, node, _ in self.stores[n.array] if may_alias(k, key)]
         i = self._append(Node("load", level_latency(self.d, n.array), deps, self._resource(n.array, key),
                               slots=self._words(n.array)))
         self.loads[n.array].append((key, i, _text(acc)))
@@ -204,6 +195,41 @@ class GraphBuilder:
         if key is None:
             self.text_keys[i] = same
         return False, i
+
+    def _store(self, st: Statement, n, idx: dict, deps: list[int], ordered: bool) -> tuple[int | None, int | None]:
+        """(the store's node after the accesses it may alias, None for a store ``load_reuse`` found dead; the node
+        of the value it stores). A later read of the element ``load_reuse`` marked reused takes that value."""
+        acc = n.access
+        key = self._key(acc)
+        i = None
+        if not any(acc is st.accesses[k] for k in st.dead_stores):
+            if ordered:
+                deps += [node for k, node, _ in self.loads[n.array] if may_alias(k, key)]
+                deps += [node for k, node, _ in self.stores[n.array] if may_alias(k, key)]
+            i = self._append(Node("store", 1, deps + self.guards, self._resource(n.array, key),
+                                  slots=self._words(n.array)))
+            self.stores[n.array].append((key, i, _text(acc)))
+        self.loaded = {k: v for k, v in self.loaded.items() if k[0] != n.array}
+        same = key if key is not None else self._text_key(acc)
+        value = self._stored_value(n, idx)
+        if same is not None:
+            self.loaded[(n.array, same)] = value
+        return i, value
+
+    def _stored_value(self, n, idx: dict) -> int | None:
+        """The node holding the value a store writes: its operation, the producer of the local it stores, None for
+        a constant. A local the body has not written yet (last iteration's, or the loop's invariant) is read by a
+        free copy node, so that its recurrence runs through the reader (`b[i] = s; s = b[i] + x[i];`: the add)."""
+        v = n.value
+        if isinstance(v, int):
+            return idx.get(v)
+        if isinstance(v, str):
+            p = self.local_def.get(self._local(v))
+            if p is None:
+                p = self._append(Node("copy", 0, [], None))
+                self._note_live_in([v], p)
+            return p if p >= 0 else None
+        return None
 
     def add_statement(self, st: Statement) -> None:
         d = self.d
@@ -219,15 +245,10 @@ class GraphBuilder:
                     idx[j] = i
                     continue
             elif n.op == "store":
-                acc = n.access
-                key = self._key(acc)
-                if ordered:
-                    deps += [node for k, node, _ in self.loads[n.array] if self._may_alias(k, key)]
-                    deps += [node for k, node, _ in self.stores[n.array] if self._may_alias(k, key)]
-                i = self._append(Node("store", 1, deps + self.guards, self._resource(n.array, key),
-                                      slots=self._words(n.array)))
-                self.loaded = {k: v for k, v in self.loaded.items() if k[0] != n.array}
-                self.stores[n.array].append((key, i, _text(acc)))
+                i, value = self._store(st, n, idx, deps, ordered)
+                if i is None:  # overwritten later in the run before anything reads it (load_reuse: dead store)
+                    idx[j] = value
+                    continue
             elif n.op == "mac" and unfused:
                 # the product waits for its own operands, nodes and locals (before hlsim 0.33 for its nodes only:
                 # `s = s + s * x` had no multiply on its recurrence), not for the accumulator; the add does
@@ -294,56 +315,59 @@ class GraphBuilder:
         only for the two values, and a slow condition (`if (sqrtf(p) > t)`) was off every dependence chain."""
         before, before_alias = dict(self.local_def), dict(self.alias)
         mem = {k: list(v) for k, v in self.stores.items()}, {k: list(v) for k, v in self.loads.items()}
+        loaded = dict(self.loaded)
         self.add_model(then_m, trips)
-        then_def, then_mem = self.local_def, (self.stores, self.loads)
-        self.local_def, self.alias = dict(before), dict(before_alias)
+        then_def, then_alias, then_mem, then_loaded = self.local_def, self.alias, (self.stores, self.loads), self.loaded
+        self.local_def, self.alias, self.loaded = dict(before), dict(before_alias), dict(loaded)
         # the other side never runs with this one: its accesses do not wait for this side's, and share its ports
         self.stores, self.loads = defaultdict(list, mem[0]), defaultdict(list, mem[1])
         self.add_model(else_m, trips)
+        self._join_loaded(then_loaded, {a for a, v in then_mem[0].items() if len(v) > len(mem[0].get(a, ()))}
+                          | {a for a, v in self.stores.items() if len(v) > len(mem[0].get(a, ()))}, guard)
         share_ports(self.nodes, mem, then_mem, (self.stores, self.loads))
         for mine, theirs in zip((self.stores, self.loads), then_mem, strict=True):
             for array, accs in theirs.items():
                 mine[array] += [a for a in accs if a not in mine[array]]
-        for v in sorted(set(then_def) | set(self.local_def)):
-            a, b = then_def.get(v, before.get(v)), self.local_def.get(v, before.get(v))
+        self._join_locals(then_def, then_alias, before_alias, guard)
+
+    def _join_locals(self, then_def: dict, then_alias: dict, before_alias: dict, guard: list[int]) -> None:
+        """A local the two sides leave different leaves through a select of the two values, which waits for the
+        condition (``guard``); a side that leaves the local's value from the last iteration, or a copy of another
+        local's (`t = s` with s not yet written: an alias), makes the select read that one across the iteration.
+        Before, such an alias on one side compared equal to the value before the branch: `int t = x[i] * 2;
+        if (x[i] > 3) t = s; b[i] = t; s = t + 1;` lost its recurrence through s (II 1 where 3: an outside probe)."""
+        def side(defs: dict, aliases: dict, v: str):
+            return defs[v] if v in defs else ("alias", aliases[v]) if v in aliases else None
+
+        for v in sorted(set(then_def) | set(self.local_def) | set(then_alias) | set(self.alias)):
+            a, b = side(then_def, then_alias, v), side(self.local_def, self.alias, v)
             if a == b:
                 continue
             self.alias.pop(v, None)  # a value of its own now (a select, or a constant), no copy of another local
-            producers = sorted({p for p in (a, b) if p is not None and p >= 0})
-            if not producers and a is not None and b is not None:
+            producers = sorted({p for p in (a, b) if isinstance(p, int) and p >= 0})
+            if not producers and isinstance(a, int) and isinstance(b, int):
                 self.local_def[v] = -1  # a constant on both sides
                 continue
-            # a side that leaves the value from the last iteration reads it: the select waits on that too
             sel = self._append(Node("select", op_latency(self.d, "select"), sorted(set(producers) | set(guard)), None))
-            if a is None or b is None:
-                self.live_in[before_alias.get(v, v)].append(sel)
+            for x in (a, b):  # a side that leaves a value from the last iteration: the select reads it
+                if x is None:
+                    self.live_in[before_alias.get(v, v)].append(sel)
+                elif isinstance(x, tuple):
+                    self.live_in[x[1]].append(sel)
             self.local_def[v] = sel
 
-    # -- loop-carried dependences of the pipelined loop --------------------------------------------
-    def _distance(self, ks: tuple | None, kl: tuple | None) -> int | None:
-        """Iterations from a store to a later load of the same element: None if never; 1 where it
-        cannot be told (an index that is not affine, or accesses that cannot be compared)."""
-        if ks is None or kl is None or len(ks) != len(kl):
-            return 1
-        dist = None
-        for (syms, cs, ns, cvs), (syml, cl, nl, cvl) in zip(ks, kl, strict=True):
-            if syms != syml or cvs != cvl or not isinstance(cs, int) or not isinstance(cl, int):
-                continue  # this dimension cannot be compared; another one may still separate them
-            delta = (cs + ns) - (cl + nl)  # load index + cv * advance * k == store index
-            if cvs == 0:
-                if delta != 0:
-                    return None
-                continue
-            step = cvs * self.advance
-            if delta % step:
-                return None
-            k = delta // step
-            if dist is not None and k != dist:
-                return None
-            dist = k
-        if dist is None:
-            return 1  # the same element every iteration, or dimensions that cannot be compared
-        return dist if dist >= 1 else None
+    def _join_loaded(self, then_loaded: dict, stored: set, guard: list[int]) -> None:
+        """What a later read finds after a branch: each side's loads; of an array a side stored, an element the
+        sides leave different is the select of the two values and the guard (made when read: ``_reused``), as a
+        local is. Before, the read found no producer (an outside probe: `if (c) b[i] = s - x[i]; else b[i] = 2;
+        s = b[i] + 1;` pipelined at II 1 where its recurrence needs 6)."""
+        joined = {**then_loaded, **self.loaded}
+        for k in joined:
+            a, b = then_loaded.get(k), self.loaded.get(k)
+            if k[0] in stored and a != b:  # (a side's own select not made yet joins by its inputs)
+                inputs = {x for v in (a, b) for x in (v if isinstance(v, tuple) else (v,)) if x is not None and x >= 0}
+                joined[k] = tuple(sorted(inputs | set(guard)))
+        self.loaded = joined
 
     def carried(self) -> list[Carried]:
         out: list[Carried] = []
@@ -364,7 +388,7 @@ class GraphBuilder:
         for array, stores in self.stores.items():
             for ks, ns, ts in stores:
                 for kl, nl, tl in self.loads.get(array, []):
-                    dist = self._distance(ks, kl)
+                    dist = distance(ks, kl, self.advance)
                     if dist is not None:
                         out.append(Carried(ns, nl, dist, f"`{ts}` stored, `{tl}` loaded {dist} iteration(s) later"))
         return out

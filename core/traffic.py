@@ -142,10 +142,11 @@ class _Counts:
             u = self.per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
             u["accs"].append(acc)
             bits = self.design.workload.arrays[acc.array].bits
-            if acc.is_read and k not in st.reused:  # (not a value the statement before loaded: load_reuse)
+            if acc.is_read and k not in st.reused:  # (not a value the run before loaded or stored: load_reuse)
                 u["r"] += mult
+                u["read"] = True  # (an array whose every read takes a value the run stored loads no tile)
                 self.load_bits += mult * bits
-            if acc.is_write:
+            if acc.is_write and k not in st.dead_stores:  # (not a store the next one overwrites unread)
                 u["w"] += mult
                 self.store_bits += mult * bits
                 u["partly"] = u.get("partly", False) or self.branches > 0
@@ -290,7 +291,7 @@ def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict
         dep[:] = True  # an indirect index may touch anything: no reuse assumed
     level = design.arch.level_index(design.placement(name))
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
-                    any(a.is_read for a in u["accs"]), any(a.is_write for a in u["accs"]), u.get("partly", False),
+                    u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
                     patterns)
 
 

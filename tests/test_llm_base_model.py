@@ -161,13 +161,23 @@ def test_lora_trains_only_the_adapter_and_new_token_rows_and_the_estimator_reads
     new_rows = merged["model.embed_tokens.weight"][n_base:]
     assert new_rows.shape[0] == len(text.MARKERS) + 1  # markers and <pad>
 
-    e = _check_estimates(out)
-    # the merged checkpoint predicts what the base model with the adapter predicts
-    from llmulator_plugins.llm.decode import decode_batch
+    # the merged checkpoint computes what the base model with the adapter computes: its logits (the digits a
+    # two-step model decodes from near ties flip with the merging's rounding and the estimator's own backend; before
+    # 2026-12-06 this compared the decoded numbers, and new training labels flipped one), and the estimator reads
+    # the merged copy alone: it estimates with the base model moved away
+    import torch
+    from transformers import AutoModelForCausalLM
     tok, peft_model = BM.resume(out, llama_base, lora=True)
-    (p,) = decode_batch(peft_model.eval(), tok, [text.model_prompt(_gemm(), hints="none")])
-    decoded = ("cycles", "energy_pj", "area_um2")  # the estimator derives power from energy and cycles
-    assert [p["metrics"][m] for m in decoded] == pytest.approx([e.metrics[m] for m in decoded], rel=1e-9)
+    merged_model = AutoModelForCausalLM.from_pretrained(str(out)).eval()
+    ids = tok(text.model_prompt(_gemm(), hints="none"), return_tensors="pt").input_ids
+    with torch.no_grad():
+        assert torch.allclose(peft_model.eval()(ids).logits, merged_model(ids).logits, atol=1e-4, rtol=1e-4)
+    away = llama_base.with_name(llama_base.name + "-away")
+    llama_base.rename(away)
+    try:
+        _check_estimates(out)
+    finally:
+        away.rename(llama_base)
 
 
 def test_full_fine_tuning_of_a_gpt2_style_base_writes_a_full_checkpoint(dataset, tmp_path):

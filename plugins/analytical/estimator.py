@@ -102,7 +102,8 @@ from . import model, top_statements
 # 0.62: as hlsim 0.50 (a loop variable its body assigns carries the body's chain; indirect elements reused)
 # 0.63: as hlsim 0.51 (unlabelled inner loops of a region unrolled; a body-assigned loop variable indexes indirectly)
 # 0.64: as hlsim 0.52 (a stated read energy is the write energy too unless one is stated)
-VERSION = "0.64"
+# 0.65: as hlsim 0.53 (store-to-load forwarding and dead stores within a body's straight-line run)
+VERSION = "0.65"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -128,7 +128,9 @@ from .tally import AccessTally, count_ops
 #       indirect element (`x[j]`, `x[col[k]]`) the statement before loaded is not loaded again
 # 0.51: an unlabelled inner loop of a region unrolls (it was one copy); such a loop variable's subscripts indirect
 # 0.52: an SRAM level's write energy defaults to its stated read energy (the schema's rule), not the table's
-VERSION = "0.52"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.53: a stored element read back later in the run is the stored value (forwarding), and a store the run
+#       overwrites before any read of its array from memory is not made (dead-store elimination)
+VERSION = "0.53"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:

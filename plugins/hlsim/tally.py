@@ -34,7 +34,8 @@ class AccessTally:
         """Count access ``k`` of statement ``st`` run ``c`` times at ``site``; add the bits its level's
         bandwidth carries to ``level_bits`` (the nest's)."""
         self.touched.add((a.array, a.is_write))
-        read = a.is_read and k not in st.reused  # (a value the run's statement before loaded)
+        read = a.is_read and k not in st.reused  # (a value the run's statement before loaded or stored)
+        write = a.is_write and k not in st.dead_stores  # (not a store the run's next store overwrites unread)
         lv, bits = d.placement(a.array), d.workload.arrays[a.array].bits
         n, words = c, 1.0
         if site.region_id is not None and site.region_id in folds:
@@ -48,16 +49,16 @@ class AccessTally:
             # a scalar access takes its SRAM port for whole words (llmulator.words.access_bits, hlsim 0.35)
             rest = n * (access_bits(self.arch.level(lv), bits) - bits)
             self.pad[lv][0] += rest * read
-            self.pad[lv][1] += rest * a.is_write
-            self.elem[lv] += rest * (read + a.is_write)
-            level_bits[lv] += rest * (read + a.is_write)
-        self.elem[lv] += n * bits * (read + a.is_write)
+            self.pad[lv][1] += rest * write
+            self.elem[lv] += rest * (read + write)
+            level_bits[lv] += rest * (read + write)
+        self.elem[lv] += n * bits * (read + write)
         if read:
             self.acc_bits[lv][0] += n
             self.acc_bits[lv][1] += n * bits
             level_bits[lv] += n * bits * words
             self.loads += c * bits
-        if a.is_write:
+        if write:
             self.acc_bits[lv][2] += n
             self.acc_bits[lv][3] += n * bits
             level_bits[lv] += n * bits * words
