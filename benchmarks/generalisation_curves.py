@@ -44,13 +44,15 @@ def _rows(data: str):
 
 
 def prior_mape(data: str, rows: list[dict[str, Any]], split: str, holdout_family: str | None) -> tuple[float, int]:
-    """Cycles MAPE of the analytical prior on a split's rows (the prior each prompt carries)."""
+    """(cycles MAPE of the analytical prior on a split's rows: the prior each prompt carries, NaN where the prompt
+    cache holds no prior of the current analytical model; the split's rows). Before 2026-12-06 the count was of
+    the rows with a prior, so a stale cache made every family read 0 rows."""
     from llmulator.dataset import split_of
     from llmulator.scoring import ape
     priors = _priors(data)
-    errs = [float(ape(priors[r["sample_id"]], r["cycles"])) for r in rows
-            if split_of(r, holdout_family) == split and r["sample_id"] in priors]
-    return (float(np.mean(errs)) if errs else math.nan), len(errs)
+    in_split = [r for r in rows if split_of(r, holdout_family) == split]
+    errs = [float(ape(priors[r["sample_id"]], r["cycles"])) for r in in_split if r["sample_id"] in priors]
+    return (float(np.mean(errs)) if errs else math.nan), len(in_split)
 
 
 def train_baseline(kind: str, data: str, out: Path, epochs: int, holdout_family: str | None = None,
