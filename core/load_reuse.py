@@ -104,7 +104,8 @@ def _statement(n, loaded: set, pending: dict) -> None:
     # to col) the elements it names; so does a write of a name a subscript reads
     kept = {e for e in loaded if e[0] not in stored and not names_in(e[1]) & (written | stored)}
     loaded.intersection_update(kept)
-    for e in [e for e in pending if e[0] in {a for _, a in mem_reads} or names_in(e[1]) & (written | stored)]:
+    read_arrays = {a for _, a in mem_reads}
+    for e in [e for e in pending if e[0] in read_arrays or names_in(e[1]) & (written | stored)]:
         del pending[e]
     for k, a in stores:
         e = _element(a)
