@@ -16,10 +16,10 @@ its subscript names. Only subscripts that do not step (``a[k++]``) are reused, a
 finds the same address (``schedule.GraphBuilder``: an affine key, else the subscripts' text with the unrolled
 copy's offsets). Before hlsim 0.50 an indirect element (``x[j]`` with j a local the data set, ``x[col[k]]``)
 was loaded again by every statement that read it, where GVN loads it once. The statements outside every loop
-are nests of their own and are left alone. The copies of an unrolled loop are one statement each here, so a
-copy does not reuse what the copy before it loaded or stored (``C[i][j] += A[i][k] * B[k][j]`` over unrolled k
-loads and stores C[i][j] in every copy: docs/timing-model.md). The counts (hlsim's reads and writes, the
-analytical model's) skip what :func:`mark` marks.
+are nests of their own and are left alone. The copies of an unrolled loop are one statement each here, the same
+marks for every copy; what one copy takes from another (``C[i][j] += A[i][k] * B[k][j]`` over unrolled k) is
+``llmulator.copy_reuse``'s, on the region's graph. The counts (hlsim's reads and writes, the analytical model's)
+skip what :func:`mark` marks.
 """
 
 from __future__ import annotations
@@ -99,18 +99,17 @@ def _statement(n, loaded: set, pending: dict) -> None:
     # a read from memory keeps the array's pending stores (any element: aliasing is not judged)
     mem_reads = [(k, a.array) for k, a in enumerate(n.accesses) if a.is_read and k not in n.reused]
     loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
-    written = _written(n)
+    written_now = written(n)
     # a store to the array kills its elements, and one to an array a subscript reads (`x[col[k]]` after a store
     # to col) the elements it names; so does a write of a name a subscript reads
-    kept = {e for e in loaded if e[0] not in stored and not names_in(e[1]) & (written | stored)}
+    kept = {e for e in loaded if e[0] not in stored and not names_in(e[1]) & (written_now | stored)}
     loaded.intersection_update(kept)
     read_arrays = {a for _, a in mem_reads}
-    for e in [e for e in pending if e[0] in read_arrays or names_in(e[1]) & (written | stored)]:
+    for e in [e for e in pending if e[0] in read_arrays or names_in(e[1]) & (written_now | stored)]:
         del pending[e]
     for k, a in stores:
         e = _element(a)
-        if e is None or a.conditional or names_in(e[1]) & (written | stored) or any(
-                b.array == a.array and _element(b) != e for _, b in stores):
+        if not forwards(n, a):
             continue
         if e in pending:
             st, j = pending.pop(e)
@@ -120,12 +119,22 @@ def _statement(n, loaded: set, pending: dict) -> None:
             pending[e] = (n, k)
 
 
+def forwards(n, acc) -> bool:
+    """Whether the store ``acc`` of statement ``n`` leaves its value for a later read of the element: not a store
+    only some evaluations make, nor one whose subscript names a name or an array the statement writes, nor one of
+    two stores of different elements of its array (see :func:`_statement`); ``copy_reuse`` asks the same."""
+    e = _element(acc)
+    stores = [b for b in n.accesses if b.is_write]
+    return e is not None and not acc.conditional and not names_in(e[1]) & (written(n) | {b.array for b in stores}) \
+        and not any(b.array == acc.array and _element(b) != e for b in stores)
+
+
 # an assignment's target (`j = ...`, `j += ...`, `j <<= ...`, not `==`, `<=`, `>=`, `!=`) and a `++`/`--` operand
 _ASSIGNED = re.compile(r"([A-Za-z_]\w*)\s*(?:[-+*/%&|^]|<<|>>)?=(?!=)"
                        r"|([A-Za-z_]\w*)\s*(?:\+\+|--)|(?:\+\+|--)\s*([A-Za-z_]\w*)")
 
 
-def _written(n) -> set[str]:
+def written(n) -> set[str]:
     """Every name the statement assigns: its local, and any other in its text (the loop variable's `i++`, which
     ``writes_local`` leaves out on purpose, a nested `k = (j = j + 1)`, `c[j++] = 1`). Before, only ``writes_local``
     killed a loaded element, so `if (a[i] > 3) i++; b[i] = a[i];` reused a[i] for the new i: half the reads and II 1

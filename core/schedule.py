@@ -33,29 +33,18 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
-import attrs
-
-from .address_keys import distance, may_alias
+from .address_keys import Carried, may_alias, same_element
+from .address_keys import carried as carried_dependences
+from .copy_reuse import CopyReuse, first_value, uniform
 from .costs import access_words, level_latency, memory_resource, op_latency
 from .design import Design
 from .exclusive_ports import share_ports
 from .expr import ExprError, evaluate
 from .kernel import Loop, Statement
 from .list_schedule import Node
-from .load_reuse import names_in
+from .load_reuse import forwards, written
 
 MAX_NODES = 4_000  # beyond this, a closed-form bound (dependence chain + busiest resource) replaces the schedule
-
-
-@attrs.define
-class Carried:
-    """A dependence of the pipelined loop from node ``src`` of one iteration to node ``dst`` of the
-    iteration ``distance`` later."""
-
-    src: int
-    dst: int
-    distance: int
-    what: str
 
 
 class GraphBuilder:
@@ -82,7 +71,9 @@ class GraphBuilder:
         self.copy_suffix = ""  # set per unrolled copy under a tree reduction (each copy its own partial)
         self.alias: dict[str, str] = {}  # local -> the live-in local it copies (x = y before y is written)
         self.loaded: dict[tuple, int] = {}  # (array, address key) -> the load node a later statement may reuse
-        self.text_keys: dict[int, tuple] = {}  # load node without an affine key -> where it reads (``_text_key``)
+        self.text_keys: dict[int, tuple] = {}  # load node without an affine key -> where it reads (text_key)
+        self.reuse: CopyReuse | None = None  # a region's body: what its copies share (``llmulator.copy_reuse``)
+        self.first: dict[str, int | str] = {}  # variable of an unrolled loop -> its first value (a name: not fixed)
 
     def _append(self, node: Node) -> int:
         self.nodes.append(node)
@@ -155,17 +146,6 @@ class GraphBuilder:
             if v not in self.local_def:
                 self.live_in[self.alias.get(v, v)].append(node)
 
-    def _text_key(self, acc) -> tuple | None:
-        """Where an access without an affine key reads (``x[j]``, ``x[col[k]]``): its subscripts' text, with the
-        offsets of the unrolled loops they name and the copy's own locals (a tree reduction's); None where a
-        geometric loop's copy has no offset."""
-        if acc is None:
-            return None
-        env = tuple(sorted((v, self.env[v]) for v in names_in(acc.index_text) if v in self.env))
-        if any(o is None for _, o in env):
-            return None
-        return ("text", acc.index_text, env, self.copy_suffix)
-
     def _reused(self, array: str, key: tuple) -> int | None:
         """The node of the run's earlier load of an element (a branch's other side may have dropped it from
         ``loaded``); None where it ran in an earlier site (a condition scheduled apart from its side): a register.
@@ -183,9 +163,14 @@ class GraphBuilder:
         the read reused (None: a register an earlier site loaded), else a new load after the stores it may alias."""
         acc = n.access
         key = self._key(acc)
-        same = key if key is not None else self._text_key(acc)  # what a later read of it finds
+        same = same_element(self, acc, key)  # what a later read of it finds
         if same is not None and any(acc is st.accesses[k] for k in st.reused):
             return True, self._reused(n.array, same)
+        if self.reuse is not None:  # an element an earlier copy of the region's body loaded or stored
+            if self.reuse.holds(n.array, same, acc):
+                self.reuse.read(st, acc, False, same, self.nodes)
+                return True, self._reused(n.array, same)
+            self.reuse.read(st, acc, True, same, self.nodes)
         if ordered:
             deps += [node for k, node, _ in self.stores[n.array] if may_alias(k, key)]
         i = self._append(Node("load", level_latency(self.d, n.array), deps, self._resource(n.array, key),
@@ -210,8 +195,10 @@ class GraphBuilder:
                                   slots=self._words(n.array)))
             self.stores[n.array].append((key, i, _text(acc)))
         self.loaded = {k: v for k, v in self.loaded.items() if k[0] != n.array}
-        same = key if key is not None else self._text_key(acc)
+        same = same_element(self, acc, key)
         value = self._stored_value(n, idx)
+        if self.reuse is not None:
+            self.reuse.write(st, acc, i, same, forwards(st, acc), self.nodes, self.stores[n.array])
         if same is not None:
             self.loaded[(n.array, same)] = value
         return i, value
@@ -233,6 +220,8 @@ class GraphBuilder:
 
     def add_statement(self, st: Statement) -> None:
         d = self.d
+        if self.reuse is not None:
+            self.reuse.start()
         unfused = "mac" in st.ops and "mac" not in d.stmt_ops(st)
         idx: dict[int, int | None] = {}
         first = len(self.nodes)
@@ -266,6 +255,8 @@ class GraphBuilder:
             idx[j] = i
         for nd in self.nodes[first:]:
             nd.deps = sorted(set(nd.deps))
+        for v in written(st) if self.reuse is not None else ():
+            self.reuse.local(v)  # (an element a subscript of which names it is another one now)
         if st.writes_local:
             x = self._local(st.writes_local)
             y = self._local(st.copies) if st.copies else None
@@ -299,12 +290,22 @@ class GraphBuilder:
                 _, kl, is_tile, sub = entry
                 loop = self.d.tree.loops.get(kl) if kl is not None and not is_tile else None
                 var = loop.var if loop is not None else None
-                for k in range(int(math.ceil(trips(kl, is_tile)))):
+                copies = int(math.ceil(trips(kl, is_tile)))
+                before = self.reuse.snapshot() if self.reuse is not None else None
+                apart = before is not None and not uniform(self.d, loop, copies)  # (copies that need not all run)
+                if var is not None:
+                    self.first[var] = first_value(self.d, loop)
+                for k in range(copies):
                     if var is not None:  # this copy's offset from the loop's first value (geometric: none)
                         self.env[var] = k * loop.step if k == 0 or loop.step_op == "+" and not loop.step_text else None
+                    if apart:
+                        self.reuse.barrier(before)
                     self.add_model(sub, trips)
                 if var is not None:
                     self.env.pop(var, None)
+                    self.first.pop(var, None)
+                if apart:
+                    self.reuse.barrier(before)  # (nor need its first: no trip at all)
 
     def _predicated(self, then_m: list, else_m: list, trips, guard: list[int] = ()) -> None:
         """Both sides of a branch, predicated: each side reads the locals as they were before the branch
@@ -316,15 +317,24 @@ class GraphBuilder:
         before, before_alias = dict(self.local_def), dict(self.alias)
         mem = {k: list(v) for k, v in self.stores.items()}, {k: list(v) for k, v in self.loads.items()}
         loaded = dict(self.loaded)
+        if self.reuse is not None:  # (what the region's later copies find: what both sides leave)
+            avail, path, b = self.reuse.snapshot(), self.reuse.path, self.reuse.new_branch()
+            self.reuse.side(b, "then", avail)
         self.add_model(then_m, trips)
         then_def, then_alias, then_mem, then_loaded = self.local_def, self.alias, (self.stores, self.loads), self.loaded
         self.local_def, self.alias, self.loaded = dict(before), dict(before_alias), dict(loaded)
+        if self.reuse is not None:
+            then_avail = self.reuse.snapshot()
+            self.reuse.path = path
+            self.reuse.side(b, "else", avail)
         # the other side never runs with this one: its accesses do not wait for this side's, and share its ports
         self.stores, self.loads = defaultdict(list, mem[0]), defaultdict(list, mem[1])
         self.add_model(else_m, trips)
         self._join_loaded(then_loaded, {a for a, v in then_mem[0].items() if len(v) > len(mem[0].get(a, ()))}
                           | {a for a, v in self.stores.items() if len(v) > len(mem[0].get(a, ()))}, guard)
         share_ports(self.nodes, mem, then_mem, (self.stores, self.loads))
+        if self.reuse is not None:
+            self.reuse.join(then_avail, path)
         for mine, theirs in zip((self.stores, self.loads), then_mem, strict=True):
             for array, accs in theirs.items():
                 mine[array] += [a for a in accs if a not in mine[array]]
@@ -370,28 +380,8 @@ class GraphBuilder:
         self.loaded = joined
 
     def carried(self) -> list[Carried]:
-        out: list[Carried] = []
-        for v, readers in self.live_in.items():
-            # a local the body leaves as a copy of another's last value (`t = u; u = v; v = t + x;`) passes that
-            # one's value on an iteration later: v's add reads v from two iterations back
-            name, dist, seen = v, 1, {v}
-            while self.local_def.get(name, -1) < 0 and self.alias.get(name) not in (None, *seen):
-                name, dist = self.alias[name], dist + 1
-                seen.add(name)
-            if self.local_def.get(name, -1) >= 0:
-                for r in readers:
-                    out.append(Carried(self.local_def[name], r, dist, f"local `{v}`"))
-        if not self.pipelined:
-            return out
-        # (a while loop has no variable: its indices are the same element every iteration, or not affine in
-        # anything, distance 1 either way; before hlsim 0.29 it kept no memory dependence at all)
-        for array, stores in self.stores.items():
-            for ks, ns, ts in stores:
-                for kl, nl, tl in self.loads.get(array, []):
-                    dist = distance(ks, kl, self.advance)
-                    if dist is not None:
-                        out.append(Carried(ns, nl, dist, f"`{ts}` stored, `{tl}` loaded {dist} iteration(s) later"))
-        return out
+        """The body's loop-carried dependences (``address_keys.carried``)."""
+        return carried_dependences(self)
 
 
 def _text(acc) -> str:

@@ -19,6 +19,7 @@ from . import list_schedule as ls
 from . import modulo
 from . import nest as lnest
 from . import schedule as sch
+from .copy_reuse import CopyReuse, uniform
 from .costs import combining_latency, resource_cap
 from .design import Design
 from .instrument import SLOTS, Instrumented, Site
@@ -63,6 +64,9 @@ class Timing:
         self.folds: dict[int, dict] = {}  # array region site -> llmulator.nest.fold facts
         self.notes: list[str] = []  # pipelining the mapping asked for that the dependences or resources forbid, and
         # output-stationary drains overlapped with a shadow accumulator
+        # (statement id, access) -> the shares of its reads and writes that move memory, where the copies of a
+        # region's body share elements (llmulator.copy_reuse): the counts of hlsim's tally and the traffic model
+        self.copy_shares: dict[tuple[int, int], tuple[float, float]] = {}
         self._bodies: dict[int, tuple] = {}  # pipelined region site -> (its graph, schedule, II) for its exit test
         self.T = np.zeros(SLOTS * max(len(inst.sites), 1))
         for s in inst.sites:
@@ -185,13 +189,20 @@ class Timing:
         if n > sch.MAX_NODES:
             return *self._large(body, copies, loop, carried, g), None
         tree = copies > 1 and d.mapping.loop(loop.label).reduction == "tree"
+        if not any(getattr(x, "kind", "") == "jump" for x in loop.descendants()):
+            g.reuse = CopyReuse()  # what the copies share (llmulator.copy_reuse; a jump: the statement's own runs)
+        apart = not uniform(d, loop, copies, region=True)
         for k in range(copies):
             if loop.var is not None:
                 # the k-th of the unrolled iterations of the region's loop (a geometric loop's: at no offset)
                 g.env[loop.var] = k * loop.step if k == 0 or (loop.step_op == "+" and loop.step_text is None) else None
             if tree:
                 g.copy_suffix = f"#{k}"
+            if g.reuse is not None and apart and k:
+                g.reuse.barrier({})
             g.add_model(body, self.trips)
+        if g.reuse is not None:
+            self.copy_shares.update(g.reuse.shares())
         deps = g.carried() if carried else []
         rec = recurrence_mii(g.nodes, deps) if carried else (1, "")
         sched = ls.list_schedule(d, g.nodes)

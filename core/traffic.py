@@ -76,9 +76,9 @@ class Nest:
     written_before: frozenset[str] = frozenset()  # arrays something before this nest writes (they hold data)
 
 
-def nest_of(design: Design, top: Loop) -> Nest:
-    """Expected operation and access counts of one top-level nest."""
-    c = _Counts(design)
+def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
+    """Expected operation and access counts of one top-level nest (``shares``: ``Timing.copy_shares``)."""
+    c = _Counts(design, shares or {})
     c.nodes([top], 1.0)
     loops = c.loops
     band = top.band()
@@ -123,8 +123,8 @@ class _Counts:
     """The expected executions of a nest's statements, walked with their multiplicity: operations per
     class, reads and writes per array (with the accesses), the bits loaded and stored, the loops in pre-order."""
 
-    def __init__(self, design: Design):
-        self.design = design
+    def __init__(self, design: Design, shares: dict):
+        self.design, self.shares = design, shares
         self.loops: list[Loop] = []
         self.notes: list[str] = []
         self.ops: dict[str, float] = {}
@@ -142,13 +142,14 @@ class _Counts:
             u = self.per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
             u["accs"].append(acc)
             bits = self.design.workload.arrays[acc.array].bits
-            if acc.is_read and k not in st.reused:  # (not a value the run before loaded or stored: load_reuse)
-                u["r"] += mult
+            rs, ws = self.shares.get((id(st), k), (1.0, 1.0))  # (of an unrolled body's copies: the share moving memory)
+            if acc.is_read and k not in st.reused and rs:  # (not a value the run before loaded or stored: load_reuse)
+                u["r"] += mult * rs
                 u["read"] = True  # (an array whose every read takes a value the run stored loads no tile)
-                self.load_bits += mult * bits
-            if acc.is_write and k not in st.dead_stores:  # (not a store the next one overwrites unread)
-                u["w"] += mult
-                self.store_bits += mult * bits
+                self.load_bits += mult * bits * rs
+            if acc.is_write and k not in st.dead_stores and ws:  # (not a store the next one overwrites unread)
+                u["w"] += mult * ws
+                self.store_bits += mult * bits * ws
                 u["partly"] = u.get("partly", False) or self.branches > 0
 
     def tree_exit(self, loop: Loop, entries: float, trips: float) -> None:

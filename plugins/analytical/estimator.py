@@ -97,13 +97,13 @@ from . import model, top_statements
 # 0.50-0.57: as hlsim 0.39-0.46; 0.57: mapping.levels pays the backing store's latency (first read, last write)
 # 0.58: a double-buffered level's tiles count twice against its capacity (occupancy; the dse batch path's validity)
 # 0.59: as hlsim 0.47 (an output-stationary nest pays its last fold's drain where a shadow accumulator hides the rest)
-# 0.60: as hlsim 0.48 (a counter's test takes no comparator in a region; a load before a branch serves after it)
-# 0.61: as hlsim 0.49 (any name a statement assigns, not only its local, kills a loaded element)
+# 0.60-0.61: as hlsim 0.48-0.49 (a counter's test no comparator in a region; loads past a branch; names assigned)
 # 0.62: as hlsim 0.50 (a loop variable its body assigns carries the body's chain; indirect elements reused)
 # 0.63: as hlsim 0.51 (unlabelled inner loops of a region unrolled; a body-assigned loop variable indexes indirectly)
 # 0.64: as hlsim 0.52 (a stated read energy is the write energy too unless one is stated)
 # 0.65: as hlsim 0.53 (store-to-load forwarding and dead stores within a body's straight-line run)
-VERSION = "0.65"
+# 0.66: as hlsim 0.54 (the copies of an unrolled body share loaded and stored elements; dead stores across copies)
+VERSION = "0.66"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
@@ -162,7 +162,8 @@ class AnalyticalEstimator:
                 own_ops: dict[str, float] = {}
                 own_traffic: dict[str, float] = {}
                 ld, st = top_statements.count(d, inst.trees[k], own_ops, own_traffic)
-                moves, lld, lst, exposed = top_statements.loops(d, inst.trees[k], own_ops, own_traffic)
+                moves, lld, lst, exposed = top_statements.loops(d, inst.trees[k], own_ops, own_traffic,
+                                                                    timing.copy_shares)
                 ld, st = ld + lld, st + lst
                 cyc, serial = top_statements.cycles(d, inst.trees[k], compute, own_traffic, moves, exposed)
                 nest_cycles.append(cyc * runs)
@@ -177,7 +178,7 @@ class AnalyticalEstimator:
                 stores += st * runs
                 continue
             node = d.tree.loops[top_label]
-            nest = traffic.nest_of(d, node)
+            nest = traffic.nest_of(d, node, timing.copy_shares)
             notes.extend(n for n in nest.notes if n not in notes)
             maps = traffic.mappings_from_design(d, nest)
             spatial = bool((maps.spatial > 0).any())
@@ -298,15 +299,15 @@ class AnalyticalEstimator:
         only add cycles, and energy grows with cycles). ``llmulator dse`` re-prices the rows it ranks
         first with ``estimate`` until the ranking it reports is the one-design path's.
         """
-        nest = self._single_nest(d)
+        inst = instrumented(d)
+        timing = Timing(d, inst)
+        nest = self._single_nest(d, timing.copy_shares)
         B, L = tiles.shape
         if L != len(nest.labels):
             raise ValueError(f"tiles must have {len(nest.labels)} columns ({', '.join(nest.labels)})")
         spatial = np.zeros((B, L), dtype=int) if spatial is None else spatial
         order = np.tile(np.arange(L), (B, 1)) if order is None else order
         maps = traffic.BatchMappings(np.asarray(tiles, dtype=float), spatial, order)
-        inst = instrumented(d)
-        timing = Timing(d, inst)
         if (spatial > 0).any():
             model.require_spatial_band(d, nest)
             comp = model.spatial_compute(d, nest, maps)
@@ -340,13 +341,13 @@ class AnalyticalEstimator:
     def nest_labels(self, d: Design) -> list[str]:
         return self._single_nest(d).labels
 
-    def _single_nest(self, d: Design) -> model.Nest:
+    def _single_nest(self, d: Design, shares: dict | None = None) -> model.Nest:
         tops = d.tree.top_loops()
         if len(tops) != 1 or len(d.tree.roots) != 1:
             raise ValueError("evaluate_batch needs a workload with a single top-level loop nest")
         if d.mapping.levels:  # the nest analysis prices it (estimate); before 0.57 dse's batch took the flat loops
             raise ValueError("evaluate_batch does not price multi-level tiling (mapping.levels)")
-        return traffic.nest_of(d, tops[0])
+        return traffic.nest_of(d, tops[0], shares)
 
 
 def variant_notes(d: Design) -> list[str]:

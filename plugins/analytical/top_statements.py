@@ -138,14 +138,14 @@ def reached(d: Design, sites, weight: float = 1.0) -> dict[str, float]:
     return out
 
 
-def loops(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float]
+def loops(d: Design, sites, ops: dict[str, float], traffic_total: dict[str, float], shares: dict | None = None
           ) -> tuple[float, float, float, float]:
     """Add the expected operations and traffic (datapath and tile transfers) of the loops under a top-level
     statement's branches; returns (transfer cycles, loaded bits, stored bits, the transfer cycles double
     buffering cannot hide: the first tiles in, the last out, as hlsim's ``ran_transfers``)."""
     transfer = loads = stores = exposed = 0.0
     for label, w in reached(d, sites).items():
-        nest = traffic.nest_of(d, d.tree.loops[label])
+        nest = traffic.nest_of(d, d.tree.loops[label], shares)
         maps = traffic.mappings_from_design(d, nest)
         if bool((maps.spatial > 0).any()):
             raise UserError(f"loop {label} is under an `if` outside every loop and bound to the PE array: a PE-array "

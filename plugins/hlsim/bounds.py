@@ -35,10 +35,11 @@ absence of impossible numbers, not accuracy. docs/timing-model.md, section 6.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import attrs
-from llmulator.costs import latency_from_local, path_latency
+from llmulator.costs import latency_from_local, level_latency, path_latency
 from llmulator.design import Design
 from llmulator.errors import InvariantError
 from llmulator.expr import ExprError, evaluate
@@ -161,12 +162,14 @@ def _uniform_distance(design: Design, loop, store, load) -> int | None:
     return dist if dist is not None else 1
 
 
-def _memory_latency(design: Design, label: str) -> float:
-    """Cycles an iteration of loop ``label`` needs at least where a statement loads an element an earlier
-    iteration's store of the same statement wrote, at a certain distance d (``a[i] = a[i - 1] + b[i]``,
-    ``y[0] += a[i]``, a row of an in-place stencil): the load, the operations from it to the stored value and
-    the store's cycle, over d. Before 2026-12-06 no bound followed a chain through memory: a schedule that
-    dropped those dependences passed every check (an outside probe removed them: 126 cycles where 2,048)."""
+def _memory_latency(design: Design, label: str, u: int = 1) -> float:
+    """Cycles a group of ``u`` unrolled iterations of loop ``label`` needs at least where a statement loads an
+    element an earlier iteration's store of the same statement wrote, at a certain distance d (``a[i] = a[i - 1]
+    + b[i]``, ``y[0] += a[i]``, a row of an in-place stencil): the load, the operations from it to the stored value
+    and the store's cycle, over d. Before 2026-12-06 no bound followed a chain through memory: a schedule that
+    dropped those dependences passed every check (an outside probe removed them: 126 cycles where 2,048). The
+    copies of a group pass the value in a register (hlsim 0.54, ``llmulator.copy_reuse``): a group chains one load,
+    ``ceil(u / d)`` times the operations, and one store, and every ``d / u`` groups where d > u."""
     loop = design.tree.loops[label]
     best = 0.0
     for st in loop.descendants():
@@ -179,7 +182,9 @@ def _memory_latency(design: Design, label: str) -> float:
                 if m.op == "load" and m.array == n.array and m.access is not None:
                     d = _uniform_distance(design, loop, n.access, m.access)
                     if d is not None:
-                        best = max(best, (path_latency(design, st, k, j) + 1) / d)
+                        load = level_latency(design, m.array)
+                        ops = path_latency(design, st, k, j) - load
+                        best = max(best, (load + math.ceil(u / d) * ops + 1) * min(1.0, u / d))
     return best
 
 
@@ -210,15 +215,15 @@ def lower_bounds(design: Design, nests: list[NestRun], cycles: float) -> list[tu
                 total_bits[lv.name] += bits
         rec = 0.0
         for label, iters, invs in nr.pipelined:
+            lm = design.mapping.loop(label)
             lat = _carried_latency(design, label)
-            mem = _memory_latency(design, label)
+            mem = _memory_latency(design, label, max(1, lm.unroll or 1))
             if (lat or mem) and iters > 0:
-                lm = design.mapping.loop(label)
                 # copies of an unrolled body chain through the local unless a tree gives each its own partial
                 # (before hlsim 0.42 every unroll divided: U times too weak for a serial accumulation); a chain
-                # through memory is a chain whatever the mapping
+                # through memory is a chain whatever the mapping, one per group of copies (_memory_latency)
                 u = max(1, lm.unroll or 1) if lm.reduction == "tree" else 1
-                rec += max(max(0.0, iters / u - invs) * lat, max(0.0, iters - invs) * mem)
+                rec += max(max(0.0, iters / u - invs) * lat, max(0.0, iters / max(1, lm.unroll or 1) - invs) * mem)
         if rec > 0:
             out.append((f"nest {nr.label}: recurrences of its pipelined accumulations", rec, nr.cycles))
     for cls, b in total.items():

@@ -130,7 +130,9 @@ from .tally import AccessTally, count_ops
 # 0.52: an SRAM level's write energy defaults to its stated read energy (the schema's rule), not the table's
 # 0.53: a stored element read back later in the run is the stored value (forwarding), and a store the run
 #       overwrites before any read of its array from memory is not made (dead-store elimination)
-VERSION = "0.53"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.54: the copies of an unrolled body share an element one copy loaded or stored, and a store a later copy
+#       overwrites unread is not made (GVN and dead-store elimination after unrolling: llmulator.copy_reuse)
+VERSION = "0.54"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
@@ -245,7 +247,8 @@ class HlsimProfiler:
                     continue  # a counter's test outside regions is the loop control's own (timing, area)
                 count_ops(ops, runs[s.nest].ops, d.stmt_ops(st), c)
                 for k, a in enumerate(st.accesses):
-                    tally.access(d, timing.folds, s, st, k, a, c, runs[s.nest].bits)
+                    tally.access(d, timing.folds, s, st, k, a, c, runs[s.nest].bits,
+                                 timing.copy_shares.get((id(st), k), (1.0, 1.0)))
         # static tile transfers between levels (DRAM <-> buffers), per nest
         # (the variant's hints are replaced by what was measured: the design below has no variant)
         # (and ``measured_trips`` wins over the design's own estimate from draws of the declared inputs)

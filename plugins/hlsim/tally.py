@@ -30,12 +30,16 @@ class AccessTally:
         return cls(arch, {lv.name: [0.0, 0.0, 0.0, 0.0] for lv in arch.memory},
                    pad={lv.name: [0.0, 0.0] for lv in arch.memory})
 
-    def access(self, d, folds: dict, site, st, k: int, a, c: float, level_bits: Counter) -> None:
+    def access(self, d, folds: dict, site, st, k: int, a, c: float, level_bits: Counter,
+               share: tuple[float, float] = (1.0, 1.0)) -> None:
         """Count access ``k`` of statement ``st`` run ``c`` times at ``site``; add the bits its level's
-        bandwidth carries to ``level_bits`` (the nest's)."""
+        bandwidth carries to ``level_bits`` (the nest's). ``share``: the fractions of its reads and writes that
+        move memory where the copies of an unrolled body share the element (``Timing.copy_shares``)."""
         self.touched.add((a.array, a.is_write))
-        read = a.is_read and k not in st.reused  # (a value the run's statement before loaded or stored)
-        write = a.is_write and k not in st.dead_stores  # (not a store the run's next store overwrites unread)
+        # (not a value the run's statement before loaded or stored; of the rest, the share an earlier copy did not)
+        read = (a.is_read and k not in st.reused) * share[0]
+        # (not a store the run's next store, or the next copy's, overwrites unread)
+        write = (a.is_write and k not in st.dead_stores) * share[1]
         lv, bits = d.placement(a.array), d.workload.arrays[a.array].bits
         n, words = c, 1.0
         if site.region_id is not None and site.region_id in folds:
@@ -54,15 +58,15 @@ class AccessTally:
             level_bits[lv] += rest * (read + write)
         self.elem[lv] += n * bits * (read + write)
         if read:
-            self.acc_bits[lv][0] += n
-            self.acc_bits[lv][1] += n * bits
-            level_bits[lv] += n * bits * words
-            self.loads += c * bits
+            self.acc_bits[lv][0] += n * read
+            self.acc_bits[lv][1] += n * bits * read
+            level_bits[lv] += n * bits * words * read
+            self.loads += c * bits * read
         if write:
-            self.acc_bits[lv][2] += n
-            self.acc_bits[lv][3] += n * bits
-            level_bits[lv] += n * bits * words
-            self.stores += c * bits
+            self.acc_bits[lv][2] += n * write
+            self.acc_bits[lv][3] += n * bits * write
+            level_bits[lv] += n * bits * words * write
+            self.stores += c * bits * write
 
 
 def count_ops(total: Counter, nest: Counter, ops: dict[str, float], times: float) -> None:
