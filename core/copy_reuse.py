@@ -6,7 +6,7 @@ over an unrolled k then loads C[i][j] once (the first copy), takes every later c
 before (store-to-load forwarding) and stores it once (the last copy: each earlier store is overwritten before
 anything reads it); an element every copy reads (``t[k] = x[i] / w[k]`` over an unrolled k reads x[i]) is
 loaded once. ``load_reuse`` finds the same within one loop body's straight-line run, in the C text, the same
-for every copy; before hlsim 0.54 the copies of an unrolled loop did not share with each other, and every copy
+for every copy; before hlsim 0.55 the copies of an unrolled loop did not share with each other, and every copy
 loaded and stored again (more port issues, a load and a store latency on each copy's chain, more reads and
 writes: an outside probe and a scan of the dataset, 19 of 400 rows).
 
@@ -152,6 +152,13 @@ class CopyReuse:
         self.pending = {k: kept for k, v in self.pending.items() if (kept := [e for e in v if not gone(k, e[3])])}
 
     # -- the shape of the graph ----------------------------------------------------------------------
+    def copy(self, fixed: frozenset) -> None:
+        """A copy of a loop begins: an element whose subscripts name anything but ``fixed`` names (loop variables,
+        parameters, arrays) may be another one now, since the loop's head may step a local of its own (`for (k =
+        0, j = 2; k < 4; k++, j += 2)`: j; before, every copy of `x[j]` took copy 0's load: an outside probe)."""
+        self.avail = {k: v for k, v in self.avail.items() if v[0] <= fixed}
+        self._unpend(lambda k, names: not names <= fixed)
+
     def snapshot(self) -> dict:
         return dict(self.avail)
 

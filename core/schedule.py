@@ -300,12 +300,19 @@ class GraphBuilder:
                         self.env[var] = k * loop.step if k == 0 or loop.step_op == "+" and not loop.step_text else None
                     if apart:
                         self.reuse.barrier(before)
+                    if self.reuse is not None:
+                        self.reuse.copy(self.fixed_names())
                     self.add_model(sub, trips)
                 if var is not None:
                     self.env.pop(var, None)
                     self.first.pop(var, None)
                 if apart:
                     self.reuse.barrier(before)  # (nor need its first: no trip at all)
+
+    def fixed_names(self) -> frozenset:
+        """Names no loop head steps: loop variables, parameters, the workload's arrays (``CopyReuse.copy``)."""
+        d = self.d
+        return frozenset(lp.var for lp in d.tree.loops.values() if lp.var) | set(d.sizes) | set(d.workload.arrays)
 
     def _predicated(self, then_m: list, else_m: list, trips, guard: list[int] = ()) -> None:
         """Both sides of a branch, predicated: each side reads the locals as they were before the branch

@@ -200,6 +200,8 @@ class Timing:
                 g.copy_suffix = f"#{k}"
             if g.reuse is not None and apart and k:
                 g.reuse.barrier({})
+            if g.reuse is not None and k:
+                g.reuse.copy(g.fixed_names())
             g.add_model(body, self.trips)
         if g.reuse is not None:
             self.copy_shares.update(g.reuse.shares())

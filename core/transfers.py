@@ -189,17 +189,21 @@ def statement_transfers(d: Design, stmts: list) -> tuple[float, dict[str, tuple[
     return float(cycles), {lv: tuple(v) for lv, v in moved.items()}
 
 
-def tile_transfers(d: Design, top: Loop) -> tuple[float, dict[str, tuple[float, float, float, float]], float]:
+def tile_transfers(d: Design, top: Loop, shares: dict | None = None
+                   ) -> tuple[float, dict[str, tuple[float, float, float, float]], float]:
     """Cycles and (reads, read bits, writes, write bits) per level of a nest's tile transfers under the
-    design's own mapping (see :func:`transfers`), and the cycles of them double buffering cannot hide."""
-    nest = nest_of(d, top)
+    design's own mapping (see :func:`transfers`), and the cycles of them double buffering cannot hide
+    (``shares``: ``Timing.copy_shares``; an array whose every read an earlier copy's store gives loads no tile,
+    as in the analytical model's traffic: before, hlsim loaded it, an outside probe)."""
+    nest = nest_of(d, top, shares)
     t = transfers(d, nest, view(d, nest, mappings_from_design(d, nest)))
     moved = {lv.name: tuple(float(t[f"{k}.{lv.name}"][0]) for k in ("reads", "read_bits", "writes", "write_bits"))
              for lv in d.arch.memory}
     return float(t["cycles"][0]), {k: v for k, v in moved.items() if any(v)}, float(t["exposed"][0])
 
 
-def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[float, dict[str, tuple], float]:
+def ran_transfers(d: Design, sites: list, ran: set[int], invocations, shares: dict | None = None
+                  ) -> tuple[float, dict[str, tuple], float]:
     """A top-level statement's transfers as a run executed it (``sites``: its instrumented sites; ``ran``: the
     ids of those that ran; ``invocations``: kernel loop -> entries): the statements and branch conditions
     that ran move their elements (:func:`statement_transfers`: under a top-level ``if`` too, hlsim 0.34), and
@@ -216,7 +220,7 @@ def ran_transfers(d: Design, sites: list, ran: set[int], invocations) -> tuple[f
     out = {lv: list(v) for lv, v in moved.items()}
     exposed = cycles  # a statement's own elements: nothing to overlap them with (hlsim 0.46)
     for label in labels:
-        t, mv, e = tile_transfers(d, d.tree.loops[label])
+        t, mv, e = tile_transfers(d, d.tree.loops[label], shares)
         cycles += t
         exposed += e
         for lv, v in mv.items():

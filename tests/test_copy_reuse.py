@@ -1,4 +1,4 @@
-"""The copies of an unrolled body share what one copy loaded or stored (hlsim 0.54, the analytical model with it),
+"""The copies of an unrolled body share what one copy loaded or stored (hlsim 0.55, the analytical model with it),
 as an HLS compiler's GVN and dead-store elimination do once the body is straight-line code: `C[i][j] += A[i][k] *
 B[k][j]` over an unrolled k loads C[i][j] once and stores it once; an element every copy reads is loaded once.
 The reference each time: the same kernel spelled with a local (always priced without the memory round trips), and
@@ -178,3 +178,52 @@ def test_a_partial_last_group_shares_nothing(write):
     ref = "    b[:] = 0\n    b[0] = x.sum()"
     p = _run(write, "      b[0] += x[i];", ref, loops="{L_i: {pipeline_ii: 1, unroll: 2}}", n=15, inputs=SMALL)
     assert (p.counters["reads.BRAM"], p.counters["writes.BRAM"]) == (15 + 15 + 1, 15 + 15)
+
+
+PROBE_ARRAYS = ("    x: {shape: [N + 16], dtype: int32, role: in}\n"
+                "    a: {shape: [4 * N + 8], dtype: int32, role: inout}\n    b: {shape: [N], dtype: int32, role: out}")
+PROBE_PLACE = "{x: BRAM, a: BRAM, b: BRAM}"
+PROBE_INPUTS = ("    arrays:\n      x: {distribution: randint, range: [0, 9]}\n"
+                "      a: {distribution: randint, range: [0, 9]}")
+
+
+def _probe(write, kernel: str, ref: str, loops: str = PIPE):
+    return profiled_and_estimated(kernel_design(write, ARCH, kernel, PROBE_ARRAYS, ref, loops, PROBE_PLACE,
+                                                params="{N: 8}", inputs=PROBE_INPUTS))
+
+
+def test_a_local_a_loop_head_steps_is_another_element_in_each_copy(write):
+    """`for (k = 0, j = 2; k < 4; k++, j += 2) t += x[j];` reads x[2], x[4], x[6], x[8]: with x[0] before, five
+    loads an iteration (40, II 3 on two ports) and b's write-back, as the rolled loop gives; likewise the pipelined
+    loop's own head (`for (i = 0, j = 0; ...; i++, j += 2) b[i] = x[j] + 1;` unrolled 2 or 4 reads 8 elements, as
+    `x[2 * i]`). No statement writes j, so before the fix every copy took copy 0's x[j] (24 reads, II 1; 12 and 10:
+    an outside probe)."""
+    ref = "    for i in range(N):\n        b[i] = int(x[2] + x[4] + x[6] + x[8]) + 100 * x[0]"
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      int t = x[0] * 100;\n      int j;\n      int k;\n"
+              "      L_k: for (k = 0, j = 2; k < 4; k++, j += 2) {\n        t += x[j];\n      }\n"
+              "      b[i] = t;\n    }")
+    for loops in (PIPE, "{L_k: {unroll: 4}}", "{}"):
+        p, _ = _probe(write, kernel, ref, loops)
+        assert p.counters["reads.BRAM"] == 48, loops
+    assert _probe(write, kernel, ref)[0].breakdown["ii.L_i"] == 3
+    ref = "    for i in range(N):\n        b[i] = x[2 * i] + 1\n"
+    kernel = "    int j;\n    int i;\n    L_i: for (i = 0, j = 0; i < N; i++, j += 2) {\n      b[i] = x[j] + 1;\n    }"
+    for loops in ("{L_i: {pipeline_ii: 1, unroll: 2}}", "{L_i: {unroll: 4}}"):
+        assert _probe(write, kernel, ref, loops)[0].counters["reads.BRAM"] == 8 + 8, loops
+
+
+def test_an_array_every_read_of_which_an_earlier_copy_stored_loads_no_tile_in_hlsim_either(write):
+    """`a[i] = 0; for (k < 2) a[i] += x[i + k];` (a inout): copy 0 takes a[i] from the store before the loop, copy 1
+    from copy 0, so a is never read from memory and its tile is not filled: 9 DRAM reads (x's), as spelled out with
+    two statements, in hlsim as in the analytical model (before, hlsim's tile transfers still filled a's: 17 DRAM
+    reads and a cycle more; an outside probe)."""
+    ref = "    for i in range(N):\n        a[i] = x[i] + x[i + 1]\n    b[:] = 0"
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      a[i] = 0;\n      L_k: for (int k = 0; k < 2; k++) {\n"
+              "        a[i] += x[i + k];\n      }\n    }\n"
+              "    L_j: for (int j = 0; j < N; j++) {\n      b[j] = 0;\n    }")
+    p, e = _probe(write, kernel, ref)
+    spelled = kernel.replace("      L_k: for (int k = 0; k < 2; k++) {\n        a[i] += x[i + k];\n      }\n",
+                             "      a[i] += x[i];\n      a[i] += x[i + 1];\n")
+    q, f = _probe(write, spelled, ref)
+    assert p.counters["reads.DRAM"] == e.breakdown["reads.DRAM"] == q.counters["reads.DRAM"] == 9
+    assert p.metrics["cycles"] == e.metrics["cycles"]

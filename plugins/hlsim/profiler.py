@@ -130,9 +130,10 @@ from .tally import AccessTally, count_ops
 # 0.52: an SRAM level's write energy defaults to its stated read energy (the schema's rule), not the table's
 # 0.53: a stored element read back later in the run is the stored value (forwarding), and a store the run
 #       overwrites before any read of its array from memory is not made (dead-store elimination)
-# 0.54: the copies of an unrolled body share an element one copy loaded or stored, and a store a later copy
-#       overwrites unread is not made (GVN and dead-store elimination after unrolling: llmulator.copy_reuse)
-VERSION = "0.54"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.54-0.55: the copies of an unrolled body share an element one copy loaded or stored, and a store a later copy
+#       overwrites unread is not made (GVN and dead-store elimination after unrolling: llmulator.copy_reuse; 0.54,
+#       stopped mid-relabel when a probe found a loop head's stepped local shared, never released)
+VERSION = "0.55"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
@@ -277,11 +278,11 @@ class HlsimProfiler:
                 breakdown[f"datapath_bits.{label}.{lv}"] = b
                 word_bits[lv] += b
             if top is not None:  # (``exposed``: what double buffering cannot hide)
-                transfer, moved, exposed = transfers.tile_transfers(dm, dm.tree.loops[top])
+                transfer, moved, exposed = transfers.tile_transfers(dm, dm.tree.loops[top], timing.copy_shares)
             else:  # a top-level statement's elements come from and go back to the backing store
                 ran = {sid for sid, c in counts.items() if c[0]}
                 transfer, moved, exposed = transfers.ran_transfers(dm, [s for s in inst.sites if s.nest == k],
-                                                                   ran, invs)
+                                                                   ran, invs, timing.copy_shares)
             for lv, (r, rb, wr, wb) in moved.items():
                 acc_bits[lv][0] += r
                 acc_bits[lv][1] += rb
