@@ -114,9 +114,8 @@ def same_element(g, acc, key: tuple | None) -> tuple | None:
     if key is None:
         return text_key(g, acc)
     out = []
-    for a, (sym, const, num, cv) in zip(acc.affine, key, strict=True):
+    for a, (sym, const, num, cv) in zip(acc.affine, key, strict=True):  # (the key's offsets count from fixed firsts)
         firsts = [(v, g.first.get(v, v), c) for v, c in a.coefs.items() if c and v in g.env]
-        num += sum(c * f for _, f, c in firsts if isinstance(f, int))
         base = tuple(sorted((v, f, c) for v, f, c in firsts if not isinstance(f, int)))
         out.append((sym, base, const + num, 0, cv) if isinstance(const, int) else (sym, base, const, num, cv))
     return tuple(out)

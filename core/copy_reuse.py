@@ -6,7 +6,7 @@ over an unrolled k then loads C[i][j] once (the first copy), takes every later c
 before (store-to-load forwarding) and stores it once (the last copy: each earlier store is overwritten before
 anything reads it); an element every copy reads (``t[k] = x[i] / w[k]`` over an unrolled k reads x[i]) is
 loaded once. ``load_reuse`` finds the same within one loop body's straight-line run, in the C text, the same
-for every copy; before hlsim 0.55 the copies of an unrolled loop did not share with each other, and every copy
+for every copy; before hlsim 0.56 the copies of an unrolled loop did not share with each other, and every copy
 loaded and stored again (more port issues, a load and a store latency on each copy's chain, more reads and
 writes: an outside probe and a scan of the dataset, 19 of 400 rows).
 
@@ -78,7 +78,8 @@ def _names(acc) -> frozenset[str] | None:
 class CopyReuse:
     """The elements available to later copies of one region's graph and the stores a later copy may overwrite."""
 
-    def __init__(self):
+    def __init__(self, fixed: frozenset = frozenset()):
+        self.fixed = fixed  # names no copy changes: the region's loop variables and those around it, sizes, arrays
         self.avail: dict[tuple, tuple[frozenset, int]] = {}  # (array, key) -> (names its subscripts read, stmt)
         # (array, key) -> [(store node, path, (stmt id, access), names its subscripts read)]
         self.pending: dict[tuple, list[tuple]] = {}
@@ -92,14 +93,14 @@ class CopyReuse:
         """A statement begins."""
         self.stmt += 1
 
-    def holds(self, array: str, key, acc) -> bool:
+    def holds(self, array: str, key) -> bool:
         """An earlier statement on every path to here left the element in a register. Not asked on a branch's
         side: its copies need not run equally often (`if (k > 0)`, or data that favour one copy), and the counts
         take one share for all of them."""
         v = self.avail.get((array, key)) if key is not None and not self.path else None
         return v is not None and v[1] != self.stmt
 
-    def read(self, st, acc, made: bool, key, nodes: list) -> None:
+    def read(self, st, acc, made: bool, key) -> None:
         """Count a read (``made``: it loads from memory); a made read ends the array's pending stores (it reads
         what they wrote) and, unless only some evaluations make it, leaves the element available."""
         c = self._count(st, acc)
@@ -152,10 +153,12 @@ class CopyReuse:
         self.pending = {k: kept for k, v in self.pending.items() if (kept := [e for e in v if not gone(k, e[3])])}
 
     # -- the shape of the graph ----------------------------------------------------------------------
-    def copy(self, fixed: frozenset) -> None:
-        """A copy of a loop begins: an element whose subscripts name anything but ``fixed`` names (loop variables,
-        parameters, arrays) may be another one now, since the loop's head may step a local of its own (`for (k =
-        0, j = 2; k < 4; k++, j += 2)`: j; before, every copy of `x[j]` took copy 0's load: an outside probe)."""
+    def copy(self, env) -> None:
+        """A copy of a loop begins: an element whose subscripts name anything but the fixed names and the unrolled
+        loops' variables (``env``, whose offsets are in the keys) may be another one now, since the loop's head may
+        step a local of its own (`for (k = 0, j = 2; k < 4; k++, j += 2)`: j; before, every copy of `x[j]` took
+        copy 0's load: an outside probe)."""
+        fixed = self.fixed | set(env)
         self.avail = {k: v for k, v in self.avail.items() if v[0] <= fixed}
         self._unpend(lambda k, names: not names <= fixed)
 

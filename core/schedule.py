@@ -96,9 +96,16 @@ class GraphBuilder:
             return None
         key = []
         for a in acc.affine:
-            sym = tuple(sorted((v, c) for v, c in a.coefs.items() if c and v not in self.env))
-            num = sum(c * self.env[v] for v, c in a.coefs.items() if v in self.env)
-            key.append((sym, self._value(a.const), num, a.coefs.get(self.var, 0) if self.var else 0))
+            sym = [(v, c) for v, c in a.coefs.items() if c and v not in self.env]
+            num = 0
+            for v, c in a.coefs.items():
+                f = self.first.get(v, 0) if v in self.env else None
+                if isinstance(f, int):  # the copy's element: from its loop's first value (hlsim 0.56; before, from 0)
+                    num += c * (self.env[v] + f)
+                elif f is not None:  # a first value not fixed: its offset counts from a name of its own
+                    num += c * self.env[v]
+                    sym += [(f"{v}@{f}", c)] if c and not f.endswith("@tile") else []
+            key.append((tuple(sorted(sym)), self._value(a.const), num, a.coefs.get(self.var, 0) if self.var else 0))
         return tuple(key)
 
     def _resource(self, array: str, key: tuple | None) -> str | None:
@@ -167,10 +174,10 @@ class GraphBuilder:
         if same is not None and any(acc is st.accesses[k] for k in st.reused):
             return True, self._reused(n.array, same)
         if self.reuse is not None:  # an element an earlier copy of the region's body loaded or stored
-            if self.reuse.holds(n.array, same, acc):
-                self.reuse.read(st, acc, False, same, self.nodes)
+            if self.reuse.holds(n.array, same):
+                self.reuse.read(st, acc, False, same)
                 return True, self._reused(n.array, same)
-            self.reuse.read(st, acc, True, same, self.nodes)
+            self.reuse.read(st, acc, True, same)
         if ordered:
             deps += [node for k, node, _ in self.stores[n.array] if may_alias(k, key)]
         i = self._append(Node("load", level_latency(self.d, n.array), deps, self._resource(n.array, key),
@@ -301,18 +308,13 @@ class GraphBuilder:
                     if apart:
                         self.reuse.barrier(before)
                     if self.reuse is not None:
-                        self.reuse.copy(self.fixed_names())
+                        self.reuse.copy(self.env)
                     self.add_model(sub, trips)
                 if var is not None:
                     self.env.pop(var, None)
                     self.first.pop(var, None)
                 if apart:
                     self.reuse.barrier(before)  # (nor need its first: no trip at all)
-
-    def fixed_names(self) -> frozenset:
-        """Names no loop head steps: loop variables, parameters, the workload's arrays (``CopyReuse.copy``)."""
-        d = self.d
-        return frozenset(lp.var for lp in d.tree.loops.values() if lp.var) | set(d.sizes) | set(d.workload.arrays)
 
     def _predicated(self, then_m: list, else_m: list, trips, guard: list[int] = ()) -> None:
         """Both sides of a branch, predicated: each side reads the locals as they were before the branch

@@ -190,7 +190,10 @@ class Timing:
             return *self._large(body, copies, loop, carried, g), None
         tree = copies > 1 and d.mapping.loop(loop.label).reduction == "tree"
         if not any(getattr(x, "kind", "") == "jump" for x in loop.descendants()):
-            g.reuse = CopyReuse()  # what the copies share (llmulator.copy_reuse; a jump: the statement's own runs)
+            # what the copies share (llmulator.copy_reuse; a jump: the statement's own runs only); names fixed
+            # over a region's iteration: the variables of its loop and the loops around it, parameters, arrays
+            fixed = {lp.var for lp in [loop, *loop.ancestors()] if lp.var} | set(d.sizes) | set(d.workload.arrays)
+            g.reuse = CopyReuse(frozenset(fixed))
         apart = not uniform(d, loop, copies, region=True)
         for k in range(copies):
             if loop.var is not None:
@@ -201,7 +204,7 @@ class Timing:
             if g.reuse is not None and apart and k:
                 g.reuse.barrier({})
             if g.reuse is not None and k:
-                g.reuse.copy(g.fixed_names())
+                g.reuse.copy(g.env)
             g.add_model(body, self.trips)
         if g.reuse is not None:
             self.copy_shares.update(g.reuse.shares())

@@ -1,4 +1,4 @@
-"""The copies of an unrolled body share what one copy loaded or stored (hlsim 0.55, the analytical model with it),
+"""The copies of an unrolled body share what one copy loaded or stored (hlsim 0.56, the analytical model with it),
 as an HLS compiler's GVN and dead-store elimination do once the body is straight-line code: `C[i][j] += A[i][k] *
 B[k][j]` over an unrolled k loads C[i][j] once and stores it once; an element every copy reads is loaded once.
 The reference each time: the same kernel spelled with a local (always priced without the memory round trips), and
@@ -227,3 +227,17 @@ def test_an_array_every_read_of_which_an_earlier_copy_stored_loads_no_tile_in_hl
     q, f = _probe(write, spelled, ref)
     assert p.counters["reads.DRAM"] == e.breakdown["reads.DRAM"] == q.counters["reads.DRAM"] == 9
     assert p.metrics["cycles"] == e.metrics["cycles"]
+
+
+def test_a_load_after_a_loop_that_stored_its_element_waits_for_that_store(write):
+    """`for (j = 1; j < 3; j++) a[j] = x[i] + j;` then `if (x[i] > 4) b[i] = a[2];`: the side loads a[2] from
+    memory (a side takes nothing from the copies), after copy 1's store of it: load x 2, add 3, store 1, load 2,
+    store b 1 = depth 9. Before hlsim 0.56 a copy's address counted from 0, not from its loop's first value:
+    the copies' a[j] were taken as a[0] and a[1], provably not a[2], so the load did not wait (found while
+    checking adi-opt, whose back-substitution loop runs down from N - 2)."""
+    ref = ("    a[:] = a\n    for i in range(N):\n        a[1] = x[i] + 1\n        a[2] = x[i] + 2\n"
+           "        b[i] = a[2] if x[i] > 4 else 0")
+    kernel = ("    L_i: for (int i = 0; i < N; i++) {\n      L_j: for (int j = 1; j < 3; j++) {\n"
+              "        a[j] = x[i] + j;\n      }\n      if (x[i] > 4) b[i] = a[2];\n      else b[i] = 0;\n    }")
+    p, _ = _probe(write, kernel, ref)
+    assert p.breakdown["depth.L_i"] == 9

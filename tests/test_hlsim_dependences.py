@@ -67,7 +67,7 @@ def test_a_tree_reduction_keeps_one_partial_sum_per_copy(write):
 
 def test_a_tree_reduction_over_an_array_element_is_a_warning_that_says_how(write):
     """`y[0] += a[i]` keeps one memory location: the unrolled copies stay one serial chain (RecMII load 1 + 4 x
-    add 7 + store 1 = 30, as without the tree: the copies pass y[0] in a register, hlsim 0.55; before, each copy
+    add 7 + store 1 = 30, as without the tree: the copies pass y[0] in a register, hlsim 0.56; before, each copy
     loaded and stored it, 36), and validate says the tree has no effect and names the local-accumulator rewrite;
     the local form takes the tree (RecMII 7) and gets no warning."""
     from llmulator.checks import idle_tree_reductions

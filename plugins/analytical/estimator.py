@@ -102,8 +102,8 @@ from . import model, top_statements
 # 0.63: as hlsim 0.51 (unlabelled inner loops of a region unrolled; a body-assigned loop variable indexes indirectly)
 # 0.64: as hlsim 0.52 (a stated read energy is the write energy too unless one is stated)
 # 0.65: as hlsim 0.53 (store-to-load forwarding and dead stores within a body's straight-line run)
-# 0.66-0.67: as hlsim 0.54-0.55 (the copies of an unrolled body share loaded and stored elements; dead stores)
-VERSION = "0.67"
+# 0.66-0.68: as hlsim 0.54-0.56 (the copies of an unrolled body share loaded and stored elements; dead stores)
+VERSION = "0.68"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

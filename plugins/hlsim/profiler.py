@@ -130,10 +130,10 @@ from .tally import AccessTally, count_ops
 # 0.52: an SRAM level's write energy defaults to its stated read energy (the schema's rule), not the table's
 # 0.53: a stored element read back later in the run is the stored value (forwarding), and a store the run
 #       overwrites before any read of its array from memory is not made (dead-store elimination)
-# 0.54-0.55: the copies of an unrolled body share an element one copy loaded or stored, and a store a later copy
-#       overwrites unread is not made (GVN and dead-store elimination after unrolling: llmulator.copy_reuse; 0.54,
-#       stopped mid-relabel when a probe found a loop head's stepped local shared, never released)
-VERSION = "0.55"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.54-0.56: the copies of an unrolled body share an element one copy loaded or stored, and a store a later copy
+#       overwrites unread is not made (GVN and dead-store elimination after unrolling: llmulator.copy_reuse); a
+#       copy's address counts from its loop's first value (0.54, 0.55: relabels stopped by findings, not released)
+VERSION = "0.56"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
