@@ -83,6 +83,22 @@ def profiled_and_estimated(d):
     return p, e
 
 
+def same_profile(p, q) -> None:
+    """Two hlsim profiles of spellings a compiler makes alike (a stored value and a local, the copies of a loop and
+    its statements written out): the same cycles, energy, BRAM reads and writes, adds and multiplies."""
+    assert p.metrics["cycles"] == q.metrics["cycles"]
+    assert p.metrics["energy_pj"] == q.metrics["energy_pj"]
+    for k in ("reads.BRAM", "writes.BRAM", "ops.add", "ops.mul"):
+        assert p.counters.get(k) == q.counters.get(k), k
+
+
+def agrees_on_static(p, e) -> None:
+    """On a design the data do not steer, the analytical estimate ``e`` has hlsim's cycles and BRAM reads/writes."""
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+    assert (e.breakdown["reads.BRAM"], e.breakdown["writes.BRAM"]) == (p.counters["reads.BRAM"],
+                                                                       p.counters["writes.BRAM"])
+
+
 # hand-count architectures shared by several test files
 # distinctive latencies: add 3, mul 5, div 7, cmp 2, logic 1; BRAM load 2, two ports a bank
 PROBE_ARCH = """

@@ -7,7 +7,7 @@ hand counts. Latencies (PROBE_ARCH): add 3, mul 5, BRAM load 2, store 1, two por
 from __future__ import annotations
 
 from conftest import PROBE_ARCH as ARCH
-from conftest import kernel_design, profiled_and_estimated
+from conftest import agrees_on_static, kernel_design, profiled_and_estimated, same_profile
 
 ARRAYS = ("    x: {shape: [N], dtype: int32, role: in}\n    w: {shape: [4], dtype: int32, role: in}\n"
           "    b: {shape: [N], dtype: int32, role: out}")
@@ -22,18 +22,9 @@ def _run(write, body: str, reference: str, loops: str = PIPE, static: bool = Tru
     p, e = profiled_and_estimated(kernel_design(write, ARCH, kernel, arrays, reference, loops, place,
                                                 params=f"{{N: {n}}}", inputs=inputs))
     if static:
-        assert e.metrics["cycles"] == p.metrics["cycles"]
+        agrees_on_static(p, e)
         assert e.metrics["energy_pj"] == p.metrics["energy_pj"]
-        assert (e.breakdown["reads.BRAM"], e.breakdown["writes.BRAM"]) == (p.counters["reads.BRAM"],
-                                                                           p.counters["writes.BRAM"])
     return p
-
-
-def _same(p, q) -> None:
-    assert p.metrics["cycles"] == q.metrics["cycles"]
-    assert p.metrics["energy_pj"] == q.metrics["energy_pj"]
-    for k in ("reads.BRAM", "writes.BRAM", "ops.add", "ops.mul"):
-        assert p.counters.get(k) == q.counters.get(k), k
 
 
 ACC_REF = "    b[:] = x * int(w.sum())"
@@ -52,7 +43,7 @@ def test_an_element_the_copies_accumulate_into_is_loaded_and_stored_once(write):
     assert (p.breakdown["depth.L_i"], p.breakdown["ii.L_i"]) == (20, 2)  # (II: w[k]'s 4 loads on 2 ports)
     assert p.counters["writes.BRAM"] == 16 + 16 + 4  # b's one store an iteration; x's and w's tiles from DRAM
     assert p.counters["reads.BRAM"] == 16 + 64 + 16  # x[i] once, w[k] four times an iteration; b's write-back
-    _same(p, q)
+    same_profile(p, q)
 
 
 def test_an_element_every_copy_reads_is_loaded_once(write):
@@ -64,7 +55,7 @@ def test_an_element_every_copy_reads_is_loaded_once(write):
             "        t += v * w[k];\n      }\n      b[i] = t;"
     p, q = _run(write, body, ACC_REF), _run(write, local, ACC_REF)
     assert p.counters["reads.BRAM"] == q.counters["reads.BRAM"]
-    _same(p, q)
+    same_profile(p, q)
 
 
 def test_the_copies_of_the_pipelined_loop_share_an_element_and_its_last_store(write):

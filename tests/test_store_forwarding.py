@@ -7,7 +7,7 @@ store 1, two ports a bank."""
 from __future__ import annotations
 
 from conftest import PROBE_ARCH as ARCH
-from conftest import kernel_design, profiled_and_estimated
+from conftest import agrees_on_static, kernel_design, profiled_and_estimated, same_profile
 
 ARRAYS = ("    x: {shape: [N], dtype: int32, role: in}\n    b: {shape: [N], dtype: int32, role: out}\n"
           "    c: {shape: [N], dtype: int32, role: out}")
@@ -21,17 +21,8 @@ def _run(write, body: str, reference: str, before: str = "", loops: str = PIPE, 
     p, e = profiled_and_estimated(kernel_design(write, ARCH, kernel, ARRAYS, reference, loops, PLACE,
                                                 params="{N: 16}"))
     if static:
-        assert e.metrics["cycles"] == p.metrics["cycles"]
-        assert (e.breakdown["reads.BRAM"], e.breakdown["writes.BRAM"]) == (p.counters["reads.BRAM"],
-                                                                           p.counters["writes.BRAM"])
+        agrees_on_static(p, e)
     return p
-
-
-def _same(p, q) -> None:
-    assert p.metrics["cycles"] == q.metrics["cycles"]
-    assert p.metrics["energy_pj"] == q.metrics["energy_pj"]
-    for k in ("reads.BRAM", "writes.BRAM", "ops.add", "ops.mul"):
-        assert p.counters.get(k) == q.counters.get(k), k
 
 
 def test_a_stored_value_read_back_is_a_register_on_the_recurrence(write):
@@ -45,7 +36,7 @@ def test_a_stored_value_read_back_is_a_register_on_the_recurrence(write):
              before="    int ym1 = 0;\n")
     assert p.breakdown["ii.L_i"] == 8
     assert p.counters["reads.BRAM"] == 16 + 16 + 16  # x's 16, and b's and c's tiles read to write them back
-    _same(p, q)
+    same_profile(p, q)
 
 
 def test_a_store_overwritten_unread_is_not_made(write):
@@ -58,7 +49,7 @@ def test_a_store_overwritten_unread_is_not_made(write):
                     "      c[i] = 0;", ref)
     assert (p.breakdown["depth.L_i"], p.breakdown["ii.L_i"]) == (14, 1)
     assert p.counters["writes.BRAM"] == 16 + 16 + 16  # b's one store and c's an iteration, x's tile from DRAM
-    _same(p, q)
+    same_profile(p, q)
 
 
 def test_what_stops_forwarding_and_dead_stores(write):
@@ -135,13 +126,13 @@ def test_forwarding_twins(write):
         return p
 
     ref = "    b[:] = x * 3\n    c[:] = x * 3 + 1"
-    _same(run("      b[i] = x[i] * 3;\n      c[i] = b[i] + 1;", ref, inout),
+    same_profile(run("      b[i] = x[i] * 3;\n      c[i] = b[i] + 1;", ref, inout),
           run("      int t = x[i] * 3;\n      b[i] = t;\n      c[i] = t + 1;", ref, inout))
     ref = "    b[:] = x + 1\n    c[:] = (x + 1) * 2"
     p = run("      b[i] = b[i] = x[i] + 1;\n      c[i] = b[i] * 2;", ref)
-    _same(p, run("      int t = x[i] + 1;\n      b[i] = t;\n      c[i] = t * 2;", ref))
+    same_profile(p, run("      int t = x[i] + 1;\n      b[i] = t;\n      c[i] = t * 2;", ref))
     assert p.breakdown["ii.L_i"] == 1
     ref = "    s = 0\n    for i in range(N):\n        b[i] = s\n        s = s + x[i]\n    c[:] = 0"
     p = run("      b[i] = s;\n      s = b[i] + x[i];\n      c[i] = 0;", ref, before="    int s = 0;\n")
-    _same(p, run("      b[i] = s;\n      s = s + x[i];\n      c[i] = 0;", ref, before="    int s = 0;\n"))
+    same_profile(p, run("      b[i] = s;\n      s = s + x[i];\n      c[i] = 0;", ref, before="    int s = 0;\n"))
     assert p.breakdown["ii.L_i"] == 3
