@@ -28,7 +28,7 @@ unrolled 4 ways) is counted at that fraction too.
 from __future__ import annotations
 
 from .expr import ExprError, evaluate
-from .load_reuse import names_in
+from .load_reuse import element, names_in
 
 
 def uniform(design, loop, copies: int, region: bool = False) -> bool:
@@ -40,7 +40,7 @@ def uniform(design, loop, copies: int, region: bool = False) -> bool:
     if loop is None or loop.var is None or not loop.static or loop.depends_on_outer or loop.step_op != "+" \
             or loop.step_text or design.longest_trips(loop.label) is not None:
         return False
-    if any(getattr(n, "kind", "") == "jump" for n in loop.descendants()):
+    if has_jump(loop):
         return False
     if not region and not isinstance(first_value(design, loop), int):
         return False
@@ -69,10 +69,14 @@ def _index(st, acc) -> int:
 
 
 def _names(acc) -> frozenset[str] | None:
-    """The identifiers an access's subscripts name; None where evaluating them changes one (``a[k++]``)."""
-    if any(op in t for t in acc.index_text for op in ("++", "--", "=")):
-        return None
-    return frozenset(names_in(acc.index_text))
+    """The identifiers an access's subscripts name; None where evaluating them changes one (``a[k++]``: no element,
+    ``load_reuse.element``)."""
+    return frozenset(names_in(acc.index_text)) if element(acc) is not None else None
+
+
+def has_jump(loop) -> bool:
+    """A ``break``, ``continue`` or ``return`` inside the loop: its copies, or its body's, need not all run."""
+    return any(getattr(n, "kind", "") == "jump" for n in loop.descendants())
 
 
 class CopyReuse:

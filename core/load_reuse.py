@@ -35,7 +35,7 @@ def names_in(texts) -> set[str]:
     return {w for t in texts for w in _WORD.findall(t)}
 
 
-def _element(acc) -> tuple[str, tuple[str, ...]] | None:
+def element(acc) -> tuple[str, tuple[str, ...]] | None:
     """The element an access reads, by its subscripts' text: affine (`a[i + 1]`) or not (`x[j]` with j a
     local the data set, `x[col[k]]`); None where reading it changes what it names (`a[k++]`, `a[j = 2]`)."""
     if any(op in t for t in acc.index_text for op in ("++", "--", "=")):
@@ -92,13 +92,13 @@ def _statement(n, loaded: set, pending: dict) -> None:
     statement forward neither, nor does a store whose subscript names an array the statement stores (`b[b[i]]`,
     `(b[idx[i]] = s, idx[i] = x[i])`: which element a later `b[idx[i]]` reads is not the stored one; an outside
     probe)."""
-    n.reused = tuple(k for k, a in enumerate(n.accesses) if a.is_read and _element(a) in loaded)
+    n.reused = tuple(k for k, a in enumerate(n.accesses) if a.is_read and element(a) in loaded)
     n.dead_stores = ()  # (a branch's side is marked again in its enclosing body's run: the last marking holds)
     stores = [(k, a) for k, a in enumerate(n.accesses) if a.is_write]
     stored = {a.array for _, a in stores}
     # a read from memory keeps the array's pending stores (any element: aliasing is not judged)
     mem_reads = [(k, a.array) for k, a in enumerate(n.accesses) if a.is_read and k not in n.reused]
-    loaded |= {e for a in n.accesses if a.is_read and (e := _element(a)) is not None}
+    loaded |= {e for a in n.accesses if a.is_read and (e := element(a)) is not None}
     written_now = written(n)
     # a store to the array kills its elements, and one to an array a subscript reads (`x[col[k]]` after a store
     # to col) the elements it names; so does a write of a name a subscript reads
@@ -108,7 +108,7 @@ def _statement(n, loaded: set, pending: dict) -> None:
     for e in [e for e in pending if e[0] in read_arrays or names_in(e[1]) & (written_now | stored)]:
         del pending[e]
     for k, a in stores:
-        e = _element(a)
+        e = element(a)
         if not forwards(n, a):
             continue
         if e in pending:
@@ -123,10 +123,10 @@ def forwards(n, acc) -> bool:
     """Whether the store ``acc`` of statement ``n`` leaves its value for a later read of the element: not a store
     only some evaluations make, nor one whose subscript names a name or an array the statement writes, nor one of
     two stores of different elements of its array (see :func:`_statement`); ``copy_reuse`` asks the same."""
-    e = _element(acc)
+    e = element(acc)
     stores = [b for b in n.accesses if b.is_write]
     return e is not None and not acc.conditional and not names_in(e[1]) & (written(n) | {b.array for b in stores}) \
-        and not any(b.array == acc.array and _element(b) != e for b in stores)
+        and not any(b.array == acc.array and element(b) != e for b in stores)
 
 
 # an assignment's target (`j = ...`, `j += ...`, `j <<= ...`, not `==`, `<=`, `>=`, `!=`) and a `++`/`--` operand

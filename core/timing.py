@@ -19,7 +19,7 @@ from . import list_schedule as ls
 from . import modulo
 from . import nest as lnest
 from . import schedule as sch
-from .copy_reuse import CopyReuse, uniform
+from .copy_reuse import CopyReuse, has_jump, uniform
 from .costs import combining_latency, resource_cap
 from .design import Design
 from .instrument import SLOTS, Instrumented, Site
@@ -189,7 +189,7 @@ class Timing:
         if n > sch.MAX_NODES:
             return *self._large(body, copies, loop, carried, g), None
         tree = copies > 1 and d.mapping.loop(loop.label).reduction == "tree"
-        if not any(getattr(x, "kind", "") == "jump" for x in loop.descendants()):
+        if not has_jump(loop):
             # what the copies share (llmulator.copy_reuse; a jump: the statement's own runs only); names fixed
             # over a region's iteration: the variables of its loop and the loops around it, parameters, arrays
             fixed = {lp.var for lp in [loop, *loop.ancestors()] if lp.var} | set(d.sizes) | set(d.workload.arrays)
