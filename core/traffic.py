@@ -20,34 +20,9 @@ import numpy as np
 from . import costs, while_span
 from . import kernel_values as kv
 from . import nest as lnest
+from .array_use import ArrayUse, array_use, scopes_of
 from .design import Design, index_step
-from .expr import ExprError, evaluate
 from .kernel import Branch, Loop
-
-
-@attrs.define
-class ArrayUse:
-    name: str
-    bits: int
-    role: str
-    level: int  # index into arch.memory
-    dep: np.ndarray  # (L,) bool: index depends on loop l
-    coefs: list[list[tuple[int, int]]]  # per dim: (loop index, |coef| x the loop's step)
-    spread: list[float]  # per dim: spread of constant offsets over accesses
-    indirect_dims: list[bool]
-    shape: tuple[int, ...]
-    reads: float  # datapath reads of this array over the whole nest (expected)
-    writes: float
-    # the nest's code reads / writes it somewhere: its tile is loaded / written back whatever the data decide
-    # (a transfer is set up before the nest runs; a branch never taken on this input does not cancel it)
-    read_here: bool = True
-    written_here: bool = True
-    # some write sits under a branch: the elements it skips keep what the array held, so a tile written back
-    # whole must first be loaded where the array holds data (an ``inout`` array, or one written before)
-    written_partly: bool = False
-    # per dim: the distinct (coefficients, offset) patterns of its accesses; a tile holds at most that many
-    # elements per point of its loops (inf: a while counter's span)
-    patterns: list[float] | None = None
 
 
 @attrs.define
@@ -83,14 +58,14 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
     loops = c.loops
     band = top.band()
     is_band = all(hasattr(n, "ops") and n.kind == "stmt" for n in band[-1].body) and len(band) == len(loops)
-    labels = [lp.label for lp in loops]
-    trips = np.array([design.trips(lb) for lb in labels], dtype=float)
-    var_index = {lp.var: i for i, lp in enumerate(loops) if lp.var}
+    labels = [lp.label for lp in loops]; trips = np.array([design.trips(lb) for lb in labels], dtype=float)  # noqa: E702
+    scopes = scopes_of(loops)  # per loop: variable -> the loop it names there (sibling loops may reuse a name)
     # a loop over a segment its enclosing loops' data choose (`for (j = p[i]; j < p[i + 1]; j++)`): each outer
     # step moves the segment on by its length, CSR's disjoint rows (before: one row's worth of v[j] was taken for
     # the whole array, as if every row read the same elements); a triangular loop spans its most trips (spans)
     segments, spans = {}, {}
     for i, lp in enumerate(loops):
+        var_index = {v: scopes.axis[j] for v, j in scopes.names[i].items() if j != i}  # the outer loops it sees
         outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
         if lp.data_dependent and not lp.is_while and lp.var:
             segments[i] = [(oi, max(trips[i], 1.0)) for oi in outer]
@@ -99,8 +74,7 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
             if slide := _slide(design, lp, loops, var_index):
                 segments[i] = slide
     counters = while_span.counters(loops)
-    arrays = [_array_use(design, name, u, len(loops), var_index, segments, counters, [index_step(lp) for lp in loops])
-              for name, u in c.per_array.items()]
+    arrays = [array_use(design, name, u, loops, scopes, segments, counters) for name, u in c.per_array.items()]
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.load_bits, c.store_bits, c.notes, spans,
@@ -132,6 +106,7 @@ class _Counts:
         self.load_bits = self.store_bits = 0.0
         self.branches = 0  # how many branches enclose the statements being counted
         self.dead = 0  # how many loops that run no trip enclose them (their accesses touch nothing)
+        self.inside: list[int] = []  # the loops (indices into ``loops``) enclosing the statements being counted
 
     def stmt(self, st, mult: float) -> None:
         if self.dead:
@@ -139,8 +114,9 @@ class _Counts:
         for c, n in self.design.stmt_ops(st).items():
             self.ops[c] = self.ops.get(c, 0.0) + n * mult
         for k, acc in enumerate(st.accesses):
-            u = self.per_array.setdefault(acc.array, {"accs": [], "r": 0.0, "w": 0.0})
+            u = self.per_array.setdefault(acc.array, {"accs": [], "at": [], "r": 0.0, "w": 0.0})
             u["accs"].append(acc)
+            u["at"].append(self.inside[-1] if self.inside else -1)  # the loop whose scope names its variables
             bits = self.design.workload.arrays[acc.array].bits
             rs, ws = self.shares.get((id(st), k), (1.0, 1.0))  # (of an unrolled body's copies: the share moving memory)
             if acc.is_read and k not in st.reused and rs:  # (not a value the run before loaded or stored: load_reuse)
@@ -180,6 +156,7 @@ class _Counts:
                     self.stmt(st, mult * live)
                 self.tree_exit(n, mult * live, trips)
                 self.dead += trips <= 0
+                self.inside.append(len(self.loops) - 1)
                 _, b, r = self._pass(n.body, mult * live * trips)     # a continue or break in there is its own
                 self.dead -= trips <= 0
                 left = min(1.0, trips * r)  # the share of this loop's entries that return
@@ -188,6 +165,7 @@ class _Counts:
                     # ended in a jump; a do-while's test comes after each trip); counters are free
                     exits = 0.0 if n.do_while else 1.0 - min(1.0, trips * (b + r))
                     self.stmt(n.cond_stmt, mult * live * (trips + exits))
+                self.inside.pop()
                 ended += live * left
                 returned += live * left
                 live *= 1.0 - left
@@ -232,68 +210,6 @@ def _slide(design: Design, lp: Loop, loops: list[Loop], var_index: dict[str, int
             if shift:
                 out.append((var_index[v], abs(shift) * index_step(loops[var_index[v]])))
     return out
-
-
-def _array_use(design: Design, name: str, u: dict, n_loops: int, var_index: dict[str, int],
-               segments: dict[int, list[tuple[int, float]]] | None = None, counters: dict | None = None,
-               steps: list[int] | None = None) -> ArrayUse:
-    """One array's use in a nest: which loops its index depends on (the largest coefficient per dimension, times
-    the loop's step: ``i += 2`` over ``a[i], a[i + 1]`` spans 2 elements a trip as ``a[2k], a[2k + 1]`` does;
-    before hlsim 0.46 1, half the words read: a probe), constant offsets' spread, indirect dims, reads/writes.
-    ``segments``: loop index -> [(an outer loop its bounds read, how far it moves the loop's elements per trip:
-    a data-dependent segment's mean length, a window's slide)]; a dimension that such a loop indexes moves that
-    far per step of those outer loops, where no dimension of the array is indexed by them already."""
-    spec = design.workload.arrays[name]
-    shape = design.workload.shape(name, design.sizes)
-    ndim = len(shape)
-    dep = np.zeros(n_loops, dtype=bool)
-    coefs: list[list[tuple[int, int]]] = [[] for _ in range(ndim)]
-    spread, indirect = [], []
-    counted = {id(acc): while_span.dims(acc, counters) for acc in u["accs"]} if counters else {}
-    by_counter: list[tuple[int, list[int]]] = []  # (dimension, enclosing loops) indexed by a while's counter
-    patterns: list[float] = []  # per dim: distinct (coefficients, offset) of its accesses (footprints' cap)
-    for d in range(ndim):
-        best: dict[int, int] = {}
-        consts, ind, seen = [], False, set()
-        for acc in u["accs"]:
-            aff = acc.affine[d] if d < len(acc.affine) else None
-            if aff is None and d in counted.get(id(acc), {}):
-                by_counter.append((d, while_span.take(counted[id(acc)][d], dep, best, consts)))
-                seen.add(None)
-                continue
-            if aff is None:
-                ind = True
-                continue
-            seen.add((tuple(sorted((v, c) for v, c in aff.coefs.items() if c)), str(aff.const)))
-            for v, c in aff.coefs.items():
-                if c and v in var_index:
-                    li = var_index[v]
-                    dep[li] = True
-                    best[li] = max(best.get(li, 0), abs(c) * (steps[li] if steps else 1))
-            try:
-                consts.append(float(evaluate(aff.const, design.sizes)))
-            except ExprError:
-                pass
-        coefs[d] = sorted(best.items())
-        patterns.append(math.inf if None in seen else float(max(len(seen), 1)))
-        spread.append((max(consts) - min(consts)) if consts else 0.0)
-        indirect.append(ind)
-    while_span.overlapping(by_counter, coefs, indirect)
-    for li, moves in (segments or {}).items():
-        for d in range(ndim):
-            c = dict(coefs[d]).get(li)
-            if c is None:
-                continue
-            for oi, move in moves:
-                if not any(oi in dict(cs) for cs in coefs):
-                    coefs[d] = sorted(coefs[d] + [(oi, c * move)])
-                    dep[oi] = True
-    if any(indirect):
-        dep[:] = True  # an indirect index may touch anything: no reuse assumed
-    level = design.arch.level_index(design.placement(name))
-    return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
-                    u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
-                    patterns)
 
 
 @attrs.define

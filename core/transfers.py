@@ -17,16 +17,22 @@ import math
 
 import numpy as np
 
+from . import access_boxes
 from .design import Design
 from .kernel import Loop
 from .traffic import ArrayUse, Nest, View, mappings_from_design, nest_of, view
 from .traffic import written_before as _written_before
 
 
-def footprints(arr: ArrayUse, tiles: np.ndarray) -> np.ndarray:
+def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = None, how: str = "mean",
+               spans: list | None = None) -> np.ndarray:
     """Elements of ``arr`` in one tile (all point loops run once), (B,): per dimension the box its accesses span,
     at most the elements they name (a loop stepping by 3 over ``x[i]`` names every third element of its box: 4
-    of 10; hlsim 0.46, when the box started taking the loop's step)."""
+    of 10; hlsim 0.46, when the box started taking the loop's step). Accesses that move apart as the loops run
+    (``arr.boxes``) are priced tile by tile (``counts``: (B, L) tiles per loop; ``how``: their mean or the
+    largest; ``spans``: triangular loops, ``_spans``): ``llmulator.access_boxes``, hlsim 0.57."""
+    if arr.boxes is not None and counts is not None:
+        return access_boxes.footprints(arr.boxes, arr.shape, tiles, counts, how, spans)
     out = np.ones(tiles.shape[0])
     for d, size in enumerate(arr.shape):
         if arr.indirect_dims[d]:
@@ -59,6 +65,12 @@ def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
     return np.where(dep[None, :], outer, 1.0).prod(axis=1)
 
 
+def _spans(nest: Nest, v: View) -> list:
+    """[(triangular loop, its outer loops, (B,) its most trips where a tile runs it whole, else nan)]."""
+    return [(li, outer, np.where(v.t_loops[:, li] >= nest.trips[li], span, np.nan))
+            for li, (outer, span) in nest.spans.items()]
+
+
 def _tiles(nest: Nest, v: View, arr) -> np.ndarray:
     """(B, L) each loop's extent in one tile of ``arr``: its tile (a loop run 0 times: one), or for a
     triangular loop run whole its most trips per entry where the array is not indexed by the loops its
@@ -77,8 +89,7 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     bytes per array) and pay the parent's latency once per burst (one burst per tile load or write-back); a
     double-buffered level hides every burst's latency but the first behind the previous tile's work. ``exposed``:
     what double buffering cannot hide (the first tiles in, the last out: ``traffic.nest_time``)."""
-    arch = d.arch
-    B = v.t.shape[0]
+    arch, B = d.arch, v.t.shape[0]
     out = {f"{k}.{lv.name}": np.zeros(B) for lv in arch.memory
            for k in ("reads", "writes", "read_bits", "write_bits", "need_bits")}
     cycles = np.zeros(B)
@@ -86,6 +97,7 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     # a nest whose loop never runs moves only what its head reads (a while's test, a for head's initialiser: run
     # once); before hlsim 0.31 a tile of every array moved, and in 0.31 none, the test's element included
     head_reads = _head_reads(nest.top) if nest.trips.size and nest.trips[0] <= 0 else None
+    spans = _spans(nest, v)
     for arr in nest.arrays:
         if arr.level == 0 or (head_reads is not None and arr.name not in head_reads):
             continue
@@ -93,16 +105,8 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         # placement per array that is the backing store, the outermost level; the levels in between
         # are bypassed (Timeloop's bypass), not charged for data they never hold
         parent, level = arch.memory[0], arch.memory[arr.level]
-        t_full = _tiles(nest, v, arr)
-        full = footprints(arr, t_full)   # a full tile's elements: the room it needs, the first in and the last out
-        cut = (arr.dep[None, :] & (t_full < np.maximum(nest.trips[None, :], 1.0))).any(axis=1)  # its tiles differ
+        full, fp, cut = _tile_elements(nest, v, arr, spans)
         out[f"need_bits.{level.name}"] += full * arr.bits * level.tile_copies(cut)  # two copies where db and cut
-        # what moves: the mean tile, where a tile that does not divide its loop leaves a smaller edge tile
-        # (5 columns in tiles of 2: 2 + 2 + 1, not 3 x 2 words written back)
-        trips = np.maximum(nest.trips[None, :], 1.0)
-        own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
-        own[[g[0] for g in v.groups if len(g) == 1]] = True
-        fp = footprints(arr, np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full))
         loads, reloads, words_in, words_out = _moved_words(nest, v, arr, fp, level, head_reads is None)
         bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
         # a burst per tile that moves: the partial sums that come back, not every visit (before hlsim 0.45 a
@@ -130,6 +134,20 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     out["exposed"] = (np.where(reads, lat, 0.0) + np.ceil(fill / bw - 1e-9)
                       + np.where(drain > 0, lat, 0.0) + np.ceil(drain / bw - 1e-9))
     return out
+
+
+def _tile_elements(nest: Nest, v: View, arr, spans: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(B,) each: a full tile's elements (the room it needs, the first in and the last out), the mean tile's
+    (what moves, where a tile that does not divide its loop leaves a smaller edge tile: 5 columns in tiles of 2
+    are 2 + 2 + 1, not 3 x 2 words written back), and whether the array's tiles differ at all."""
+    t_full = _tiles(nest, v, arr)
+    trips = np.maximum(nest.trips[None, :], 1.0)
+    counts = np.ceil(trips / t_full - 1e-9)  # (B, L) tiles per loop
+    own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
+    own[[g[0] for g in v.groups if len(g) == 1]] = True
+    mean = np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full)
+    return (footprints(arr, t_full, counts, "max", spans), footprints(arr, mean, counts, "mean", spans),
+            (arr.dep[None, :] & (t_full < trips)).any(axis=1))
 
 
 def _moved_words(nest: Nest, v: View, arr, fp, level, ran: bool) -> tuple:

@@ -98,12 +98,10 @@ from . import model, top_statements
 # 0.58: a double-buffered level's tiles count twice against its capacity (occupancy; the dse batch path's validity)
 # 0.59: as hlsim 0.47 (an output-stationary nest pays its last fold's drain where a shadow accumulator hides the rest)
 # 0.60-0.61: as hlsim 0.48-0.49 (a counter's test no comparator in a region; loads past a branch; names assigned)
-# 0.62: as hlsim 0.50 (a loop variable its body assigns carries the body's chain; indirect elements reused)
-# 0.63: as hlsim 0.51 (unlabelled inner loops of a region unrolled; a body-assigned loop variable indexes indirectly)
-# 0.64: as hlsim 0.52 (a stated read energy is the write energy too unless one is stated)
-# 0.65: as hlsim 0.53 (store-to-load forwarding and dead stores within a body's straight-line run)
+# 0.62-0.65: as hlsim 0.50-0.53 (body-assigned loop variables; inner loops unrolled; write energy; forwarding)
 # 0.66-0.68: as hlsim 0.54-0.56 (the copies of an unrolled body share loaded and stored elements; dead stores)
-VERSION = "0.68"
+# 0.69: as hlsim 0.57 (a tile of accesses that move apart holds each one's box, tile by tile)
+VERSION = "0.69"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -133,7 +133,9 @@ from .tally import AccessTally, count_ops
 # 0.54-0.56: the copies of an unrolled body share an element one copy loaded or stored, and a store a later copy
 #       overwrites unread is not made (GVN and dead-store elimination after unrolling: llmulator.copy_reuse); a
 #       copy's address counts from its loop's first value (0.54, 0.55: relabels stopped by findings, not released)
-VERSION = "0.56"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.57: a tile of accesses that move apart as the loops run (`a[3 - k]` beside `a[k + 3]`, `A[j][i]` beside
+#       `A[i][j]`) holds each one's box, tile by tile (llmulator.access_boxes)
+VERSION = "0.57"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:

@@ -1,0 +1,203 @@
+"""Where each access of an array lies in a tile, for arrays whose accesses move differently as the loops run.
+
+Why a module of its own: ``llmulator.transfers.footprints`` prices a tile of an array as one box per dimension,
+the largest |coefficient| times the tile's extent plus the spread of the constant offsets. That is exact when
+every access of the array has the same signed coefficients (``a[i]`` and ``a[i + 1]``: the box slides as one),
+and wrong otherwise, because the box then depends on where the accesses start and on which tile it is: an
+outside probe of hlsim 0.54 found `b[i] += a[3 - k] + a[k + 3]` (a[0..6], 7 words) moved as 4, `a[4 - k] + a[k]`
+(a[0..4], 5) as 8, `x[0]` beside `x[k]` with k from 1 (x[0..4], 5) as 4, and `A[i][j] + A[j][i]` in 2 x 2 tiles
+counts 3 x 3 per tile where a tile off the diagonal touches 8 elements.
+
+For such an array, :func:`footprints` walks the tiles: per tile, each distinct access spans a box (its signed
+coefficients times each loop's step over the tile's extent, from where the loops' first values put it); the
+tile holds at most the bounding box of those boxes and at most their sum (boxes apart are moved apart). The
+mean over the tiles is what each load moves on average; the largest is the room a tile needs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import attrs
+import numpy as np
+
+from . import kernel_values as kv
+from .expr import ExprError, evaluate
+
+GRID = 4096  # tile positions walked per mapping; beyond it, evenly spaced positions per loop stand for the rest
+
+
+@attrs.define
+class Boxes:
+    """The distinct accesses of one array in one nest, per dimension: where each starts and how it moves."""
+
+    base: np.ndarray  # (A, D) the element it names at every loop's first value (nan: unknown against the others)
+    slope: np.ndarray  # (A, D, L) elements it moves per trip of loop l (signed: coefficient x the loop's step)
+    stride: np.ndarray  # (D,) every access names every stride-th element from a common start (1: any element)
+
+
+def of(design, accs, at: list[int], loops, scopes, shape) -> Boxes | None:
+    """The array's :class:`Boxes`, or None where traffic's one box per dimension is exact (in every dimension all
+    accesses have one signed coefficient vector over the same loops, and those loops start alike) or not ours to
+    refine (a dimension without an affine form, an access under a loop whose step is not a constant addition).
+    ``at``: per access, the loop whose scope names its variables (-1: outside every loop of the nest);
+    ``scopes``: ``array_use.Scopes`` (slopes are kept per tile axis: sibling loops of one name share one)."""
+    ndim = len(shape)
+    rows: dict[tuple, tuple] = {}  # distinct accesses: per dim (signature, (loop or name, coefficient)s, constant)
+    for acc, w in zip(accs, at, strict=True):
+        if len(acc.affine) < ndim or any(a is None for a in acc.affine[:ndim]):
+            return None
+        dims = tuple(_resolved(a, scopes.names[w] if w >= 0 else {}, scopes.axis, loops) for a in acc.affine[:ndim])
+        rows.setdefault(tuple((sig, const) for sig, _, const in dims), dims)
+    if all(len({row[d][0] for row in rows.values()}) == 1 for d in range(ndim)):
+        return None
+    values = _loop_values(design, loops, scopes.names)
+    base, slope = np.zeros((len(rows), ndim)), np.zeros((len(rows), ndim, len(loops)))
+    for d in range(ndim):
+        unknown = [_place(design, row[d][1:], values, base[a, d:d + 1], slope[a, d])
+                   for a, row in enumerate(rows.values())]
+        if any(t != unknown[0] for t in unknown):  # starts that differ by what no number gives: unknown apart
+            base[:, d] = np.nan
+    to_axis = np.zeros((len(loops), len(loops)))
+    to_axis[np.arange(len(loops)), scopes.axis] = 1.0
+    slope = np.einsum("adl,lm->adm", slope, to_axis)
+    return None if np.isnan(slope).any() else Boxes(base, slope, _strides(base, slope))
+
+
+def _resolved(aff, names: dict[str, int], axis: list[int], loops) -> tuple:
+    """(signature, ((loop index or name, coefficient), ...), constant text) of one dimension of an access: the
+    signature names each loop by its tile axis and how it starts and steps (sibling loops alike in both are one)."""
+    terms = tuple(sorted(((names.get(v, v), c) for v, c in aff.coefs.items() if c), key=repr))
+    sig = tuple((axis[li], c, loops[li].lower_text, loops[li].step) if isinstance(li, int) else (li, c)
+                for li, c in terms)
+    return tuple(sorted(sig, key=repr)), terms, str(aff.const)
+
+
+def _strides(base: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """(D,) the largest step every access of a dimension keeps to: the gcd of their slopes and of the distances
+    between their starts (`a[2 * k]` beside `a[6 - 2 * k]`: both name even elements only, 2)."""
+    out = np.ones(base.shape[1])
+    for d in range(base.shape[1]):
+        steps = np.abs(slope[:, d, :]).ravel()
+        gaps = np.abs(base[:, d] - base[0, d])
+        values = np.concatenate([steps, gaps])
+        if np.isfinite(values).all() and np.all(values == np.round(values)):
+            out[d] = max(int(np.gcd.reduce(values.astype(np.int64))), 1)
+    return out
+
+
+def _place(design, dim: tuple, values: list, base: np.ndarray, slope: np.ndarray) -> dict:
+    """One access's dimension (``_resolved``'s terms and constant) as the loops' trips run it: its start at every
+    loop's first trip into ``base[0]``, elements per trip of each loop into ``slope``; the terms of the start no
+    number gives, returned."""
+    coefs, const = dim
+    terms: dict = {}
+    try:
+        base[0] = float(evaluate(const, design.sizes))
+    except ExprError:
+        terms["const " + const] = 1
+    for li, c in coefs:
+        if not isinstance(li, int):  # a name that is no loop of the nest's: a value the nest does not move
+            terms[li] = terms.get(li, 0) + c
+            continue
+        first, weights, unknown = values[li]
+        base[0] += c * first
+        slope += c * weights
+        for k, n in unknown.items():
+            terms[k] = terms.get(k, 0) + c * n
+    return {k: n for k, n in terms.items() if n}
+
+
+def _loop_values(design, loops, scopes) -> list[tuple[float, np.ndarray, dict]]:
+    """Per loop: its variable as (the value at every loop's first trip, elements per trip of each loop (L,),
+    unknown terms): ``j = i + 1`` starts one past i and moves with it; a loop without an initialiser, or one
+    its evaluator cannot read, starts at a name of its own; a step that is not a constant addition: nan."""
+    out: list[tuple[float, np.ndarray, dict]] = []
+    for li, lp in enumerate(loops):
+        weights = np.zeros(len(loops))
+        weights[li] = lp.step if lp.step_op == "+" and lp.step_text is None and lp.step else np.nan
+        first, terms = 0.0, {("first", li): 1}
+        outer = [v for v in lp.depends_on_outer if scopes[li].get(v, li) != li]
+        lower = _affine(design, lp.lower_text, outer) if lp.lower_text.strip() else None
+        if lower is not None:
+            first, terms = lower[0], {}
+            for v, a in lower[1].items():
+                o_first, o_weights, o_terms = out[scopes[li][v]]
+                first += a * o_first
+                weights = weights + a * o_weights
+                terms.update({k: terms.get(k, 0) + a * n for k, n in o_terms.items()})
+        out.append((first, weights, terms))
+    return out
+
+
+def _affine(design, text: str, outer: list[str]) -> tuple[float, dict[str, float]] | None:
+    """A loop's first value as (constant, {outer variable: coefficient}) where it is affine in them, else None."""
+    names = {**{k: float(v) for k, v in design.sizes.items()}, **{v: 0.0 for v in outer}}
+    try:
+        a0 = kv.eval_c(text, names)
+        coefs = {v: kv.eval_c(text, {**names, v: 1.0}) - a0 for v in outer}
+        if any(kv.eval_c(text, {**names, v: 2.0}) - a0 != 2 * c for v, c in coefs.items()):
+            return None
+    except Exception:  # a bound the evaluator cannot read (a local, an array): unknown, as traffic's _slide takes it
+        return None
+    return (a0, {v: c for v, c in coefs.items() if c}) if math.isfinite(a0) else None
+
+
+def footprints(boxes: Boxes, shape, tiles: np.ndarray, counts: np.ndarray, how: str = "mean",
+               spans: list | None = None) -> np.ndarray:
+    """(B,) elements of one tile: the mean over the nest's tiles (``how="mean"``: what a load moves on average)
+    or the largest (``"max"``: the room it needs). ``tiles``: (B, L) each loop's extent in a tile; ``counts``:
+    (B, L) how many tiles each loop's trips make; ``spans``: [(triangular loop, its outer loops, (B,) its most
+    trips where a tile runs it whole, else nan)]: an access that does not move with those outer loops spans the
+    loop's most trips, not its mean (`A[j][j]` beside `A[i][j]` for j < i: a[0..4][0..4]'s diagonal, 5, not
+    2.5; a second probe)."""
+    moving = np.flatnonzero((boxes.slope != 0).any(axis=(0, 1)))
+    out = np.empty(tiles.shape[0])
+    cache: dict[tuple, float] = {}
+    for b in range(tiles.shape[0]):
+        t = np.repeat(np.maximum(tiles[b], 1.0)[None], boxes.slope.shape[0], axis=0)  # (A, L) per access
+        for li, outer, most in spans or ():
+            if np.isfinite(most[b]):
+                t[(boxes.slope[:, :, outer] == 0).all(axis=(1, 2)), li] = max(most[b], 1.0)
+        key = tuple(t[:, moving].ravel()) + tuple(counts[b, moving])
+        if key not in cache:
+            per = _per_tile(boxes, shape, t, _positions(moving, counts[b], tiles.shape[1]))
+            cache[key] = float(per.mean() if how == "mean" else per.max())
+        out[b] = cache[key]
+    return out
+
+
+def _positions(moving: np.ndarray, counts: np.ndarray, n_loops: int) -> np.ndarray:
+    """(P, L) the tiles' positions (tile index per loop; 0 for loops no access moves with): every tile where
+    there are at most GRID, else evenly spaced positions per loop."""
+    n = [max(int(math.ceil(counts[li] - 1e-9)), 1) for li in moving]
+    per_loop = max(int(GRID ** (1.0 / max(len(n), 1))), 2)
+    axes = [np.arange(k) if math.prod(n) <= GRID else np.unique(np.round(np.linspace(0, k - 1, min(k, per_loop))))
+            for k in n]
+    grid = np.zeros((max(math.prod(len(a) for a in axes), 1), n_loops))
+    for p, point in enumerate(itertools.product(*axes)):
+        grid[p, moving] = point
+    return grid
+
+
+def _per_tile(boxes: Boxes, shape, t: np.ndarray, pos: np.ndarray) -> np.ndarray:
+    """(P,) elements of the tile at each position (``t``: (A, L) each loop's extent for each access): at most the
+    bounding box of the accesses' boxes, at most their sum (an access's box: at most one element per trip of
+    the loops that move it, so a triangle's rows, `j = i + 1 ...`, count their trips, not the rectangle around
+    them), at most the array."""
+    moves = boxes.slope != 0
+    step = boxes.slope * t[:, None, :]                              # (A, D, L) elements a tile moves the start
+    start = boxes.base[None] + np.einsum("adl,pl->pad", step, pos)  # (P, A, D)
+    span = boxes.slope * (t[:, None, :] - 1.0)
+    lo = start + np.minimum(span, 0.0).sum(axis=2)[None]
+    hi = start + np.maximum(span, 0.0).sum(axis=2)[None]
+    size = np.asarray(shape, dtype=float)
+    points = np.where(moves, t[:, None, :], 1.0).prod(axis=2)  # (A, D) elements a stride skips are not named
+    named = np.where(moves.any(axis=1), t, 1.0).prod(axis=1)  # (A,) one element a trip
+    own = np.minimum(np.minimum(np.minimum(np.abs(span).sum(axis=2) + 1.0, points), size[None]).prod(axis=1),
+                     named).sum()
+    unknown = np.isnan(boxes.base).any(axis=0)  # (D,) starts unknown apart: the bounding box is the dimension
+    box = np.nan_to_num(hi.max(axis=1) - lo.min(axis=1)) / boxes.stride[None] + 1.0  # (P, D): every stride-th
+    whole = np.where(unknown[None], size[None], np.minimum(box, size[None]))
+    return np.minimum(own, whole.prod(axis=1))

@@ -1,0 +1,144 @@
+"""One array's use in one loop nest: the loops its subscripts read, per dimension the box its accesses span,
+and, where they move apart, each access's box (``llmulator.access_boxes``).
+
+Why a module of its own: ``llmulator.traffic`` counts what a nest executes and ``llmulator.transfers`` prices the
+tiles; between them sits how each subscript names elements as the loops run, which needs each access's own loop
+scope (sibling loops often reuse a variable name) and its loops' steps and first values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from . import access_boxes, while_span
+from .design import Design, index_step
+from .expr import ExprError, evaluate
+from .kernel import Loop
+
+
+@attrs.define
+class ArrayUse:
+    name: str
+    bits: int
+    role: str
+    level: int  # index into arch.memory
+    dep: np.ndarray  # (L,) bool: index depends on loop l
+    coefs: list[list[tuple[int, int]]]  # per dim: (loop index, |coef| x the loop's step)
+    spread: list[float]  # per dim: spread of constant offsets over accesses
+    indirect_dims: list[bool]
+    shape: tuple[int, ...]
+    reads: float  # datapath reads of this array over the whole nest (expected)
+    writes: float
+    # the nest's code reads / writes it somewhere: its tile is loaded / written back whatever the data decide
+    # (a transfer is set up before the nest runs; a branch never taken on this input does not cancel it)
+    read_here: bool = True
+    written_here: bool = True
+    # some write sits under a branch: the elements it skips keep what the array held, so a tile written back
+    # whole must first be loaded where the array holds data (an ``inout`` array, or one written before)
+    written_partly: bool = False
+    # per dim: the distinct (coefficients, offset) patterns of its accesses; a tile holds at most that many
+    # elements per point of its loops (inf: a while counter's span)
+    patterns: list[float] | None = None
+    boxes: access_boxes.Boxes | None = None  # accesses that move apart: each one's box (``footprints``)
+
+
+
+@attrs.define
+class Scopes:
+    """Which loop each loop variable names, per loop of a nest (pre-order), and the tile axis each loop walks.
+
+    ``names[l]``: variable -> the innermost enclosing loop of that name inside loop l (an access names the loops
+    of its own scope: sibling loops often reuse a name, `for (k ...) ...; for (k ...) ...`, and before hlsim 0.57
+    the name meant the last such loop everywhere, so `a[k]` in the first took the second's first value: 8 words
+    read, 4 moved, an outside probe). ``axis[l]``: the last loop of l's name, which stands for every loop of that
+    name in the tile model (sibling loops run one after the other, not nested: giving each its own tile axis
+    walked them as a cross product, 32 words where 8 are read, a second probe), as before 0.57."""
+
+    names: list[dict[str, int]]
+    axis: list[int]
+
+    def loop(self, at: int, var: str) -> int | None:
+        """The tile axis of ``var`` as seen inside loop ``at`` (-1: outside every loop), None if no loop."""
+        li = (self.names[at] if at >= 0 else {}).get(var)
+        return None if li is None else self.axis[li]
+
+
+def scopes_of(loops: list[Loop]) -> Scopes:
+    at = {id(lp): i for i, lp in enumerate(loops)}
+    last = {lp.var: i for i, lp in enumerate(loops) if lp.var}
+    names: list[dict[str, int]] = []
+    for i, lp in enumerate(loops):
+        parent = at.get(id(lp.parent)) if lp.parent is not None else None
+        names.append({**(names[parent] if parent is not None else {}), **({lp.var: i} if lp.var else {})})
+    return Scopes(names, [last[lp.var] if lp.var else i for i, lp in enumerate(loops)])
+
+
+def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Scopes,
+               segments: dict[int, list[tuple[int, float]]] | None = None, counters: dict | None = None) -> ArrayUse:
+    """One array's use in a nest: which loops its index depends on (the largest coefficient per dimension, times
+    the loop's step: ``i += 2`` over ``a[i], a[i + 1]`` spans 2 elements a trip as ``a[2k], a[2k + 1]`` does;
+    before hlsim 0.46 1, half the words read: a probe), constant offsets' spread, indirect dims, reads/writes.
+    ``segments``: loop index -> [(an outer loop its bounds read, how far it moves the loop's elements per trip:
+    a data-dependent segment's mean length, a window's slide)]; a dimension that such a loop indexes moves that
+    far per step of those outer loops, where no dimension of the array is indexed by them already. Accesses that
+    move apart as the loops run (``a[3 - k]`` beside ``a[k + 3]``) get their own boxes (``access_boxes``)."""
+    shape = design.workload.shape(name, design.sizes)
+    spec, ndim = design.workload.arrays[name], len(shape)
+    dep = np.zeros(len(loops), dtype=bool)
+    counted = {id(acc): while_span.dims(acc, counters) for acc in u["accs"]} if counters else {}
+    by_counter: list[tuple[int, list[int]]] = []  # (dimension, enclosing loops) indexed by a while's counter
+    dims = [_dim_use(design, u, d, loops, scopes, dep, counted, by_counter) for d in range(ndim)]
+    coefs, spread, indirect, patterns = (list(x) for x in zip(*dims, strict=True)) if dims else ([], [], [], [])
+    while_span.overlapping(by_counter, coefs, indirect)
+    dd = [li for li in (segments or {}) if loops[li].data_dependent and any(li in dict(cs) for cs in coefs)]
+    boxes = None if any(counted.values()) or dd else access_boxes.of(design, u["accs"], u["at"], loops, scopes, shape)
+    for li, moves in (segments or {}).items():
+        for d in range(ndim):
+            c = dict(coefs[d]).get(li)
+            if c is None:
+                continue
+            for oi, move in moves:
+                if not any(oi in dict(cs) for cs in coefs):
+                    coefs[d] = sorted(coefs[d] + [(oi, c * move)])
+                    dep[oi] = True
+    if boxes is not None:
+        dep |= (boxes.slope != 0).any(axis=(0, 1))  # a loop some access moves with (through a first value too)
+    if any(indirect):
+        dep[:] = True  # an indirect index may touch anything: no reuse assumed
+    level = design.arch.level_index(design.placement(name))
+    return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
+                    u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
+                    patterns, boxes)
+
+
+def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes, dep: np.ndarray,
+             counted: dict, by_counter: list) -> tuple[list[tuple[int, int]], float, bool, float]:
+    """One dimension of an array's use: (loop index, largest |coefficient| x step) per loop, the constants'
+    spread, whether some access indexes it indirectly, the distinct (coefficients, offset) patterns (inf: a
+    while counter's span); ``dep`` takes the loops it reads. Each access's names are the loops of its scope."""
+    best: dict[int, int] = {}
+    consts, ind, seen = [], False, set()
+    for acc, at in zip(u["accs"], u["at"], strict=True):
+        aff = acc.affine[d] if d < len(acc.affine) else None
+        if aff is None and d in counted.get(id(acc), {}):
+            by_counter.append((d, while_span.take(counted[id(acc)][d], dep, best, consts)))
+            seen.add(None)
+            continue
+        if aff is None:
+            ind = True
+            continue
+        seen.add((tuple(sorted(((scopes.loop(at, v), c) for v, c in aff.coefs.items() if c), key=repr)),
+                  str(aff.const)))
+        for v, c in aff.coefs.items():
+            if c and (li := scopes.loop(at, v)) is not None:
+                dep[li] = True
+                best[li] = max(best.get(li, 0), abs(c) * index_step(loops[li]))
+        try:
+            consts.append(float(evaluate(aff.const, design.sizes)))
+        except ExprError:
+            pass
+    return (sorted(best.items()), (max(consts) - min(consts)) if consts else 0.0, ind,
+            math.inf if None in seen else float(max(len(seen), 1)))
