@@ -137,7 +137,7 @@ def _check_tile(d: Design, label: str, loop: Loop, lm) -> tuple[list[Diagnostic]
                        "tiling rewrites the loop head; keep it untiled or write it in that form (a literal "
                        "step: `v += 4`)")], True
     try:
-        bound = d.trips(label)
+        bound = d.longest_trips(label) or d.trips(label)  # a triangular loop's entries run up to its most trips
         for mb in lm.fuse:
             bound *= d.trips(mb) if mb in tree.loops else 1
     except SpecError as e:

@@ -79,7 +79,8 @@ class _Walker:
         """(all trips of a mapped loop per entry of its band, its tile when strip-mined else None)."""
         full = lnest.mapped_trips(self.d, kl)
         tile = self.d.mapping.loop(kl).tile
-        return full, (float(tile) if tile is not None and tile < full else None)
+        most = (self.d.longest_trips(kl) if len(lnest.members(self.d, kl)) == 1 else None) or full
+        return full, (float(tile) if tile is not None and tile < max(full, most) else None)
 
     def trips(self, s: Site) -> float:
         """Expected iterations of a loop site per entry: a tile loop over the tiles, a point loop over
@@ -89,8 +90,11 @@ class _Walker:
         full, tile = self.split(s.loop)
         if tile is None:
             return full if s.label == s.loop else 1.0
-        tiles = math.ceil(full / tile)
-        return float(tiles) if s.label != s.loop else full / tiles
+        tiles = float(math.ceil(full / tile))
+        profile = self.d.trip_profile(s.loop) if len(lnest.members(self.d, s.loop)) == 1 else None
+        if profile:  # a triangular loop: each entry's own tiles (5, 4, ..., 0 trips in tiles of 2: 9, not 6 x 2)
+            tiles = sum(math.ceil(n / tile) for n in profile) / len(profile)
+        return tiles if s.label != s.loop else (full / tiles if tiles else 0.0)
 
     def cost(self, sites: list[Site], weight: float) -> float:
         """Expected cycles of one pass over ``sites``; ``weight`` is how often that pass runs (for stalls)."""
@@ -145,7 +149,10 @@ class _Walker:
         passes = [(full, 1.0)]
         profile = self.d.trip_profile(s.loop) if len(lnest.members(self.d, s.loop)) == 1 else None
         p0 = float(self.d.hints.get(s.loop, {}).get("zero_trip_probability", 0.0))
-        if profile:  # a triangular loop: every entry's own trips (an entry of 0 trips costs nothing)
+        if profile and tile is not None:  # a triangular loop in tiles: every tile's own trips, edge tiles too
+            sizes = Counter(min(tile, n - k * tile) for n in profile for k in range(math.ceil(n / tile)))
+            passes = [(float(n), c / sum(sizes.values())) for n, c in sizes.items()] or [(0.0, 1.0)]
+        elif profile:  # a triangular loop: every entry's own trips (an entry of 0 trips costs nothing)
             passes = [(float(n), c / len(profile)) for n, c in Counter(profile).items()]
         elif 0 < p0 < 1 and tile is None:  # entries that run nothing pay nothing; the others run more
             passes = [(0.0, p0), (full / (1 - p0), 1 - p0)]
