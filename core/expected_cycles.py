@@ -79,8 +79,10 @@ class _Walker:
         """(all trips of a mapped loop per entry of its band, its tile when strip-mined else None)."""
         full = lnest.mapped_trips(self.d, kl)
         tile = self.d.mapping.loop(kl).tile
-        most = (self.d.longest_trips(kl) if len(lnest.members(self.d, kl)) == 1 else None) or full
-        return full, (float(tile) if tile is not None and tile < max(full, most) else None)
+        if tile is not None and len(lnest.members(self.d, kl)) == 1 and self.d.longest_trips(kl) is not None:
+            # a triangular loop: the rendered kernel strip-mines it unless its trips are exact and within the tile
+            return full, (float(tile) if lnest.strip_mined(self.d, kl) else None)
+        return full, (float(tile) if tile is not None and tile < full else None)
 
     def trips(self, s: Site) -> float:
         """Expected iterations of a loop site per entry: a tile loop over the tiles, a point loop over
