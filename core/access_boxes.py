@@ -35,6 +35,7 @@ class Boxes:
     base: np.ndarray  # (A, D) the element it names at every loop's first value (nan: unknown against the others)
     slope: np.ndarray  # (A, D, L) elements it moves per trip of loop l (signed: coefficient x the loop's step)
     stride: np.ndarray  # (D,) every access names every stride-th element from a common start (1: any element)
+    axis: np.ndarray  # (L,) the tile axis each loop walks (sibling loops of one name share one: their tile index)
 
 
 def of(design, accs, at: list[int], loops, scopes, shape) -> Boxes | None:
@@ -59,18 +60,15 @@ def of(design, accs, at: list[int], loops, scopes, shape) -> Boxes | None:
                    for a, row in enumerate(rows.values())]
         if any(t != unknown[0] for t in unknown):  # starts that differ by what no number gives: unknown apart
             base[:, d] = np.nan
-    to_axis = np.zeros((len(loops), len(loops)))
-    to_axis[np.arange(len(loops)), scopes.axis] = 1.0
-    slope = np.einsum("adl,lm->adm", slope, to_axis)
-    return None if np.isnan(slope).any() else Boxes(base, slope, _strides(base, slope))
+    return None if np.isnan(slope).any() else Boxes(base, slope, _strides(base, slope), np.asarray(scopes.axis))
 
 
 def _resolved(aff, names: dict[str, int], axis: list[int], loops) -> tuple:
     """(signature, ((loop index or name, coefficient), ...), constant text) of one dimension of an access: the
-    signature names each loop by its tile axis and how it starts and steps (sibling loops alike in both are one)."""
+    signature names each loop by its tile axis and its head (sibling loops of one head are one)."""
     terms = tuple(sorted(((names.get(v, v), c) for v, c in aff.coefs.items() if c), key=repr))
-    sig = tuple((axis[li], c, loops[li].lower_text, loops[li].step) if isinstance(li, int) else (li, c)
-                for li, c in terms)
+    sig = tuple((axis[li], c, loops[li].lower_text, loops[li].upper_text, loops[li].step) if isinstance(li, int)
+                else (li, c) for li, c in terms)
     return tuple(sorted(sig, key=repr)), terms, str(aff.const)
 
 
@@ -162,22 +160,27 @@ def footprints(boxes: Boxes, shape, tiles: np.ndarray, counts: np.ndarray, how: 
                 t[(boxes.slope[:, :, outer] == 0).all(axis=(1, 2)), li] = max(most[b], 1.0)
         key = tuple(t[:, moving].ravel()) + tuple(counts[b, moving])
         if key not in cache:
-            per = _per_tile(boxes, shape, t, _positions(moving, counts[b], tiles.shape[1]))
+            per = _per_tile(boxes, shape, t, _positions(moving, boxes.axis, counts[b]))
             cache[key] = float(per.mean() if how == "mean" else per.max())
         out[b] = cache[key]
     return out
 
 
-def _positions(moving: np.ndarray, counts: np.ndarray, n_loops: int) -> np.ndarray:
-    """(P, L) the tiles' positions (tile index per loop; 0 for loops no access moves with): every tile where
-    there are at most GRID, else evenly spaced positions per loop."""
-    n = [max(int(math.ceil(counts[li] - 1e-9)), 1) for li in moving]
-    per_loop = max(int(GRID ** (1.0 / max(len(n), 1))), 2)
-    axes = [np.arange(k) if math.prod(n) <= GRID else np.unique(np.round(np.linspace(0, k - 1, min(k, per_loop))))
-            for k in n]
-    grid = np.zeros((max(math.prod(len(a) for a in axes), 1), n_loops))
-    for p, point in enumerate(itertools.product(*axes)):
-        grid[p, moving] = point
+def _positions(moving: np.ndarray, axis: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """(P, L) the tiles' positions (tile index per loop; 0 for loops no access moves with): one index per tile
+    axis (sibling loops of one name take the same, each within its own tiles), every tile where there are at
+    most GRID, else evenly spaced positions per axis."""
+    axes = sorted({int(axis[li]) for li in moving})
+    n = [max(max(int(math.ceil(counts[li] - 1e-9)) for li in moving if axis[li] == ax), 1) for ax in axes]
+    per_axis = max(int(GRID ** (1.0 / max(len(n), 1))), 2)
+    picks = [np.arange(k) if math.prod(n) <= GRID else np.unique(np.round(np.linspace(0, k - 1, min(k, per_axis))))
+             for k in n]
+    grid = np.zeros((max(math.prod(len(a) for a in picks), 1), len(counts)))
+    last = np.maximum(np.ceil(counts - 1e-9), 1.0) - 1.0
+    for p, point in enumerate(itertools.product(*picks)):
+        at = dict(zip(axes, point, strict=True))
+        for li in moving:
+            grid[p, li] = min(at[int(axis[li])], last[li])
     return grid
 
 

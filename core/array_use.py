@@ -104,8 +104,8 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
                 if not any(oi in dict(cs) for cs in coefs):
                     coefs[d] = sorted(coefs[d] + [(oi, c * move)])
                     dep[oi] = True
-    if boxes is not None:
-        dep |= (boxes.slope != 0).any(axis=(0, 1))  # a loop some access moves with (through a first value too)
+    if boxes is not None:  # a loop some access moves with (through a first value too), as its tile axis
+        dep[np.asarray(scopes.axis)[(boxes.slope != 0).any(axis=(0, 1))]] = True
     if any(indirect):
         dep[:] = True  # an indirect index may touch anything: no reuse assumed
     level = design.arch.level_index(design.placement(name))
@@ -134,6 +134,8 @@ def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes,
                   str(aff.const)))
         for v, c in aff.coefs.items():
             if c and (li := scopes.loop(at, v)) is not None:
+                step = loops[scopes.names[at][v]]
+                ind |= step.step_op != "+" or step.step_text is not None  # `d <<= 1`, `k += 2 * d`: span unknown
                 dep[li] = True
                 best[li] = max(best.get(li, 0), abs(c) * index_step(loops[li]))
         try:

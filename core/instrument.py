@@ -44,7 +44,7 @@ import hashlib
 import attrs
 from pycparser import c_ast, c_generator
 
-from . import c_dims, costs, nest
+from . import c_dims, costs, element_marks, nest
 from .c_names import LOOPS
 from .design import Design
 from .errors import InvariantError, UserError
@@ -122,6 +122,7 @@ class _Checked(c_generator.CGenerator):
         super().__init__()
         self.em = em
         self.writes: dict[int, str] = {}  # id(node) -> how an assignment or ++/-- writes it
+        self.addressed: set[int] = set()  # id(node) of `&A[i]` operands: an address taken, no element accessed
 
     def visit_Assignment(self, n: c_ast.Assignment) -> str:
         self.writes[id(n.lvalue)] = "write" if n.op == "=" else "read-modify-write"
@@ -130,6 +131,8 @@ class _Checked(c_generator.CGenerator):
     def visit_UnaryOp(self, n: c_ast.UnaryOp) -> str:
         if n.op in ("p++", "p--", "++", "--"):
             self.writes[id(n.expr)] = "read-modify-write"
+        elif n.op in ("&", "sizeof"):
+            self.addressed.add(id(n.expr))
         return super().visit_UnaryOp(n)
 
     def visit_ArrayRef(self, n: c_ast.ArrayRef) -> str:
@@ -153,6 +156,9 @@ class _Checked(c_generator.CGenerator):
                 vals = "".join(f", (long long)({v})" for v in c.loop_vars)
                 idx = f"__CHK({c.id}, {shape[k]}, ({idx}){vals})"
             out += f"[{idx}]"
+        aid = self.em.marked.get(base.name)
+        if aid is not None and not arr[2] and len(subs) == len(shape) and id(n) not in self.addressed:
+            return element_marks.access(aid, kind, out)  # an element of a workload array: marked as it is used
         return out
 
 
@@ -167,6 +173,9 @@ class _Emitter:
         self.shapes: dict[str, tuple[tuple[int, ...], tuple[str, ...], bool] | None] = {
             n: (w.shape(n, design.sizes), tuple(str(x) for x in a.shape), False) for n, a in w.arrays.items()}
         self.shadowed: list[tuple[str, tuple | None]] = []  # local array declarations, to undo at block end
+        # the harness's arrays (not ``temp``: the kernel allocates those), in parameter order: their elements'
+        # first reads and writes are counted (llmulator.element_marks)
+        self.marked = {n: i for i, n in enumerate(n for n, a in w.arrays.items() if a.role != "temp")}
         self.checks: list[Check] = []
         self.gen = _Checked(self)
         self.line: int | None = None
@@ -656,6 +665,7 @@ def instrument(design: Design) -> Instrumented:
     lines += [f"#define __NSITES {n_sites}", f"#define __NNESTS {max(1, em.nest)}", f"#define __SLOTS {SLOTS}",
               "static double *__T; static double __cyc, __t0; static double __nest[__NNESTS];",
               "static uint64_t __cnt[__NSITES], __it[__NSITES], __inv[__NSITES];",
+              *element_marks.declarations(len(names)),
               "static void *__alloc(size_t bytes) {",
               "  void *p = calloc(1, bytes ? bytes : 1);",
               "  if (!p) { fprintf(stderr, \"hlsim: out of memory allocating %zu bytes\\n\", bytes); exit(3); }",
@@ -694,6 +704,7 @@ def instrument(design: Design) -> Instrumented:
             count *= n
         ctype = C_TYPES[a.dtype]
         main_lines.append(f"  {ctype} *{name} = ({ctype} *)__alloc(sizeof({ctype}) * {count}u);")
+        main_lines += element_marks.setup(names.index(name), name, ctype, count)
         if a.role in ("in", "inout"):
             main_lines.append(f"  if (__read(argv[1], \"{name}\", {name}, sizeof({ctype}) * {count}u)) return 2;")
     casts = []
@@ -719,6 +730,7 @@ def instrument(design: Design) -> Instrumented:
         "  for (int __k = 0; __k < __NNESTS; __k++) fprintf(__cf, \"nest %d %.17g\\n\", __k, __nest[__k]);",
         "  for (int __s = 0; __s < __NSITES; __s++) fprintf(__cf, \"site %d %llu %llu %llu\\n\", __s, "
         "(unsigned long long)__cnt[__s], (unsigned long long)__it[__s], (unsigned long long)__inv[__s]);",
+        *element_marks.report(len(names)),
         "  fclose(__cf);", "  return 0;", "}"]
     src += "\n".join(main_lines) + "\n"
     return Instrumented(src, em.sites, max(1, em.nest), names, nest_loops, trees, em.checks)

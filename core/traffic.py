@@ -68,7 +68,9 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
         var_index = {v: scopes.axis[j] for v, j in scopes.names[i].items() if j != i}  # the outer loops it sees
         outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
         if lp.data_dependent and not lp.is_while and lp.var:
-            segments[i] = [(oi, max(trips[i], 1.0)) for oi in outer]
+            if not outer and (up := _enclosing(loops, lp)) is not None and _data_start(design, lp):
+                outer = [scopes.axis[up]]  # a start the data give (`e = row_ptr[u]`, u from a queue): it moves
+            segments[i] = [(oi, max(trips[i], 1.0)) for oi in outer]  # each entry (bfs read 2,289, moved 521)
         elif outer and (most := design.longest_trips(lp.label)) is not None:
             spans[i] = (outer, most)
             if slide := _slide(design, lp, loops, var_index):
@@ -192,6 +194,22 @@ class _Counts:
             elif n.kind == "stmt":
                 self.stmt(n, mult * live)
         return ended, broke, returned
+
+
+def _enclosing(loops: list[Loop], lp: Loop) -> int | None:
+    """The index of the loop of the nest that directly encloses ``lp`` (None: it is the nest's top)."""
+    return next((k for k, other in enumerate(loops) if other is lp.parent), None)
+
+
+def _data_start(design: Design, lp: Loop) -> bool:
+    """A loop whose first value the sizes cannot give (it reads an array or a local the data set)."""
+    if any(a.is_read for st in lp.init_stmts for a in st.accesses):  # `e = row_ptr[u]`: its head reads an array
+        return True
+    try:
+        kv.eval_c(lp.lower_text, {k: float(v) for k, v in design.sizes.items()})
+    except Exception:  # a name the evaluator does not know: a local or an array element
+        return True
+    return False
 
 
 def _slide(design: Design, lp: Loop, loops: list[Loop], var_index: dict[str, int]) -> list[tuple[int, float]]:

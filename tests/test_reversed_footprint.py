@@ -139,3 +139,56 @@ def test_a_triangular_loop_in_tiles_runs_each_entrys_own_tiles(write, loops):
     p, e = profiled_and_estimated(d)
     assert p.metrics["cycles"] == e.metrics["cycles"]
     assert p.counters["reads.DRAM"] == e.breakdown["reads.DRAM"]
+
+
+def test_a_run_that_moves_fewer_words_than_it_touched_breaks_a_bound(write, monkeypatch):
+    """The instrumented run counts the distinct elements it reads before writing and writes
+    (``llmulator.element_marks``): every such element crosses the backing store at least once, so a tile model
+    that moves fewer words (here: half of what the tiles move, as 0.56 moved 4 of `a[3 - k] + a[k + 3]`'s 7)
+    stops the profile with InvariantError, on every run."""
+    from llmulator.errors import InvariantError
+    from llmulator_plugins.hlsim import profiler as hp
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    loop = ("    int acc = 0;\n    L_k: for (int k = 0; k < 4; k++) {\n      acc += a[3 - k] + a[k + 3];\n    }\n"
+            "    s[0] = acc;\n    s[1] = 0;")
+    ref = "    s[0] = sum(int(a[3 - k] + a[k + 3]) for k in range(4))\n    s[1] = 0"
+    d = kernel_design(write, ARCH, loop, ARRAYS, ref, "{L_k: {pipeline_ii: 1}}", "{a: SRAM, s: SRAM}",
+                      params="{N: 16}")
+    p = HlsimProfiler().profile(d)
+    assert (p.counters["reads.DRAM"], p.counters["distinct_read"], p.counters["distinct_written"]) == (7, 7, 2)
+    real = hp.transfers.tile_transfers
+
+    def halved(*args, **kwargs):
+        cycles, moved, exposed = real(*args, **kwargs)
+        return cycles, {lv: (r / 2, rb / 2, w, wb) for lv, (r, rb, w, wb) in moved.items()}, exposed
+
+    monkeypatch.setattr(hp.transfers, "tile_transfers", halved)
+    with pytest.raises(InvariantError, match="read 3.5 words where the run read 7 distinct elements"):
+        HlsimProfiler().profile(d)
+
+
+def test_sibling_loops_of_one_name_keep_their_own_trips(write):
+    """`for (j = 0; j < N; j++) a[j]` then `for (j = 0; j < N - 1; j++) a[j]` under one loop: a[0..15], 16 words.
+    Sibling loops of one name share a tile axis, but each spans its own trips (0.56 and the first draft of 0.57
+    gave both the last one's 15: fdtd-2d moved 1,754 words where its run read 1,773 elements, which the bound on
+    distinct elements caught the first time it ran over the library)."""
+    loop = ("    int acc = 0;\n    L_o: for (int o = 0; o < 1; o++) {\n      L_p: for (int j = 0; j < N; j++) {\n"
+            "        acc += a[j];\n      }\n      L_q: for (int j = 0; j < N - 1; j++) {\n        acc += a[j] * 2;\n"
+            "      }\n    }\n    s[0] = acc;\n    s[1] = 0;")
+    ref = "    s[0] = int(a.sum() + 2 * a[:N - 1].sum())\n    s[1] = 0"
+    assert _dram_reads(write, loop, ref, loops="{L_o: {pipeline_ii: 1}}") == 16
+
+
+@pytest.mark.parametrize(("workload", "mapping"), [("bfs", "bfs-opt"), ("fdtd-2d", "fdtd-2d-plain")])
+def test_every_element_a_library_kernel_reads_comes_from_dram(workload, mapping):
+    """The library kernels the bound on distinct elements caught (hlsim 0.57): bfs's edge loop starts where the
+    data say (`e = row_ptr[u]`, u from the queue), so each entry reads another segment of col_idx (0.56 moved
+    one segment's worth: 521 words where the run read 2,289 elements); fdtd-2d's sibling loops of one name
+    took the last one's trips. The profile now passes the bound, which ``check_words`` applies on every run."""
+    from llmulator import library
+    from llmulator.design import load_design
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    d = load_design(library.resolve("architecture", "hls-fpga"), library.resolve("workload", workload),
+                    library.resolve("mapping", mapping))
+    p = HlsimProfiler().profile(d)
+    assert p.counters["reads.DRAM"] >= {"bfs": 2289, "fdtd-2d": 1773}[workload]

@@ -101,7 +101,8 @@ from . import model, top_statements
 # 0.62-0.65: as hlsim 0.50-0.53 (body-assigned loop variables; inner loops unrolled; write energy; forwarding)
 # 0.66-0.68: as hlsim 0.54-0.56 (the copies of an unrolled body share loaded and stored elements; dead stores)
 # 0.69: as hlsim 0.57 (a tile of accesses that move apart holds each one's box, tile by tile)
-# 0.70: a triangular loop in tiles runs each entry's own tiles (5, 4, ..., 0 trips in tiles of 2: 9, not 12)
+# 0.70: a triangular loop in tiles runs each entry's own tiles (5, 4, ..., 0 trips in tiles of 2: 9, not 12);
+#       hlsim 0.57's scopes and data-started segments
 VERSION = "0.70"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000

@@ -26,7 +26,9 @@ naming the design:
 * **words** (:func:`check_words`): each ``in`` array on chip that the run read
   needs at least one word read from the backing store, and each ``out`` or
   ``inout`` array on chip that it wrote at least one word written back (a
-  loop under a top-level ``if`` once moved none: a vector add with 0 DRAM words).
+  loop under a top-level ``if`` once moved none: a vector add with 0 DRAM words); and the
+  backing store moved at least the distinct elements the run read (before writing them) and wrote
+  (``llmulator.element_marks``: the instrumented run counts them).
 
 The bounds are loose where the model is tight (they ignore latencies,
 fill/drain and dependences other than accumulations): they prove the
@@ -275,10 +277,14 @@ def check(design: Design, nests: list[NestRun], cycles: float) -> float:
     return sum(per_nest.values())
 
 
-def check_words(design: Design, touched: set[tuple[str, bool]], level_counts: dict[str, list[float]]) -> None:
+def check_words(design: Design, touched: set[tuple[str, bool]], level_counts: dict[str, list[float]],
+                marks: dict[str, tuple[float, float]] | None = None) -> dict[str, float]:
     """Raise InvariantError unless the backing store read at least one word of each ``in`` array held on chip
     that the run read, and wrote at least one of each ``out``/``inout`` array held on chip that it wrote
-    (``touched``: (array, written); ``level_counts``: per level [reads, read bits, writes, write bits])."""
+    (``touched``: (array, written); ``level_counts``: per level [reads, read bits, writes, write bits]).
+    Also raise it where the backing store moved fewer words than the distinct elements the run read (of
+    ``in``/``inout`` arrays, before writing them) or wrote (of ``out``/``inout`` arrays): ``marks``, per array,
+    counted by the instrumented run (``llmulator.element_marks``). Returns :func:`distinct_words`."""
     backing = design.arch.memory[0].name
     need = {False: set(), True: set()}
     for name, write in touched:
@@ -294,3 +300,27 @@ def check_words(design: Design, touched: set[tuple[str, bool]], level_counts: di
         raise InvariantError(f"hlsim broke a physical bound on design {design.name}: the backing store "
                              f"{backing} {'; '.join(bad)} (this is a bug in llmulator's timing model; please "
                              "report it with the three files)")
+    distinct = distinct_words(design, marks or {}, level_counts.get(backing, [0.0, 0.0, 0.0, 0.0]))
+    short = [f"{what} {distinct[k] - distinct[k + '_short']:g} words where the run {what} {distinct[k]:g} distinct "
+             "elements" for k, what in (("read", "read"), ("written", "wrote")) if distinct[k + "_short"] > 0]
+    if short:
+        raise InvariantError(f"hlsim broke a physical bound on design {design.name}: the backing store {backing} "
+                             f"{'; '.join(short)} (this is a bug in llmulator's timing model; please report it "
+                             "with the three files)")
+    return distinct
+
+
+def distinct_words(design: Design, marks: dict[str, tuple[float, float]], backing_counts: list[float]
+                   ) -> dict[str, float]:
+    """The distinct elements the run needed from the backing store (``in``/``inout`` arrays, read before written)
+    and gave back to it (``out``/``inout`` arrays, written), and how many words short of them the tile model
+    moved: ``{"read": n, "written": n, "read_short": n, "written_short": n}``. Every such element moves at least
+    once whatever the tiles, reuse and forwarding; a shortfall is a bug of the tile model (hlsim 0.57 found
+    bfs, fdtd-2d, geometric and symbolic steps and locals written inside an expression with it)."""
+    arrays = design.workload.arrays
+    need_r = sum(r for n, (r, _) in marks.items() if n in arrays and arrays[n].role in ("in", "inout"))
+    need_w = sum(w for n, (_, w) in marks.items() if n in arrays and arrays[n].role in ("out", "inout"))
+    reads, _, writes, _ = backing_counts
+    short = {k: max(0.0, need - got) if got + 1e-6 * max(need, 1.0) < need else 0.0
+             for k, need, got in (("read_short", need_r, reads), ("written_short", need_w, writes))}
+    return {"read": need_r, "written": need_w, **short}

@@ -134,7 +134,8 @@ from .tally import AccessTally, count_ops
 #       overwrites unread is not made (GVN and dead-store elimination after unrolling: llmulator.copy_reuse); a
 #       copy's address counts from its loop's first value (0.54, 0.55: relabels stopped by findings, not released)
 # 0.57: a tile of accesses that move apart as the loops run (`a[3 - k]` beside `a[k + 3]`, `A[j][i]` beside
-#       `A[i][j]`) holds each one's box, tile by tile (llmulator.access_boxes)
+#       `A[i][j]`) holds each one's box, tile by tile (llmulator.access_boxes); an access names its own scope's
+#       loops; a segment whose start the data give moves per entry (bfs); words >= distinct elements, every run
 VERSION = "0.57"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
@@ -311,7 +312,10 @@ class HlsimProfiler:
         else:
             cycles = sum(nest_cycles)
         breakdown["bound_cycles"] = bounds.check(dm, runs, cycles)
-        bounds.check_words(dm, tally.touched, acc_bits)
+        marks = {name: (scalars.get(f"marks.{a}.read", 0.0), scalars.get(f"marks.{a}.written", 0.0))
+                 for a, name in enumerate(inst.arrays)}
+        distinct = bounds.check_words(dm, tally.touched, acc_bits, marks)
+        counters["distinct_read"], counters["distinct_written"] = distinct["read"], distinct["written"]
         level_traffic = {}
         for lv in arch.memory:
             r, rb, wr, wb = acc_bits[lv.name]

@@ -233,6 +233,9 @@ def _counters(text: str) -> tuple[dict[str, float], list[tuple[int, int, int, in
             scalars[f"nest.{int(parts[1])}"] = float(parts[2])
         elif parts[0] == "site":
             sites.append(tuple(int(x) for x in parts[1:5]))
+        elif parts[0] == "marks":  # distinct elements read before any write, and written (llmulator.element_marks)
+            scalars[f"marks.{int(parts[1])}.read"] = float(parts[2])
+            scalars[f"marks.{int(parts[1])}.written"] = float(parts[3])
     if "cycles" not in scalars:
         raise ValueError("no cycle count")
     bad = [k for k, v in scalars.items() if not math.isfinite(v) or v < 0]
