@@ -134,8 +134,8 @@ def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes,
                   str(aff.const)))
         for v, c in aff.coefs.items():
             if c and (li := scopes.loop(at, v)) is not None:
-                step = loops[scopes.names[at][v]]
-                ind |= step.step_op != "+" or step.step_text is not None  # `d <<= 1`, `k += 2 * d`: span unknown
+                own = loops[scopes.names[at][v]]  # the loop the name means here (``li`` is its tile axis)
+                ind |= own.step_op != "+" or own.step_text is not None  # `d <<= 1`, `k += 2 * d`: span unknown
                 dep[li] = True
                 best[li] = max(best.get(li, 0), abs(c) * index_step(loops[li]))
         try:
