@@ -13,7 +13,7 @@ from collections import Counter
 
 from pycparser import c_ast, c_parser
 
-from . import c_dims, load_reuse
+from . import c_dims, c_names, load_reuse
 from . import loopforms as lf
 from .c_switch import lower_switches
 from .errors import Diagnostic, SpecError
@@ -290,22 +290,11 @@ def _track(node: c_ast.Node, ctx: Ctx) -> None:
             _track(x, ctx)
 
 
-def _nested_writes(node: c_ast.Node) -> list[str]:
+def _nested_writes(node: c_ast.Node) -> set[str]:
     """The names an expression statement assigns below its top (nested assignments, ``++`` in a subscript)."""
-    out = []
-    for _, child in node.children():
-        for n in _walk(child):
-            if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
-                out.append(n.lvalue.name)
-            elif isinstance(n, c_ast.UnaryOp) and n.op in ("p++", "++", "p--", "--") and isinstance(n.expr, c_ast.ID):
-                out.append(n.expr.name)
-    return out if not isinstance(node, c_ast.ExprList) else []
-
-
-def _walk(n: c_ast.Node):
-    yield n
-    for _, c in n.children():
-        yield from _walk(c)
+    if isinstance(node, c_ast.ExprList):  # (each of its expressions is tracked on its own)
+        return set()
+    return set().union(*(c_names.assigned(child) for _, child in node.children()))
 
 
 def _loop(node, ctx: Ctx, parent: Loop | None, label: str | None) -> Loop:
