@@ -18,6 +18,11 @@ def pytest_configure(config):
 
     from llmulator import sandbox
 
+    # tables are laid out for the width COLUMNS names; pytest-xdist's workers inherit COLUMNS=80 where a plain
+    # run sees a pipe (160 columns), so the same assertion on a wrapped table passed in one and failed in the
+    # other: every test starts from a pipe without COLUMNS, and the tests about widths set it themselves
+    os.environ.pop("COLUMNS", None)
+    os.environ.pop("LINES", None)
     why = sandbox.available()
     if why is not None:
         os.environ[sandbox.TRUST_ENV] = "1"
