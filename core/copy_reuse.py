@@ -46,7 +46,7 @@ def uniform(design, loop, copies: int, region: bool = False) -> bool:
         return False
     full, tile = design.trips(loop.label), design.mapping.loop(loop.label).tile
     n = tile if tile and tile < full else full
-    return copies > 0 and n % copies == 0 and full % n == 0
+    return copies > 0 and n > 0 and n % copies == 0 and full % n == 0  # (0 trips: a loop that never runs)
 
 
 def first_value(design, loop) -> int | str:

@@ -53,6 +53,8 @@ def combining_latency(design, st, tree: bool = False) -> int:
     Without an accumulator local (an array element), the statement's last operation. A fused mac combines on
     itself; ``tree``: two partial sums meet on an adder where the architecture has one."""
     acc = st.writes_local if st.writes_local and st.writes_local in st.reads_locals else None
+    if acc is None and (held := _element_path(design, st, tree)):
+        return held
     if acc is None:
         comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
         return max(1, op_latency(design, _combiner(design, st, comb, tree)))
@@ -92,6 +94,33 @@ def path_latency(design, st, first: int, last: int) -> int:
                 design, _combiner(design, st, n.op, False))
             path[j] = start + lat
     return 0
+
+
+def _element_path(design, st, tree: bool) -> int:
+    """An array element the statement reads and stores back (``y[j] = y[j] * 3 + x[t][j]``): the latency of the
+    operations from its load to the stored value, the chain one update waits for the last (0 where the statement
+    stores no element it loads). Before hlsim 0.58 the last operation alone: a PE-array fold keeping ``y[j]`` in
+    its register ran that update at II 2, the add, where the multiply before it makes 5 (an outside probe)."""
+    store = next((n for n in st.dag if n.op == "store" and n.access is not None), None)
+    if store is None:
+        return 0
+    key = (store.array, tuple(store.access.index_text))
+    best = 0
+    for i, n in enumerate(st.dag):
+        if n.op != "load" or n.access is None or (n.array, tuple(n.access.index_text)) != key:
+            continue
+        path = {i: 0}
+        for j in range(i + 1, len(st.dag)):
+            m = st.dag[j]
+            before = [path[k] for k in m.deps if k in path] + ([path[m.acc]] if m.acc in path else [])
+            if not before:
+                continue
+            if m.op == "store":
+                best = max(best, max(before)) if m is store else best
+                continue
+            path[j] = max(before) + (level_latency(design, m.array) if m.op == "load" else
+                                     op_latency(design, _combiner(design, st, m.op, tree)))
+    return best
 
 
 def _accumulator_path(st, acc: str) -> list[int]:

@@ -57,11 +57,16 @@ def critical_path(cycles: list[float], waits: list[set[int]]) -> float:
 
 
 def issue_pressure(design, timing, site, groups: float, busy, rate) -> None:
-    """Add a pipelined region's use of its schedule's resources to its task's ``busy`` (resource -> cycles the
-    resource is taken: ``groups`` x issues a group / issues per cycle) and ``rate`` (resource -> the share of the
-    resource's issues per cycle the region takes in its steady state: issues a group / (II x issues per cycle))."""
+    """Add a pipelined or unrolled region's use of its schedule's resources to its task's ``busy`` (resource ->
+    cycles the resource is taken: ``groups`` x issues a group / issues per cycle) and ``rate`` (resource -> the
+    share of the resource's issues per cycle the region takes in its steady state: issues a group / (II, or an
+    unrolled group's cycles, x issues per cycle))."""
     sched = timing.schedules.get(site.id)
-    ii = timing.info.get(site.id, {}).get("ii", 0.0)
+    info = timing.info.get(site.id, {})
+    # an unrolled region runs its groups one after another, each for its schedule's depth (before hlsim 0.58 only a
+    # pipelined region shared its units and ports with the tasks it overlaps: two unrolled nests on one DRAM
+    # channel moved 256 words in 129 cycles; an outside probe)
+    ii = info.get("ii", 0.0) if site.region == "pipeline" else info.get("depth", 0.0) + 1.0
     if sched is None or not ii or groups <= 0:
         return
     for r, u in sched.uses.items():

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from . import nest
 from .errors import Diagnostic, SpecError, UserError
 from .errors import did_you_mean as _close
+from .fold_dependences import cross_pe
 from .kernel import BINOP_CLASSES, Loop
 from .library import is_bundled
 from .order_legality import reversed_dependence
@@ -176,6 +177,10 @@ def _check_spatial(d: Design, label: str, loop: Loop, lm, spatial_use: dict[str,
                             "between its loops, or bounds that depend on its own loops)",
                             "spatial loops in a perfectly nested band with static bounds",
                             "use unroll and pipeline_ii for imperfect nests"))
+    elif (why := cross_pe(d, [lp.label for lp in band], label)) is not None:
+        diags.append(_mdiag(m, ("loops", label, "spatial"), why, "spatial loops whose iterations do not read "
+                            "what another iteration of theirs writes (a reduction into one element is fine)",
+                            "bind another loop, or run this one temporally (pipeline_ii, unroll)"))
     return diags
 
 

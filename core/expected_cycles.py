@@ -173,7 +173,7 @@ class _Walker:
             cyc += share * (end + (whole * max(0.0, g * ii + test - end) if test > 0 else 0.0))
             groups_total += share * max(g - 1, 0.0)
             groups_all += share * g
-        if s.region == "pipeline" and self.d.mapping.dataflow:
+        if s.region in ("pipeline", "unroll") and self.d.mapping.dataflow:
             dataflow_tasks.issue_pressure(self.d, self.timing, s, weight * groups_all,
                                           self.busy.setdefault(s.nest, {}), self.rate.setdefault(s.nest, {}))
         info = self.timing.info.get(s.id, {})

@@ -12,7 +12,6 @@ operations, accesses and DAG; ``kernel_ctx`` what it knows there) and ``kernel_v
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from typing import Any, Union
@@ -319,10 +318,10 @@ class LoopTree:
         for anc in chain:
             grown = []
             for env in envs:
-                for v in kv.values(anc, env):
-                    grown.append({**env, anc.var: v} if anc.var is not None else env)
-                if len(grown) > limit:
+                vals = kv.values(anc, env)
+                if len(grown) + len(vals) > limit:  # (before listing them: a loop of 10^12 trips took 13 GB)
                     return None
+                grown.extend({**env, anc.var: v} if anc.var is not None else env for v in vals)
             envs = grown
         return [len(kv.values(loop, env)) for env in envs]
 
@@ -344,16 +343,11 @@ class LoopTree:
                     if n.data_dependent or n.is_while or n.var is None or not envs:
                         visit(n.body, [])  # variables below are unknown
                         continue
-                    grown = []
-                    for env in envs:
-                        try:
-                            grown.extend({**env, n.var: v} for v in kv.values(n, env))
-                        except (ExprError, ValueError, TypeError):
-                            grown = []
-                            break
-                    if len(grown) > limit:
-                        grown = grown[:: math.ceil(len(grown) / limit)]
-                    visit(n.body, grown)
+                    try:
+                        per = [(env, kv.values(n, env)) for env in envs]
+                    except (ExprError, ValueError, TypeError):
+                        per = []
+                    visit(n.body, kv.strided(per, n.var, limit))
                 elif isinstance(n, Branch):
                     taken: list[dict[str, float]] = []
                     other: list[dict[str, float]] = []

@@ -52,7 +52,7 @@ def files(root: Path, kind: str) -> list[Path]:
         return sorted(folder.glob("*.y*ml"))
     if not root.is_dir() or any((root / f).is_dir() for f in FOLDERS.values()):
         return []
-    return [f for f in sorted(root.glob("*.y*ml")) if _top_key(f) == kind]
+    return [f for f in sorted(root.glob("*.y*ml")) if top_key(f) == kind]
 
 
 def _named(folder: Path, stem: str) -> list[Path]:
@@ -67,8 +67,10 @@ def _named(folder: Path, stem: str) -> list[Path]:
     return sorted(folder / n for n in names if n.startswith(stem) and fnmatchcase(n, "*.y*ml") and Path(n).stem == stem)
 
 
-def _top_key(path: Path) -> str | None:
-    """The first top-level key of a YAML file, read from its text (no parse: flat folders are scanned often)."""
+def top_key(path: Path) -> str | None:
+    """The first top-level key of a YAML file, read from its text (no parse: flat folders are scanned often; and a
+    file someone else named, e.g. a space's base mapping, is not parsed before it is known to be a spec: YAML
+    errors quote what they fail on)."""
     try:
         with path.open(encoding="utf-8", errors="replace") as fh:
             for line in fh:

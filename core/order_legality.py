@@ -27,7 +27,7 @@ def reversed_dependence(design, band: list[str], sequence: list[str]) -> str | N
         for r in accesses:
             if r.array != w.array or r is w:
                 continue
-            dist = _distance(design, w, r, var_of, band)
+            dist = distance_vector(design, w, r, var_of, band)
             if dist is None or not any(dist.values()):
                 continue  # never the same element, or within one iteration
             if not _positive([dist[lb] for lb in band]):  # r comes first in the kernel: the write must stay after it
@@ -38,7 +38,7 @@ def reversed_dependence(design, band: list[str], sequence: list[str]) -> str | N
     return None
 
 
-def _distance(design, w, r, var_of: dict[str, str | None], band: list[str]) -> dict[str, int] | None:
+def distance_vector(design, w, r, var_of: dict[str, str | None], band: list[str]) -> dict[str, int] | None:
     """Iterations of each band loop from ``w``'s access to ``r``'s of the same element, where each subscript
     is one band variable (coefficient 1) or none, the same in both, plus a constant; None otherwise."""
     if len(w.affine) != len(r.affine) or w.indirect or r.indirect:

@@ -19,9 +19,11 @@ from . import list_schedule as ls
 from . import modulo
 from . import nest as lnest
 from . import schedule as sch
+from .bank_spread import closed_form_uses
 from .copy_reuse import CopyReuse, has_jump, uniform
 from .costs import combining_latency, resource_cap
 from .design import Design
+from .fold_dependences import fold_rec_mii
 from .instrument import SLOTS, Instrumented, Site
 from .recurrence import recurrence_mii
 
@@ -231,7 +233,7 @@ class Timing:
         if loop.var is not None:
             g.env[loop.var] = 0
         g.add_model(body, lambda kl, is_tile: 1.0)
-        sched = self._bound(body, copies, g)
+        sched = self._bound(body, copies, g, loop)
         one = sch.GraphBuilder(self.d, loop, 1)  # one copy as an iteration of the region's loop
         one.add_model(body, lambda kl, is_tile: 1.0)
         deps = one.carried()
@@ -260,35 +262,20 @@ class Timing:
                 best = max(best, math.ceil(self.trips(kl, is_tile)) * step, self._chain(sub))
         return best
 
-    def _bound(self, body: list, copies: int, one: sch.GraphBuilder) -> ls.Schedule:
+    def _bound(self, body: list, copies: int, one: sch.GraphBuilder, loop=None) -> ls.Schedule:
         """Closed form for very large unrolled bodies: the schedule of one pass with every inner loop
         run once (the dependence chain, ``one``) plus the cycles the busiest resource needs for the rest
-        (memory: every bank of an array together)."""
+        (memory: every bank of an array together, and each bank of a partitioned array on its own for the
+        region's own statements, ``bank_uses``)."""
         d = self.d
         chain = ls.list_schedule(d, one.nodes)
-        uses: Counter = Counter()
-
-        def count(model, mult: float):
-            for e in model:
-                if e[0] in ("stmt", "branch") and e[1] is not None:
-                    g = sch.GraphBuilder(d)
-                    g.add_statement(e[1])
-                    for nd in g.nodes:
-                        if nd.resource is not None:
-                            r = nd.resource
-                            r = r if r.startswith(("op:", "mem:@")) else r.split("#", 1)[0] + "#all"
-                            uses[r] += mult * nd.slots
-                if e[0] == "branch":
-                    count(e[2] + e[3], mult)
-                elif e[0] == "loop":
-                    count(e[3], mult * math.ceil(self.trips(e[1], e[2])))
-        count(body, float(copies))
+        uses, issues = closed_form_uses(d, body, copies, loop, self.trips)
         busiest = 0
         for r, u in uses.items():
             cap = resource_cap(d, r)
             if cap != math.inf:
                 busiest = max(busiest, math.ceil(u / cap))
-        return ls.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(sum(uses.values())))
+        return ls.Schedule(chain.depth + max(0, busiest - 1), uses, chain.peak, int(issues))
 
     def _array(self, s: Site) -> tuple[float, float, float]:
         """A PE-array fold (``llmulator.nest``): each bound PE runs one innermost body per stream step.
@@ -315,6 +302,7 @@ class Timing:
             for a in st.accesses:
                 if a.is_write and f["reuse"].get(a.array, (1.0, 1.0))[1] > 1:
                     rec_mii = max(rec_mii, combining_latency(d, st))
+        rec_mii = max(rec_mii, int(fold_rec_mii(d, band)))   # a recurrence along the stream (fold_dependences)
         target = max(d.mapping.loop(lb).pipeline_ii or 1 for lb in band)
         ii = max(target, res_mii, rec_mii)
         fill = float(lnest.systolic_fill(d, band, f["stationary"], f["output_drain"], f["preload"]))

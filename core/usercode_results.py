@@ -30,22 +30,46 @@ def load(folder: Path, want: Iterable[str], namespace: dict[str, Any],
     most ``caps[name]`` bytes where given, else as :func:`_cap` allows. Raises ValueError (too large, objects, a
     header it cannot read) or OSError (not a regular file)."""
     out: dict[str, np.ndarray] = {}
-    with sandbox.open_child(folder, "result.npz") as f, zipfile.ZipFile(f) as z:
-        members = {i.filename: i for i in z.infolist()}
-        for name in want:
-            info = members.get(f"{name}.npy")
-            if info is None:
-                continue
-            cap = caps[name] if caps and name in caps else _cap(namespace.get(name))
-            with z.open(info) as m:
-                shape, dtype = _header(m)
-            size = math.prod(shape) * dtype.itemsize
-            if dtype.hasobject or size > cap:
-                what = "Python objects" if dtype.hasobject else f"{size:,} bytes ({shape}, {dtype})"
-                raise ValueError(f"'{name}' holds {what}; at most {cap:,} bytes of numbers are accepted")
-            with z.open(info) as m:
-                out[name] = np.lib.format.read_array(m, allow_pickle=False)
+    with sandbox.open_child(folder, "result.npz") as f:
+        _few_entries(f)
+        with zipfile.ZipFile(f) as z:
+            members = {i.filename: i for i in z.infolist()}
+            for name in want:
+                info = members.get(f"{name}.npy")
+                if info is None:
+                    continue
+                cap = caps[name] if caps and name in caps else _cap(namespace.get(name))
+                with z.open(info) as m:
+                    shape, dtype = _header(m)
+                size = math.prod(shape) * dtype.itemsize
+                if dtype.hasobject or size > cap:
+                    what = "Python objects" if dtype.hasobject else f"{size:,} bytes ({shape}, {dtype})"
+                    raise ValueError(f"'{name}' holds {what}; at most {cap:,} bytes of numbers are accepted")
+                with z.open(info) as m:
+                    out[name] = np.lib.format.read_array(m, allow_pickle=False)
     return out
+
+
+MAX_ENTRIES = 4096  # members an archive of the child's arrays may list (it writes one per array it returns)
+
+
+def _few_entries(f) -> None:
+    """Refuse an archive whose directory lists more than ``MAX_ENTRIES`` members or takes more than 1 MiB, read from
+    its end record before ``zipfile`` builds an object per member (an outside probe's 2,000,000-entry archive took
+    the parent to 846 MB, an 8,000,000-entry one past 2.9 GB)."""
+    f.seek(0, 2)
+    size = f.tell()
+    f.seek(max(0, size - 65557))
+    tail = f.read()
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or len(tail) < at + 16:
+        raise zipfile.BadZipFile("no end of the archive's directory")
+    entries = int.from_bytes(tail[at + 10:at + 12], "little")
+    directory = int.from_bytes(tail[at + 12:at + 16], "little")
+    if entries > MAX_ENTRIES or directory > (1 << 20) and directory != 0xFFFFFFFF:
+        raise ValueError(f"an archive listing {entries:,} members in a {directory:,}-byte directory; at most "
+                         f"{MAX_ENTRIES:,} are read")
+    f.seek(0)
 
 
 def _cap(given: Any) -> int:

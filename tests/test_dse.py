@@ -293,3 +293,20 @@ def test_verifying_the_conv_space_agrees_with_the_analytical_model(tmp_path):
             if lm.spatial:
                 lanes *= lm.tile
         assert v["measured"]["cycles"] >= 64 * 64 * 28 * 28 * 9 / lanes
+
+
+def test_a_space_naming_a_host_file_as_its_base_mapping_shows_none_of_it(tmp_path, capsys):
+    """A shared space file named a host file as `base_mapping` (an outside probe): the YAML error quoted its
+    values (`password: 2024-01-01` read as a date, an integer too large). A file without a top-level `mapping:`
+    key is refused before it is parsed, naming the path and the field, and nothing of its content is shown."""
+    secret = tmp_path / "secret.yml"
+    secret.write_text("password: 2024-01-01\napi_key: 99999999999999999999999\n")
+    space = tmp_path / "space.yaml"
+    space.write_text(f"space:\n  version: 1\n  name: probe\n  workload: horner\n  architecture: hls-fpga\n"
+                     f"  base_mapping: {secret}\n  mapping:\n    loops:\n      L_i: {{pipeline_ii: [1, 2]}}\n")
+    rc = main(["dse", "hls-fpga", str(ROOT / "tests/outside/horner.yaml"), "--space", str(space), "--verify", "0",
+               "--no-progress", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert rc == 2
+    assert "space.base_mapping" in err and "is not a mapping file" in err
+    assert "2024" not in out + err and "9999" not in out + err and "password" not in out + err

@@ -402,6 +402,40 @@ def test_a_result_that_declares_a_huge_array_is_refused_before_it_is_loaded():
         usercode.run_user_code("reference", "w", code, {"y": np.zeros(4)}, want=["y"])
 
 
+FORGED = {
+    "nested json": "open('result.json', 'w').write('[' * 200000)",
+    "kinds a list": "np.savez('result.npz', y=np.zeros(4))\n"
+                    "json.dump({'status': {'ok': True}, 'kinds': ['y']}, open('result.json', 'w'))",
+    "unknown compression": textwrap.dedent("""
+        with zipfile.ZipFile('result.npz', 'w') as z:
+            z.writestr('y.npy', b'x' * 64)
+        b = bytearray(open('result.npz', 'rb').read())
+        b[8:10] = (99).to_bytes(2, 'little')
+        i = b.rfind(b'PK\\x01\\x02') + 10
+        b[i:i + 2] = (99).to_bytes(2, 'little')
+        open('result.npz', 'wb').write(bytes(b))
+        json.dump({'status': {'ok': True}, 'kinds': {'y': 'array'}}, open('result.json', 'w'))"""),
+    "many entries": textwrap.dedent("""
+        with zipfile.ZipFile('result.npz', 'w') as z:
+            for k in range(5000):
+                z.writestr(f'm{k}', b'')
+        json.dump({'status': {'ok': True}, 'kinds': {'y': 'array'}}, open('result.json', 'w'))"""),
+}
+
+
+@needs_sandbox
+@pytest.mark.parametrize("forged", list(FORGED))
+def test_results_the_code_forges_are_the_workloads_error(forged):
+    """A reference that writes its own result files and leaves (an outside probe): a JSON nested 200,000 deep, a
+    list where the kinds' mapping belongs, a member of a compression zipfile does not know, an archive listing
+    5,000 members. Each is the workload's error (UserError: exit 2), never an exception of the parent's (exit 3
+    blamed the plugin; a generator's, exit 1 with a traceback), and the archive's directory is refused from its
+    end record before zipfile reads every member (2,000,000 took the parent to 846 MB)."""
+    code = "import json, os, zipfile\n" + FORGED[forged] + "\nos._exit(0)"
+    with pytest.raises(UserError, match="did not finish normally|cannot be read"):
+        usercode.run_user_code("reference", "w", code, {"y": np.zeros(4)}, want=["y"])
+
+
 def test_messages_from_workload_code_show_control_characters_escaped():
     with pytest.raises(UserError) as e:
         _ref("raise RuntimeError('\\x1b[2J' + chr(10) + 'functional check: pass')")

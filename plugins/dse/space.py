@@ -172,6 +172,7 @@ class Space:
 
 
 # -- loading ------------------------------------------------------------------------------------
+
 def resolve_space(name_or_path: str) -> Path:
     """A path, or a name in the library's ``spaces/`` folders."""
     p = Path(name_or_path)
@@ -247,6 +248,10 @@ def load_space(path: str | Path, arch_path: str | Path, workload_path: str | Pat
                                       "base_mapping: a mapping name or file", "add base_mapping: under space:",
                                       prefer_key=True))
         m_path = Path(pairs[0]["path"])
+    if library.top_key(m_path) != "mapping":  # (a space file is shared: it may name any file of this machine)
+        raise SpecError(smap.diag(("space", "base_mapping") if not mapping and s.get("base_mapping") else ("space",),
+                                  f"base mapping {m_path} is not a mapping file (no top-level `mapping:` key); its "
+                                  "content is not shown", "a mapping spec's file", prefer_key=True))
     m_data, m_smap = load_yaml(m_path)
     validate("mapping", m_data, m_smap)
     mapping_doc = m_data["mapping"]

@@ -136,7 +136,10 @@ from .tally import AccessTally, count_ops
 # 0.57: a tile of accesses that move apart as the loops run (`a[3 - k]` beside `a[k + 3]`, `A[j][i]` beside
 #       `A[i][j]`) holds each one's box, tile by tile (llmulator.access_boxes); an access names its own scope's
 #       loops; a segment whose start the data give moves per entry (bfs); words >= distinct elements, every run
-VERSION = "0.57"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.58: a fold's recurrences (an output kept in a PE waits for its whole update; one along the stream), a spatial
+#       loop whose PEs read each other's results refused; a very large body's banks each on their own; unrolled
+#       dataflow tasks share units and ports; a pipelined loop of 0 trips (llmulator.fold_dependences, bank_spread)
+VERSION = "0.58"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
@@ -233,9 +236,9 @@ class HlsimProfiler:
             elif s.region == "pipeline":
                 _, it, inv = counts.get(s.id, (0, 0, 0))
                 runs[s.nest].pipelined.append((s.loop, float(it), float(inv)))
-                if d.mapping.dataflow:  # (only overlapped tasks share what their pipelines issue to)
-                    groups = it / max(1, d.mapping.loop(s.loop).unroll or 1)
-                    dataflow_tasks.issue_pressure(d, timing, s, groups, runs[s.nest].busy, runs[s.nest].rate)
+            if s.region in ("pipeline", "unroll") and d.mapping.dataflow:  # overlapped tasks share what they issue to
+                groups = counts.get(s.id, (0, 0, 0))[1] / max(1, d.mapping.loop(s.loop).unroll or 1)
+                dataflow_tasks.issue_pressure(d, timing, s, groups, runs[s.nest].busy, runs[s.nest].rate)
             if s.region in ("pipeline", "unroll"):  # a tree reduction's partials meet on exit (llmulator.costs)
                 count_ops(ops, runs[s.nest].ops, costs.tree_combining_ops(d, s.loop), counts.get(s.id, (0, 0, 0))[2])
             c = counts.get(s.id, (0, 0, 0))[0]

@@ -1,0 +1,147 @@
+"""Designs where hlsim 0.57 reported fewer cycles than the hardware can deliver (an outside probe, hand counts from
+physics): a PE-array fold's recurrences, a spatial loop whose PEs read each other's results, a very large unrolled
+body's bank conflicts, unrolled dataflow tasks sharing a channel or a unit; and a pipelined loop of 0 trips that
+crashed every verb. Each is checked against its physical floor, hlsim against the analytical model."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel_design, profiled_and_estimated
+from llmulator.errors import SpecError
+
+ARCH = """
+architecture:
+  version: 1
+  name: floors
+  clock_mhz: 100
+  technology: 45nm
+  compute:
+    {pe}operators:
+      add: {{count: {n}, bits: 32, latency_cycles: 2}}
+      mul: {{count: {n}, bits: 32, latency_cycles: 3}}
+      cmp: {{count: 1, bits: 32, latency_cycles: 1}}
+      logic: {{count: 1, bits: 32, latency_cycles: 1}}
+      shift: {{count: 1, bits: 32, latency_cycles: 1}}
+      select: {{count: 4, bits: 32, latency_cycles: 0}}
+  memory:
+    - {{name: DRAM, kind: dram, width_bits: 32, bandwidth_bytes_per_cycle: {bw}, latency_cycles: 10}}
+    - {{name: SRAM, kind: sram, capacity_kib: 64, width_bits: 32, banks: 32, ports: 1, latency_cycles: 2,
+       double_buffered: false}}
+"""
+PE = ARCH.format(pe="pe_array: {rows: 1, cols: 4, interconnect: broadcast}\n    ", n=4, bw=256)
+ONE = ARCH.format(pe="", n=1, bw=256)
+
+
+def _fold(write, statement: str, y_shape: str, reference: str):
+    return kernel_design(
+        write, PE, f"    L_t: for (int t = 0; t < T; t++) {{\n      L_j: for (int j = 0; j < 4; j++) {{\n"
+        f"        {statement}\n      }}\n    }}",
+        f"    x: {{shape: [T, 4], dtype: int32, role: in}}\n    y: {{shape: {y_shape}, dtype: int32, role: inout}}",
+        reference, "{L_j: {tile: 4, spatial: cols}, L_t: {pipeline_ii: 1}}", "{x: SRAM, y: SRAM}",
+        params="{T: 32}")
+
+
+def test_an_output_kept_in_the_pe_waits_for_its_whole_update_each_step(write):
+    """`y[j] = y[j] * 3 + x[t][j]`: each of the 32 steps waits for the multiply (3) and the add (2) of the one
+    before: II 5, at least 160 cycles (hlsim 0.57: II 2, the add alone, 104 cycles)."""
+    d = _fold(write, "y[j] = y[j] * 3 + x[t][j];", "[4]",
+              "    for t in range(T):\n        y[:] = y * 3 + x[t]")
+    p, e = profiled_and_estimated(d)
+    assert p.breakdown["ii.L_t"] == 5 and p.metrics["cycles"] >= 32 * 5
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_recurrence_through_memory_along_the_stream_bounds_the_fold(write):
+    """`y[t + 1][j] = y[t][j] * 3 + x[t][j]`: step t + 1 loads what step t stores, 5 cycles of operations apart:
+    II 5, at least 160 cycles (hlsim 0.57: II 1, 97 cycles)."""
+    d = _fold(write, "y[t + 1][j] = y[t][j] * 3 + x[t][j];", "[T + 1, 4]",
+              "    for t in range(T):\n        y[t + 1] = y[t] * 3 + x[t]")
+    p, e = profiled_and_estimated(d)
+    assert p.breakdown["rec_mii.L_t"] == 5 and p.metrics["cycles"] >= 32 * 5
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_spatial_loop_whose_pes_read_each_others_results_is_refused(write):
+    """`y[4t + j + 1] = y[4t + j] + x[t][j]` with j on the PE columns: PE j + 1 reads in the same step what PE j
+    writes, a 64-add chain hlsim 0.57 ran in 55 cycles. The validator names the loop, both accesses and the
+    distance; a reduction into one element along a spatial loop is still accepted."""
+    with pytest.raises(SpecError) as err:
+        _fold(write, "y[4 * t + j + 1] = y[4 * t + j] + x[t][j];", "[4 * T + 1]",
+              "    for t in range(T):\n        for j in range(4):\n            y[4*t + j + 1] = y[4*t + j] + x[t][j]")
+    msg = str(err.value)
+    assert "loops.L_j.spatial" in msg and "iteration L_j +1 loads" in msg and "y[((4 * t) + j) + 1]" in msg
+    d = _fold(write, "y[t] += x[t][j];", "[T]", "    y[:] += x.sum(axis=1)")
+    p, e = profiled_and_estimated(d)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def _gather(write, k: int, index: str, partition: str, loops: str):
+    return kernel_design(
+        write, ONE, f"    L_o: for (int r = 0; r < 2; r++) {{\n      L_k: for (int k = 0; k < K; k++) {{\n"
+        f"        y[r][k] = x[{index}];\n      }}\n    }}",
+        "    idx: {shape: [K], dtype: int32, role: in}\n    x: {shape: [8 * K], dtype: int32, role: in}\n"
+        "    y: {shape: [2, K], dtype: int32, role: out}",
+        f"    for r in range(2):\n        y[r][:] = x[{'idx' if 'idx' in index else '::8'}]", loops,
+        "{idx: SRAM, x: SRAM, y: SRAM}", params=f"{{K: {k}}}",
+        extra=f"  partition: {{{partition}}}", inputs="    arrays:\n      idx: {distribution: permutation}")
+
+
+@pytest.mark.parametrize("k", [1000, 1400])
+def test_every_copy_on_one_bank_takes_that_banks_port_above_the_size_limit_too(write, k):
+    """`y[r][k] = x[8 * k]` over a cyclic-8 partition of x, L_k unrolled in a pipelined L_o: every read on bank 0,
+    one port, so II >= K, below the node-by-node size limit (K 1,000) and above it (1,400: hlsim 0.57 spread the
+    reads over the 8 banks, II 175)."""
+    d = _gather(write, k, "8 * k", "x: {type: cyclic, factor: 8}, y: {type: cyclic, factor: 8, dim: 2}",
+                "{L_o: {pipeline_ii: 1}}")
+    p, e = profiled_and_estimated(d)
+    assert p.breakdown["mem_mii.L_o"] >= k and p.metrics["cycles"] >= 2 * k
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_dynamic_index_takes_every_banks_port_above_the_size_limit(write):
+    """`x[idx[k]]`: each copy's read may hit any bank, so it takes a port of each (timing-model section 3): II >= K
+    at K 1,100, above the size limit (hlsim 0.57: K / 8, 138)."""
+    d = _gather(write, 1100, "idx[k]", "idx: {type: cyclic, factor: 8}, x: {type: cyclic, factor: 8}, "
+                "y: {type: cyclic, factor: 8, dim: 2}", "{L_o: {pipeline_ii: 1}}")
+    p, e = profiled_and_estimated(d)
+    assert p.breakdown["mem_mii.L_o"] >= 1100 and p.metrics["cycles"] >= 2 * 1100
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def _two_tasks(write, arch: str, op: str, place: str, loops: str):
+    return kernel_design(
+        write, arch, f"    L_p: for (int i = 0; i < N; i++) {{\n      y[i] = x[i] {op};\n    }}\n"
+        f"    L_u: for (int i = 0; i < N; i++) {{\n      z[i] = w[i] {op};\n    }}",
+        "\n".join(f"    {a}: {{shape: [N], dtype: int32, role: {r}}}" for a, r in
+                  (("x", "in"), ("y", "out"), ("w", "in"), ("z", "out"))),
+        f"    y[:] = x {op}\n    z[:] = w {op}", loops,
+        "{" + ", ".join(f"{a}: {place}" for a in "xywz") + "}", extra="  dataflow: true")
+
+
+@pytest.mark.parametrize("loops", ["{L_p: {pipeline_ii: 1}, L_u: {unroll: 64}}",
+                                   "{L_p: {unroll: 64}, L_u: {unroll: 64}}"])
+def test_unrolled_dataflow_tasks_share_the_dram_channel(write, loops):
+    """Two independent nests, 64 loads and 64 stores each on one DRAM channel of one access a cycle: at least 256
+    cycles overlapped or not (hlsim 0.57: 140 and 129; only pipelined tasks shared)."""
+    d = _two_tasks(write, ARCH.format(pe="", n=1, bw=16), "+ 1", "DRAM", loops)
+    p, e = profiled_and_estimated(d)
+    assert p.metrics["cycles"] >= 256
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_unrolled_dataflow_tasks_share_the_one_multiplier(write):
+    """128 multiplies on one multiplier, the first after its operand's SRAM load (2), the last's result stored: at
+    least 2 + 128 + 3 cycles (hlsim 0.57: 128)."""
+    d = _two_tasks(write, ONE, "* 3", "SRAM", "{L_p: {unroll: 64}, L_u: {unroll: 64}}")
+    p, e = profiled_and_estimated(d)
+    assert p.metrics["cycles"] >= 2 + 128 + 3
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_pipelined_loop_of_no_trips_runs(write):
+    """`for (i = 0; i < Z; i++)` with Z = 0 under pipeline_ii: hlsim 0.57 raised ZeroDivisionError in every verb."""
+    d = kernel_design(write, ONE, "    L_z: for (int i = 0; i < Z; i++) {\n      o[i] = y[i] * 5;\n    }",
+                      "    y: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8], dtype: int32, role: out}",
+                      "    pass", "{L_z: {pipeline_ii: 1}}", "{y: SRAM, o: SRAM}", params="{Z: 0}")
+    p, e = profiled_and_estimated(d)
+    assert e.metrics["cycles"] == p.metrics["cycles"] < 20
