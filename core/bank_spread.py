@@ -7,8 +7,7 @@ cyclic-8 partition puts every read on bank 0 (1,400 reads on one port: at least 
 reported, and 1,055 at 1,000 copies, below the size limit), and a dynamic index (`x[idx[k]]`) takes a port of every
 bank (II K, where K / 8 was reported). Here each copy's bank is found as the node-by-node schedule finds it
 (``schedule.GraphBuilder``): for a cyclic or complete partition the bank of copy k is ``(b0 + k * delta) mod F``,
-counted exactly from the first two copies; a dynamic index adds to every bank. A block partition's banks are not
-counted here (they stay in the all-banks total).
+counted exactly from the first two copies; a block partition's copy by copy; a dynamic index adds to every bank.
 """
 
 from __future__ import annotations
@@ -57,10 +56,40 @@ def bank_uses(design, st, var: str, step: int, copies: int) -> Counter:
         hits = np.bincount((int(b0) + np.arange(copies) * (b1 - int(b0))) % banks, minlength=banks)
         for b in np.flatnonzero(hits):
             out[f"mem:{array}#{b}"] += int(hits[b]) * n0.slots
+    _block_uses(design, st, var, step, copies, graphs[0], out, star)
     for array, n in star.items():
-        for b in range(_banks(design, array) or 0):
+        for b in range(_banks(design, array) or _block_banks(design, array)):
             out[f"mem:{array}#{b}"] += n
     return out
+
+
+def _block_banks(design, array: str) -> int:
+    p = design.mapping.partition.get(array)
+    return p.factor if p is not None and p.type == "block" else 0
+
+
+def _block_uses(design, st, var: str, step: int, copies: int, first: list, out: Counter, star: Counter) -> None:
+    """A block partition's banks, copy by copy (up to 1,024 copies, an even stride beyond, each standing for the
+    stride): a block's bank is not linear in the copy. Before hlsim 0.59 a block partition's banks were counted
+    together only: `y[k] = x[k]` unrolled 1,400 times, x in 8 blocks of 1,400, every read in block 0, ran in 242
+    cycles where its 1,400 reads of one port need 1,400 (an outside probe)."""
+    nodes = [i for i, nd in enumerate(first) if (nd.resource or "").startswith("mem:") and "#" in nd.resource
+             and _block_banks(design, nd.resource[4:].partition("#")[0])]
+    if not nodes:
+        return
+    stride = max(1, -(-copies // 1024))
+    for k in range(0, copies, stride):
+        g = sch.GraphBuilder(design)
+        g.env[var] = k * (step or 1)
+        g.add_statement(st)
+        if len(g.nodes) != len(first):
+            return
+        for i in nodes:
+            array, _, bank = g.nodes[i].resource[4:].partition("#")
+            if bank == "*" or not bank.isdigit():
+                star[array] += stride * g.nodes[i].slots
+            else:
+                out[f"mem:{array}#{bank}"] += stride * g.nodes[i].slots
 
 
 def closed_form_uses(design, body: list, copies: int, loop, trips) -> tuple[Counter, float]:

@@ -57,11 +57,11 @@ def combining_latency(design, st, tree: bool = False) -> int:
         return held
     if acc is None:
         comb = next((n.op for n in reversed(st.dag) if n.op not in ("store", "load")), "add")
-        return max(1, op_latency(design, _combiner(design, st, comb, tree)))
+        return max(1, op_latency(design, combiner(design, st, comb, tree)))
     path: dict[int, int] = {}
     for j in _accumulator_path(st, acc):
         before = [path[k] for k in st.dag[j].deps if k in path]
-        path[j] = max(before, default=0) + op_latency(design, _combiner(design, st, st.dag[j].op, tree))
+        path[j] = max(before, default=0) + op_latency(design, combiner(design, st, st.dag[j].op, tree))
     return max(1, max(path.values(), default=0))
 
 
@@ -75,7 +75,7 @@ def latency_from_local(design, st, local: str) -> int:
         before = [path[k] for k in n.deps if k in path]
         if local in n.reads or before:
             lat = level_latency(design, n.array) if n.op == "load" else op_latency(
-                design, _combiner(design, st, n.op, False))
+                design, combiner(design, st, n.op, False))
             path[j] = max(before, default=0) + lat
     return max(path.values(), default=0)
 
@@ -91,7 +91,7 @@ def path_latency(design, st, first: int, last: int) -> int:
             if j == last:
                 return start
             lat = level_latency(design, n.array) if n.op == "load" else 1 if n.op == "store" else op_latency(
-                design, _combiner(design, st, n.op, False))
+                design, combiner(design, st, n.op, False))
             path[j] = start + lat
     return 0
 
@@ -119,7 +119,7 @@ def _element_path(design, st, tree: bool) -> int:
                 best = max(best, max(before)) if m is store else best
                 continue
             path[j] = max(before) + (level_latency(design, m.array) if m.op == "load" else
-                                     op_latency(design, _combiner(design, st, m.op, tree)))
+                                     op_latency(design, combiner(design, st, m.op, tree)))
     return best
 
 
@@ -156,12 +156,12 @@ def tree_combining_ops(design, label: str) -> dict[str, float]:
         if acc is None or acc not in st.reads_locals or acc in seen:
             continue
         seen.add(acc)   # (partials per local: every update of it combines with the same operation)
-        for cls in {_combiner(design, st, st.dag[j].op, True) for j in _accumulator_path(st, acc)}:
+        for cls in {combiner(design, st, st.dag[j].op, True) for j in _accumulator_path(st, acc)}:
             out[cls] = out.get(cls, 0.0) + (u - 1)
     return out
 
 
-def _combiner(design, st, op: str, tree: bool) -> str:
+def combiner(design, st, op: str, tree: bool) -> str:
     """The class a combining operation runs on: an unfused mac's add; a tree's partial sums on an adder."""
     if op == "mac" and ("mac" not in design.stmt_ops(st) or tree and "add" in design.arch.operators):
         return "add"

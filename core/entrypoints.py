@@ -88,8 +88,13 @@ def scan(group: str) -> list[EntryPoint]:
 
 
 def _standard(finder: Any) -> bool:
-    return getattr(finder, "__name__", None) == "PathFinder" and finder.__module__ in (
-        "_frozen_importlib_external", "importlib._bootstrap_external", "importlib.machinery")
+    """The standard library's PathFinder, or the ``importlib_metadata`` backport's finder, which reads the same
+    folders on ``sys.path`` (dask and datasets import the backport, which installs it: every scan after them
+    fell back to ``importlib.metadata``, and a test of the scanner failed when it ran after theirs)."""
+    cls = finder if isinstance(finder, type) else type(finder)
+    return (cls.__name__ == "PathFinder" and cls.__module__ in (
+        "_frozen_importlib_external", "importlib._bootstrap_external", "importlib.machinery")) or (
+        cls.__name__ == "MetadataPathFinder" and cls.__module__.split(".")[0] == "importlib_metadata")
 
 
 def _normalize(name: str) -> str:

@@ -19,54 +19,22 @@ from __future__ import annotations
 import numpy as np
 
 from . import nest
-from .costs import level_latency, op_latency
+from .costs import combiner, level_latency, op_latency
 from .expr import ExprError, evaluate
-from .order_legality import distance_vector
 
 
-def _pairs(design, band: list[str]):
-    """(statement, store node, load node, distance over the band's loops) of each element a statement stores and
-    a different iteration of the band loads, in kernel order (the store first)."""
-    loops = design.tree.loops
-    var_of = {lb: loops[lb].var for lb in band}
-    for st in loops[band[-1]].statements():
-        for i, w in enumerate(st.dag):
-            if w.op != "store" or w.access is None:
-                continue
-            for j, r in enumerate(st.dag):
-                if r.op != "load" or r.access is None or r.array != w.array:
-                    continue
-                dist = distance_vector(design, w.access, r.access, var_of, band)
-                if dist is None or not any(dist.values()):
-                    continue
-                if next((x > 0 for x in (dist[lb] for lb in band) if x), False):
-                    yield st, i, j, dist
+def _step(loop) -> int | None:
+    """The signed step of an additive loop with a constant step, else None (not judged)."""
+    return loop.step if loop.step_op == "+" and loop.step_text is None and loop.step else None
 
 
-def _load_to_store(design, st, load: int, store: int) -> int:
-    """Cycles from a loaded value to the stored one: the operations on the path between them."""
-    path = {load: 0}
-    for j in range(load + 1, store + 1):
-        n = st.dag[j]
-        before = [path[k] for k in n.deps if k in path] + ([path[n.acc]] if n.acc in path else [])
-        if not before:
-            continue
-        if j == store:
-            return max(before)
-        path[j] = max(before) + (level_latency(design, n.array) if n.op == "load" else op_latency(design, n.op))
-    return 0
-
-
-def _access(a) -> str:
-    return a.array + "".join(f"[{t}]" for t in a.index_text)
-
-
-def _one_loop_distance(design, w, r, var: str) -> int | None:
-    """Iterations of the loop of ``var`` from ``w``'s access to ``r``'s of the same element, every other loop
-    the same: each subscript the same affine form in both up to constants; None where they never meet so."""
+def _value_distance(design, w, r, moving: dict[str, str]) -> dict[str, int] | None:
+    """Values each variable of ``moving`` (variable -> loop label) moves from ``w``'s access to ``r``'s of the same
+    element, every other variable the same: each subscript the same affine form in both up to constants, with at
+    most one moving variable (any non-zero coefficient); None where they never meet so."""
     if len(w.affine) != len(r.affine) or w.indirect or r.indirect:
         return None
-    delta = None
+    delta: dict[str, int] = {}
     for aw, ar in zip(w.affine, r.affine, strict=True):
         if aw.coefs != ar.coefs:
             return None
@@ -74,45 +42,145 @@ def _one_loop_distance(design, w, r, var: str) -> int | None:
             dc = int(evaluate(aw.const, design.sizes)) - int(evaluate(ar.const, design.sizes))
         except (ExprError, TypeError, ValueError):
             return None
-        c = int(aw.coefs.get(var, 0))
-        if c == 0:
+        used = [v for v, c in aw.coefs.items() if c and v in moving]
+        if not used:
             if dc:
                 return None
             continue
-        if dc % c or (delta is not None and dc // c != delta):
+        c = int(aw.coefs[used[0]])
+        if len(used) > 1 or dc % c or delta.get(used[0], dc // c) != dc // c:
             return None
-        delta = dc // c
+        delta[used[0]] = dc // c   # w at v touches c v + cw, r at v' c v' + cr: met where v' - v = (cw - cr) / c
     return delta
+
+
+def _iterations(design, delta: dict[str, int], moving: dict[str, str]) -> dict[str, int] | None:
+    """Values moved per loop -> iterations moved per loop label (a descending loop's are negative), or None where a
+    loop's step does not divide them (the two accesses never meet) or is not a constant addition."""
+    out = {lb: 0 for lb in moving.values()}
+    for v, dv in delta.items():
+        step = _step(design.tree.loops[moving[v]])
+        if step is None or dv % step:
+            return None
+        out[moving[v]] = dv // step
+    return out
+
+
+def _access(a) -> str:
+    return a.array + "".join(f"[{t}]" for t in a.index_text)
 
 
 def cross_pe(design, band: list[str], lb: str) -> str | None:
     """Why the band's spatial loop ``lb`` cannot run its iterations at once, as text, or None: an element one PE's
     iteration stores and another's, later in the kernel's order, loads, every other loop the same (in a
-    statement or between two of the body)."""
+    statement or between two of the body). A descending loop's earlier iterations have the larger values, and a
+    step that does not divide the distance never meets it."""
     m = design.mapping
     loops = design.tree.loops
     accesses = [a for st in loops[band[-1]].statements() for a in st.accesses]
     extent = m.loop(lb).tile or design.trips(lb)
+    moving = {loops[lb].var: lb}
     for w in (a for a in accesses if a.is_write):
         for r in (a for a in accesses if not a.is_write and a.array == w.array):
-            d = _one_loop_distance(design, w, r, loops[lb].var)
-            if d is not None and 0 < d < extent:
+            delta = _value_distance(design, w, r, moving)
+            d = _iterations(design, delta, moving) if delta else None
+            if d is not None and 0 < d[lb] < extent:
                 return (f"loop {lb} is bound to the PE array (spatial: {m.loop(lb).spatial}), but iteration "
-                        f"{lb} {d:+d} loads `{_access(r)}` that iteration {lb} stores (`{_access(w)}`): its "
+                        f"{lb} {d[lb]:+d} loads `{_access(r)}` that iteration {lb} stores (`{_access(w)}`): its "
                         "PEs run those iterations in the same step")
     return None
 
 
-def stream_dependences(design, band: list[str]) -> list[tuple[int, dict[str, int]]]:
-    """(latency from the load to the store, distance over the band's loops) of each element the fold's body
-    stores and a later iteration on the same PE loads: no spatial loop moves."""
-    m = design.mapping
-    out = []
-    for st, w, r, dist in _pairs(design, band):
-        if any(dist[lb] for lb in band if m.loop(lb).spatial):
+def _key(n) -> tuple:
+    return (n.array, tuple(n.access.index_text))
+
+
+def _flow(design, st, start: dict[int, int], held: dict) -> tuple[dict[int, int], dict[int, int]]:
+    """When each node's value is ready (and each store's value arrives) in statement ``st``, counted from a value
+    loaded at cycle 0: ``start`` its nodes that take that value, ``held`` the locals and elements (array, subscript
+    text) earlier statements of the iteration computed from it, with their times."""
+    ready: dict[int, int] = {}
+    stores: dict[int, int] = {}
+    for j, n in enumerate(st.dag):
+        before = [ready[k] for k in n.deps if k in ready] + ([ready[n.acc]] if n.acc in ready else [])
+        before += [held[v] for v in n.reads if v in held]
+        passed = j in start or (n.op == "load" and n.access is not None and _key(n) in held)
+        if j in start:
+            before.append(start[j])
+        elif passed:
+            before.append(held[_key(n)])
+        if not before:
             continue
-        out.append((_load_to_store(design, st, r, w), dist))
+        if n.op == "store":
+            stores[j] = max(before)
+        else:
+            lat = 0 if passed else level_latency(design, n.array) if n.op == "load" else \
+                op_latency(design, combiner(design, st, n.op, False))   # (an unfused mac: its add)
+            ready[j] = max(before) + lat
+    return ready, stores
+
+
+def _chain(design, stmts: list, ia: int, load: int, ib: int, store: int) -> int:
+    """Cycles from the value a load of statement ``ia`` takes to the value statement ``ib``'s store stores, through
+    the locals and the elements the statements between them compute from it (0 where none reaches it)."""
+    held: dict = {}
+    for i in range(ia, ib + 1):
+        st = stmts[i]
+        ready, stores = _flow(design, st, {load: 0} if i == ia else {}, held)
+        if i == ib:
+            return stores.get(store, 0)
+        if st.writes_local and ready:
+            held[st.writes_local] = max(ready.values())
+        for j, t in stores.items():
+            if st.dag[j].access is not None:
+                held[_key(st.dag[j])] = t
+    return 0
+
+
+def stream_dependences(design, band: list[str]) -> list[tuple[int, dict[str, int]]]:
+    """(latency from the load to the store, iterations over the band's loops) of each element the fold's body
+    stores and a later iteration on the same PE loads: no spatial loop moves. An element no temporal loop of the
+    fold names is the same one on its next iteration (of the innermost such loop), the latency then the chain
+    through the body's statements from its load to its store."""
+    m = design.mapping
+    loops = design.tree.loops
+    stmts = loops[band[-1]].statements()
+    moving = {loops[lb].var: lb for lb in band if loops[lb].var is not None}
+    out = []
+    for ib, st in enumerate(stmts):
+        for store, w in enumerate(st.dag):
+            if w.op != "store" or w.access is None:
+                continue
+            for ia in range(ib + 1):
+                for load, r in enumerate(stmts[ia].dag):
+                    if r.op != "load" or r.access is None or r.array != w.array or (ia == ib and load > store):
+                        continue
+                    delta = _value_distance(design, w.access, r.access, moving)
+                    dist = _iterations(design, delta, moving) if delta is not None else None
+                    if dist is None or any(dist[lb] for lb in band if m.loop(lb).spatial):
+                        continue
+                    if not any(dist.values()):   # the same element: again on the next trip of a loop not naming it
+                        free = [lb for lb in band if not m.loop(lb).spatial
+                                and loops[lb].var not in w.access.loop_vars()]
+                        if not free:
+                            continue
+                        dist[free[-1]] = 1
+                    if not next((x > 0 for x in (dist[lb] for lb in band) if x), False):
+                        continue
+                    lat = _chain(design, stmts, ia, load, ib, store)
+                    if lat > 0:
+                        out.append((lat, dist))
     return out
+
+
+def local_recurrence(design, band: list[str]) -> int:
+    """The longest update of a local the fold's body reads before it writes it (`s = s + x[t][j]`): one
+    accumulator all the PEs and steps chain through, at least that many cycles a step (before hlsim 0.59
+    nothing: a scan over 128 steps ran at II 1, an outside probe)."""
+    from .costs import combining_latency
+
+    return max((combining_latency(design, st) for st in design.tree.loops[band[-1]].statements()
+                if st.writes_local and st.writes_local in st.reads_locals), default=0)
 
 
 def stream_rec_mii(heads: list[str], t: np.ndarray, is_sp: np.ndarray, pos: np.ndarray,
@@ -145,11 +213,11 @@ def fold_rec_mii(design, band: list[str]) -> float:
     reads them (mapped order, each tile's extent)."""
     deps = stream_dependences(design, band)
     if not deps:
-        return 1.0
+        return float(max(1, local_recurrence(design, band)))
     m = design.mapping
     heads = [lb for kind, lb in nest.mapped_band(design, band) if kind == "point"]
     trips = [max(nest.mapped_trips(design, lb), 1.0) for lb in heads]
     t = np.array([[min(float(m.loop(lb).tile or n), n) for lb, n in zip(heads, trips, strict=True)]])
     is_sp = np.array([[bool(m.loop(lb).spatial) for lb in heads]])
     pos = np.array([list(range(len(heads)))])
-    return float(stream_rec_mii(heads, t, is_sp, pos, deps)[0])
+    return float(max(stream_rec_mii(heads, t, is_sp, pos, deps)[0], local_recurrence(design, band)))

@@ -37,6 +37,15 @@ def test_the_installed_environment_reads_the_same():
     _same_as_metadata()
 
 
+def test_the_importlib_metadata_backports_finder_reads_the_same():
+    """dask and datasets import the ``importlib_metadata`` backport, which puts its finder on ``sys.meta_path``: the
+    scan reads the same folders, so it is not unusual (before, the scan raised and fell back)."""
+    backport = pytest.importorskip("importlib_metadata")
+    assert any(type(f).__name__ == "MetadataPathFinder" for f in sys.meta_path), backport
+    entrypoints.scan("llmulator")   # does not raise _Unusual
+    _same_as_metadata()
+
+
 def test_order_duplicates_comments_and_egg_info_read_the_same(tmp_path, monkeypatch):
     site, later = tmp_path / "site", tmp_path / "later"
     site.mkdir()

@@ -145,3 +145,85 @@ def test_a_pipelined_loop_of_no_trips_runs(write):
                       "    pass", "{L_z: {pipeline_ii: 1}}", "{y: SRAM, o: SRAM}", params="{Z: 0}")
     p, e = profiled_and_estimated(d)
     assert e.metrics["cycles"] == p.metrics["cycles"] < 20
+
+
+# -- hlsim 0.59: the rewrites of the same kernels a second probe tried (each gave 0.58's wrong number) -------------
+FOLD = "{L_j: {tile: 4, spatial: cols}, L_t: {pipeline_ii: 1}}"
+
+
+def _pe(write, kernel: str, y_shape: str, ref: str, loops: str = FOLD, params: str = "{T: 32}"):
+    return kernel_design(write, PE, kernel, "    x: {shape: [64, 8], dtype: int32, role: in}\n"
+                         f"    y: {{shape: {y_shape}, dtype: int32, role: inout}}", ref, loops, "{x: SRAM, y: SRAM}",
+                         params=params)
+
+
+STREAM = {  # kernel, y's shape, reference: each a chain of 32 updates of a multiply (3) and an add (2)
+    "descending": ("    L_t: for (int t = T - 1; t >= 0; t--) {\n      L_j: for (int j = 0; j < 4; j++) {\n"
+                   "        y[t][j] = y[t + 1][j] * 3 + x[t][j];\n      }\n    }", "[T + 1, 4]",
+                   "    for t in range(T - 1, -1, -1):\n        y[t] = y[t + 1] * 3 + x[t, :4]"),
+    "coefficient 2": ("    L_t: for (int t = 0; t < T; t++) {\n      L_j: for (int j = 0; j < 4; j++) {\n"
+                      "        y[2 * t + 2][j] = y[2 * t][j] * 3 + x[t][j];\n      }\n    }", "[2 * T + 2, 4]",
+                      "    for t in range(T):\n        y[2 * t + 2] = y[2 * t] * 3 + x[t, :4]"),
+    "step 2": ("    L_t: for (int t = 0; t < 2 * T; t += 2) {\n      L_j: for (int j = 0; j < 4; j++) {\n"
+               "        y[t + 2][j] = y[t][j] * 3 + x[t][j];\n      }\n    }", "[2 * T + 2, 4]",
+               "    for t in range(0, 2 * T, 2):\n        y[t + 2] = y[t] * 3 + x[t, :4]"),
+    "through a local": ("    L_t: for (int t = 0; t < T; t++) {\n      L_j: for (int j = 0; j < 4; j++) {\n"
+                        "        int v = y[t][j] * 3;\n        y[t + 1][j] = v + x[t][j];\n      }\n    }",
+                        "[T + 1, 4]", "    for t in range(T):\n        y[t + 1] = y[t] * 3 + x[t, :4]"),
+    "two statements": ("    L_t: for (int t = 0; t < T; t++) {\n      L_j: for (int j = 0; j < 4; j++) {\n"
+                       "        y[0][j] = y[0][j] * 3;\n        y[0][j] = y[0][j] + x[t][j];\n      }\n    }",
+                       "[1, 4]", "    for t in range(T):\n        y[0] = y[0] * 3 + x[t, :4]"),
+}
+
+
+@pytest.mark.parametrize("form", list(STREAM))
+def test_every_form_of_a_stream_recurrence_bounds_the_fold(write, form):
+    """hlsim 0.58 found `y[t + 1][j] = y[t][j] * 3 + x[t][j]` and nothing else: counting down, a coefficient or a
+    step of 2, a temporary between the load and the store, or the update split over two statements ran at II 1-3
+    (77-142 cycles where 32 updates of 5 cycles need 160)."""
+    kernel, shape, ref = STREAM[form]
+    p, e = profiled_and_estimated(_pe(write, kernel, shape, ref))
+    assert p.metrics["cycles"] >= 32 * 5 and p.breakdown["ii.L_t"] == 5
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_local_every_pe_accumulates_into_waits_for_its_add(write):
+    """`s = s + x[t][j]` with j on the PE columns: one accumulator, 128 steps of an add (2) at least (hlsim 0.58: II 1,
+    169 cycles where 256)."""
+    kernel = ("    int s = 0;\n    L_t: for (int t = 0; t < T; t++) {\n      L_j: for (int j = 0; j < 4; j++) {\n"
+              "        s = s + x[t][j];\n        y[t][j] = s;\n      }\n    }")
+    p, e = profiled_and_estimated(_pe(write, kernel, "[T, 4]", "    y[:] = np.cumsum(x[:T, :4].ravel()).reshape(T, 4)",
+                                      params="{T: 64}"))
+    assert p.metrics["cycles"] >= 64 * 2
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+@pytest.mark.parametrize("kernel, refused", [
+    ("L_j: for (int j = 0; j < 8; j += 2) {\n        y[t][j + 1] = y[t][j] + x[t][j];", False),   # odd from even
+    ("L_j: for (int j = 3; j >= 0; j--) {\n        y[t][j + 1] = y[t][j] + x[t][j];", False),   # reads old values
+    ("L_j: for (int j = 0; j < 8; j += 2) {\n        y[t][j + 4] = y[t][j] + x[t][j];", True),   # 2 iterations on
+    ("L_j: for (int j = 3; j >= 0; j--) {\n        y[t][j] = y[t][j + 1] + x[t][j];", True),   # the chain, descending
+])
+def test_a_spatial_loops_distance_is_counted_in_its_iterations(write, kernel, refused):
+    """hlsim 0.58 measured the distance in the variable's values: a step-2 loop writing odd and reading even elements
+    and a descending loop reading the old values were refused, and a step-2 chain two iterations apart and a
+    descending chain were not."""
+    text = f"    L_t: for (int t = 0; t < T; t++) {{\n      {kernel}\n      }}\n    }}"
+    make = lambda: _pe(write, text, "[T, 12]", "    pass")  # noqa: E731
+    if refused:
+        with pytest.raises(SpecError, match="is bound to the PE array"):
+            make()
+    else:
+        make()
+
+
+def test_a_block_partitions_banks_are_counted_above_the_size_limit(write):
+    """`y[k] = x[k]`, 1,400 copies, x in 8 blocks of 1,400: every read in block 0, one port, at least 1,400 cycles
+    (hlsim 0.58: 242, the reads spread over the 8 blocks)."""
+    d = kernel_design(write, ONE, "    L_k: for (int k = 0; k < K; k++) {\n      y[k] = x[k];\n    }",
+                      "    x: {shape: [8 * K], dtype: int32, role: in}\n    y: {shape: [K], dtype: int32, role: out}",
+                      "    y[:] = x[:K]", "{L_k: {unroll: 1400}}", "{x: SRAM, y: SRAM}", params="{K: 1400}",
+                      extra="  partition: {x: {type: block, factor: 8}, y: {type: cyclic, factor: 8}}")
+    p, e = profiled_and_estimated(d)
+    assert p.metrics["cycles"] >= 1400
+    assert e.metrics["cycles"] == p.metrics["cycles"]

@@ -29,7 +29,7 @@ from llmulator import nest as lnest
 from llmulator.costs import combining_latency
 from llmulator.design import Design
 from llmulator.errors import Diagnostic, SpecError
-from llmulator.fold_dependences import stream_dependences, stream_rec_mii
+from llmulator.fold_dependences import local_recurrence, stream_dependences, stream_rec_mii
 from llmulator.timing import fold_body_schedule
 from llmulator.traffic import BatchMappings, Nest, level_cycles, nest_time, overlapped, view
 from llmulator.transfers import transfers
@@ -83,6 +83,7 @@ def spatial_compute(design: Design, nest: Nest, maps: BatchMappings) -> dict[str
         ii = np.where(reuse > 1, np.maximum(ii, combining_latency(design, writer[arr.name])), ii)
     if deps := stream_dependences(design, nest.labels):   # a recurrence along the stream (fold_dependences)
         ii = np.maximum(ii, stream_rec_mii([nest.labels[g[0]] for g in v.groups], t, is_sp, v.pos, deps))
+    ii = np.maximum(ii, local_recurrence(design, nest.labels))   # a local all PEs and steps accumulate into
     pe = arch.pe_array
     any_sp = is_sp.any(axis=1)
     last = np.zeros(B)

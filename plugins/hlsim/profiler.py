@@ -139,7 +139,9 @@ from .tally import AccessTally, count_ops
 # 0.58: a fold's recurrences (an output kept in a PE waits for its whole update; one along the stream), a spatial
 #       loop whose PEs read each other's results refused; a very large body's banks each on their own; unrolled
 #       dataflow tasks share units and ports; a pipelined loop of 0 trips (llmulator.fold_dependences, bank_spread)
-VERSION = "0.58"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.59: those rules in every form a second probe tried: distances in iterations (descending loops, steps), any
+#       coefficient, chains through locals and statements, a local all PEs accumulate into, block partitions
+VERSION = "0.59"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
