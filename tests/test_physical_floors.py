@@ -41,23 +41,18 @@ def _fold(write, statement: str, y_shape: str, reference: str):
         params="{T: 32}")
 
 
-def test_an_output_kept_in_the_pe_waits_for_its_whole_update_each_step(write):
-    """`y[j] = y[j] * 3 + x[t][j]`: each of the 32 steps waits for the multiply (3) and the add (2) of the one
-    before: II 5, at least 160 cycles (hlsim 0.57: II 2, the add alone, 104 cycles)."""
-    d = _fold(write, "y[j] = y[j] * 3 + x[t][j];", "[4]",
-              "    for t in range(T):\n        y[:] = y * 3 + x[t]")
-    p, e = profiled_and_estimated(d)
-    assert p.breakdown["ii.L_t"] == 5 and p.metrics["cycles"] >= 32 * 5
-    assert e.metrics["cycles"] == p.metrics["cycles"]
-
-
-def test_a_recurrence_through_memory_along_the_stream_bounds_the_fold(write):
-    """`y[t + 1][j] = y[t][j] * 3 + x[t][j]`: step t + 1 loads what step t stores, 5 cycles of operations apart:
-    II 5, at least 160 cycles (hlsim 0.57: II 1, 97 cycles)."""
-    d = _fold(write, "y[t + 1][j] = y[t][j] * 3 + x[t][j];", "[T + 1, 4]",
-              "    for t in range(T):\n        y[t + 1] = y[t] * 3 + x[t]")
-    p, e = profiled_and_estimated(d)
-    assert p.breakdown["rec_mii.L_t"] == 5 and p.metrics["cycles"] >= 32 * 5
+@pytest.mark.parametrize("statement, shape, reference, counter", [
+    # an output kept in the PE: each step waits for the multiply (3) and the add (2) of the one before
+    # (hlsim 0.57: II 2, the add alone, 104 cycles)
+    ("y[j] = y[j] * 3 + x[t][j];", "[4]", "    for t in range(T):\n        y[:] = y * 3 + x[t]", "ii.L_t"),
+    # step t + 1 loads what step t stores, 5 cycles of operations apart (hlsim 0.57: II 1, 97 cycles)
+    ("y[t + 1][j] = y[t][j] * 3 + x[t][j];", "[T + 1, 4]",
+     "    for t in range(T):\n        y[t + 1] = y[t] * 3 + x[t]", "rec_mii.L_t"),
+])
+def test_a_folds_update_chain_bounds_its_ii(write, statement, shape, reference, counter):
+    """32 steps of a multiply and an add each: II 5, at least 160 cycles."""
+    p, e = profiled_and_estimated(_fold(write, statement, shape, reference))
+    assert p.breakdown[counter] == 5 and p.metrics["cycles"] >= 32 * 5
     assert e.metrics["cycles"] == p.metrics["cycles"]
 
 
