@@ -51,7 +51,8 @@ def of(design, accs, at: list[int], loops, scopes, shape) -> Boxes | None:
             return None
         dims = tuple(_resolved(a, scopes.names[w] if w >= 0 else {}, scopes.axis, loops) for a in acc.affine[:ndim])
         rows.setdefault(tuple((sig, const) for sig, _, const in dims), dims)
-    if all(len({row[d][0] for row in rows.values()}) == 1 for d in range(ndim)):
+    if all(len({row[d][0] for row in rows.values()}) == 1 for d in range(ndim)) and not _apart_from_axis(
+            rows.values(), scopes.axis, loops):
         return None
     values = _loop_values(design, loops, scopes.names)
     base, slope = np.zeros((len(rows), ndim)), np.zeros((len(rows), ndim, len(loops)))
@@ -70,6 +71,15 @@ def _resolved(aff, names: dict[str, int], axis: list[int], loops) -> tuple:
     sig = tuple((axis[li], c, loops[li].lower_text, loops[li].upper_text, loops[li].step) if isinstance(li, int)
                 else (li, c) for li, c in terms)
     return tuple(sorted(sig, key=repr)), terms, str(aff.const)
+
+
+def _apart_from_axis(rows, axis: list[int], loops) -> bool:
+    """Whether an access moves with a loop whose bounds differ from those of its tile axis (the last sibling of
+    its name): traffic's one box per dimension takes the axis loop's extent, so `o[i]` in `for (i < 8)` before a
+    sibling `for (i < 3)` spanned 3 elements of the 8 it writes (hlsim 0.59; the distinct-element bound)."""
+    head = lambda lp: (lp.lower_text, lp.upper_text, lp.step, lp.step_op)  # noqa: E731
+    return any(isinstance(li, int) and head(loops[li]) != head(loops[axis[li]])
+               for row in rows for dim in row for li, _ in dim[1])
 
 
 def _strides(base: np.ndarray, slope: np.ndarray) -> np.ndarray:
@@ -154,24 +164,44 @@ def footprints(boxes: Boxes, shape, tiles: np.ndarray, counts: np.ndarray, how: 
     out = np.empty(tiles.shape[0])
     cache: dict[tuple, float] = {}
     for b in range(tiles.shape[0]):
-        t = np.repeat(np.maximum(tiles[b], 1.0)[None], boxes.slope.shape[0], axis=0)  # (A, L) per access
+        extent, count = _per_axis_tiles(np.maximum(tiles[b], 1.0), counts[b], boxes.axis, moving)
+        t = np.repeat(extent[None], boxes.slope.shape[0], axis=0)  # (A, L) per access
         for li, outer, most in spans or ():
             if np.isfinite(most[b]):
                 t[(boxes.slope[:, :, outer] == 0).all(axis=(1, 2)), li] = max(most[b], 1.0)
-        key = tuple(t[:, moving].ravel()) + tuple(counts[b, moving])
+        key = tuple(t[:, moving].ravel()) + tuple(count[moving]) + tuple(count[boxes.axis[moving]])
         if key not in cache:
-            per = _per_tile(boxes, shape, t, _positions(moving, boxes.axis, counts[b]))
+            per = _per_tile(boxes, shape, t, _positions(moving, boxes.axis, count))
             cache[key] = float(per.mean() if how == "mean" else per.max())
         out[b] = cache[key]
     return out
 
 
+def _per_axis_tiles(tiles: np.ndarray, counts: np.ndarray, axis: np.ndarray, moving: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(L,) each loop's extent in one tile and its tiles, where sibling loops of one name walk their axis's
+    tiles: the tile model loads an array once per tile of the axis loop (``transfers.tile_loads`` counts that
+    loop's tiles), so a sibling cut into more tiles than its axis spans as many of its own tiles per axis tile as
+    it takes to cover its trips in the axis's count. Before hlsim 0.60 each position took one of the sibling's
+    tiles and the mean over them was moved once per axis tile: fdtd-2d's `ex` with `L_ex_i` tiled by 5 (4 tiles)
+    beside an untiled `L_hz_i` moved 577.5 of the 599 distinct elements the run read (the distinct-element
+    bound refused it while generating data)."""
+    extent, count = tiles.copy(), counts.copy()
+    for li in moving:
+        per_axis = max(math.ceil(counts[axis[li]] - 1e-9), 1)
+        k = math.ceil(math.ceil(counts[li] - 1e-9) / per_axis)
+        if k > 1:
+            extent[li], count[li] = tiles[li] * k, math.ceil(math.ceil(counts[li] - 1e-9) / k)
+    return extent, count
+
+
 def _positions(moving: np.ndarray, axis: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """(P, L) the tiles' positions (tile index per loop; 0 for loops no access moves with): one index per tile
-    axis (sibling loops of one name take the same, each within its own tiles), every tile where there are at
-    most GRID, else evenly spaced positions per axis."""
+    axis (sibling loops of one name take the same, each within its own tiles, as many positions as the axis
+    loop has tiles: ``_per_axis_tiles``), every tile where there are at most GRID, else evenly spaced positions
+    per axis."""
     axes = sorted({int(axis[li]) for li in moving})
-    n = [max(max(int(math.ceil(counts[li] - 1e-9)) for li in moving if axis[li] == ax), 1) for ax in axes]
+    n = [max(int(math.ceil(counts[ax] - 1e-9)), 1) for ax in axes]
     per_axis = max(int(GRID ** (1.0 / max(len(n), 1))), 2)
     picks = [np.arange(k) if math.prod(n) <= GRID else np.unique(np.round(np.linspace(0, k - 1, min(k, per_axis))))
              for k in n]

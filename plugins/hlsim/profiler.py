@@ -141,7 +141,8 @@ from .tally import AccessTally, count_ops
 #       dataflow tasks share units and ports; a pipelined loop of 0 trips (llmulator.fold_dependences, bank_spread)
 # 0.59: those rules in every form a second probe tried: distances in iterations (descending loops, steps), any
 #       coefficient, chains through locals and statements, a local all PEs accumulate into, block partitions
-VERSION = "0.59"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.60: sibling loops of one name whose bounds or tiles differ from their tile axis move what they touch
+VERSION = "0.60"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
