@@ -105,3 +105,52 @@ def test_relabel_of_a_folder_without_shards_is_bad_usage(tmp_path, capsys):
     assert "no Parquet shards" in capsys.readouterr().err
     assert main(["synth", "--out", str(tmp_path / "none")]) == 2
     assert "needs --n" in capsys.readouterr().err
+
+
+def _refuse_first_profile(monkeypatch) -> list:
+    """hlsim raises InvariantError (a broken physical bound: a timing-model bug) on its first profile only."""
+    from llmulator.errors import InvariantError
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    real, calls = HlsimProfiler.profile, []
+
+    def profile(self, design, inputs=None):
+        calls.append(design.name)
+        if len(calls) == 1:
+            raise InvariantError(f"hlsim broke a physical bound on design {design.name}: a test's refusal")
+        return real(self, design, inputs)
+    monkeypatch.setattr(HlsimProfiler, "profile", profile)
+    return calls
+
+
+def test_a_draw_the_profiler_refuses_is_kept_and_drawn_again(fresh, tmp_path, monkeypatch, capsys):
+    """One refused profile stopped a 40,832-row run with a traceback (2026-12-07); now the run goes on, the
+    sample is drawn again, and the refused design is kept with the command that reproduces it."""
+    _refuse_first_profile(monkeypatch)
+    out = tmp_path / "d"
+    assert main(["synth", "--stages", "2", "--n", "4", "--seed", "7", "--shard-size", "2", "--out", str(out),
+                 "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "synth: s2-0000000: hlsim broke a physical bound" in text and "1 draws refused" in text
+    rows = _rows(out)
+    assert [r["sample_id"] for r in rows] == [f"s2-000000{k}" for k in range(4)]
+    assert rows[1:] == _rows(fresh)[1:]  # the other samples are what an undisturbed run draws
+    assert json.loads((out / "dataset.json").read_text())["refused"] == 1
+    folder = out / "refused" / "s2-0000000-g0a0"
+    info = json.loads((folder / "refusal.json").read_text())
+    assert info["message"].endswith("a test's refusal") and info["reproduce"].startswith("llmulator profile ")
+    card = write_card(out, tmp_path / "card.md", library=False)
+    assert "**Refused draws:** hlsim refused 1 drawn designs" in card
+    monkeypatch.undo()
+    assert main(info["reproduce"].split()[1:]) == 0  # the three files are the refused design, and it profiles
+
+
+def test_a_row_the_profiler_now_refuses_is_redrawn_and_kept(fresh, tmp_path, monkeypatch, capsys):
+    out = _stale_copy(fresh, tmp_path / "d")
+    _refuse_first_profile(monkeypatch)
+    assert main(["synth", "--relabel", "--out", str(out), "--no-progress"]) == 0
+    assert "1 draws the profiler refused" in capsys.readouterr().out
+    summary = json.loads((out / "relabel.json").read_text())
+    assert summary["refused"] == ["s2-0000000-relabel"]
+    assert [d["sample_id"] for d in summary["redrawn"]] == ["s2-0000000"]
+    assert (out / "refused" / "s2-0000000-relabel" / "workload.yaml").is_file()
+    assert _rows(out) == _rows(fresh)  # the redraw of that index is the sample generation made

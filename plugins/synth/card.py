@@ -16,6 +16,8 @@ import numpy as np
 from llmulator.dataset import HELD_OUT, SPLITS, family_of, hw_family, read_records, split_of
 from llmulator.fileio import atomic_write_text
 
+from . import refusals
+
 __all__ = ["SPLITS", "HELD_OUT", "split_of", "family_of", "read_records", "write_card"]
 
 
@@ -159,6 +161,9 @@ def write_card(out: str | Path, path: str | Path, library: bool = True) -> str:
              *([f"**Partial run:** {len(rows)} of the {manifest['n']} planned samples are present (stages "
                 "interleaved, so every stage is in proportion); the same command resumes it.", ""]
                if len(rows) < manifest["n"] else []),
+             *([f"**Refused draws:** hlsim refused {refusals.count(out)} drawn designs (it broke a physical bound "
+                "on them: a timing-model bug each); they were drawn again and are kept under `refused/` with the "
+                "command that reproduces each.", ""] if refusals.count(out) else []),
              "Storage: Parquet shards `data/stage<s>-<k>.parquet` (one row per sample: the three specs as YAML, "
              "the prompt, the input variant and seed, `cycles`, `energy_pj`, `power_mw`, `area_um2`, and "
              "`facts_json` with the intermediate facts — trip counts, II, depth, traffic per level, units — as "

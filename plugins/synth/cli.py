@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from llmulator.errors import UserError
 
@@ -62,6 +63,10 @@ def run_command(args) -> int:
                    shard_size=args.shard_size, progress=not args.no_progress)
     print(f"{args.n} samples in {args.out} ({manifest['new_samples_this_run']} new, "
           f"{manifest['seconds_this_run']:.1f} s)")
+    if manifest["refused"]:
+        print(f"{manifest['refused_this_run']} draws refused by the profiler this run ({manifest['refused']} in all: "
+              "a timing-model bug each, drawn again; the designs and the command that reproduces each are under "
+              f"{Path(args.out) / 'refused'})")
     if args.card:
         from .card import write_card
         write_card(args.out, args.card)

@@ -9,7 +9,10 @@ next attempt number. Shards of ``shard_size`` consecutive samples are the unit
 of work and of storage (``data/stage<s>-<k>.parquet``, written to a temporary
 name and renamed); a shard that exists is never redone, so an interrupted run
 resumes with no lost and no duplicated sample, and the same code runs in local
-worker processes or as Dask tasks with identical results.
+worker processes or as Dask tasks with identical results. A draw the profiler
+refuses (it broke a physical bound: a bug of the timing model) is drawn again
+too, and kept under ``refused/`` with the command that reproduces it
+(:mod:`.refusals`).
 """
 
 from __future__ import annotations
@@ -26,10 +29,11 @@ import attrs
 import numpy as np
 from llmulator import plugins
 from llmulator.dataset import GROUP, Rejected, shard_complete, write_shard
-from llmulator.errors import SpecError, UserError
+from llmulator.errors import InvariantError, SpecError, UserError
 from llmulator.expr import ExprError
 from llmulator.fileio import atomic_write_json
 
+from . import refusals
 from .sample import label
 
 MAX_ATTEMPTS = 12
@@ -58,8 +62,9 @@ def generators_by_stage() -> dict[int, Any]:
     return out
 
 
-def make_shard(task: ShardTask) -> list[dict[str, Any]]:
-    """Label every sample of one shard (runs in a worker process or a Dask task)."""
+def make_shard(task: ShardTask) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Label every sample of one shard (runs in a worker process or a Dask task): (its records, the draws the
+    profiler refused, :func:`.refusals.refusal`)."""
     gen = generators_by_stage().get(task.stage)
     if gen is None:
         raise UserError(f"no generator registered for stage {task.stage}")
@@ -67,13 +72,16 @@ def make_shard(task: ShardTask) -> list[dict[str, Any]]:
     # profiler that `profile`, `dse` or a test in the same process uses afterwards
     profiler = copy.copy(plugins.get("profilers", "hlsim"))
     profiler.time_limit_s = SAMPLE_TIME_LIMIT_S  # a generated program that runs longer is redrawn
-    records = []
+    records: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
     for i in range(task.start, task.stop):
-        records.append(_one(gen, profiler, task.seed, task.stage, i))
-    return records
+        records.append(_one(gen, profiler, task.seed, task.stage, i, refused))
+    return records, refused
 
 
-def _one(gen, profiler, seed: int, stage: int, i: int) -> dict[str, Any]:
+def _one(gen, profiler, seed: int, stage: int, i: int, refused: list | None = None) -> dict[str, Any]:
+    """Sample ``i`` of ``stage``: the first draw that labels. A draw the profiler refuses is appended to
+    ``refused`` and drawn again (with ``refused`` None the ``InvariantError`` propagates)."""
     g = i // GROUP
     reasons = []
     for ga in range(MAX_GROUP_ATTEMPTS):
@@ -90,6 +98,12 @@ def _one(gen, profiler, seed: int, stage: int, i: int) -> dict[str, Any]:
             except (SpecError, ExprError, KeyError, ValueError) as e:
                 # a generated program the analysis cannot price statically: draw another
                 reasons.append(f"{type(e).__name__}: {str(e)[:200]}")
+                continue
+            except InvariantError as e:  # the timing model broke a bound: keep the design, draw another
+                if refused is None:
+                    raise
+                refused.append(refusals.refusal(spec, f"s{stage}-{i:07d}", f"g{ga}a{attempt}", e))
+                reasons.append(f"refused: {str(e)[:200]}")
                 continue
             rec["index"] = i
             rec["sample_id"] = f"s{stage}-{i:07d}"
@@ -134,17 +148,19 @@ def run(stages: list[int], n: int, out: str | Path, seed: int = 0, workers: int 
                                       "shards": [t.name for t in tasks], "complete": False})
     t0 = time.perf_counter()
     done_samples = sum(t.stop - t.start for t in tasks) - sum(t.stop - t.start for t in todo)
-    _execute(todo, data, workers, scheduler, progress, done_samples, n, on_shard)
+    refused = _execute(todo, data, workers, scheduler, progress, done_samples, n, on_shard)
     manifest = {"stages": stages, "n": n, "seed": seed, "shard_size": shard_size,
                 "shards": [t.name for t in tasks], "complete": True,
                 "seconds_this_run": round(time.perf_counter() - t0, 3), "new_samples_this_run":
-                sum(t.stop - t.start for t in todo)}
+                sum(t.stop - t.start for t in todo), "refused_this_run": refused, "refused": refusals.count(out)}
     atomic_write_json(manifest_path, manifest)
     return manifest
 
 
 def _execute(todo: list[ShardTask], data: Path, workers: int, scheduler: str | None, progress: bool,
-             done: int, total: int, on_shard) -> None:
+             done: int, total: int, on_shard) -> int:
+    """Run the shards, writing each as it finishes (and the draws the profiler refused); returns how many
+    draws were refused."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     columns = [TextColumn("synth"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
@@ -152,10 +168,15 @@ def _execute(todo: list[ShardTask], data: Path, workers: int, scheduler: str | N
     t0 = time.perf_counter()
     with Progress(*columns, disable=not progress, transient=False) as bar:
         task_id = bar.add_task("synth", total=total, completed=done, rate="")
-        new = 0
+        new = refused = 0
 
-        def finished(t: ShardTask, records: list[dict[str, Any]]):
-            nonlocal new
+        def finished(t: ShardTask, result: tuple[list[dict[str, Any]], list[dict[str, Any]]]):
+            nonlocal new, refused
+            records, refused_here = result
+            for folder, r in zip(refusals.save(data.parent, refused_here), refused_here, strict=True):
+                bar.console.print(f"synth: {r['sample_id']}: {r['message'][:300]} -- drawn again; the refused "
+                                  f"design is in {folder}", markup=False, highlight=False)
+            refused += len(refused_here)
             write_shard(data / f"{t.name}.parquet", records)
             new += len(records)
             rate = new / max(time.perf_counter() - t0, 1e-9)
@@ -163,8 +184,9 @@ def _execute(todo: list[ShardTask], data: Path, workers: int, scheduler: str | N
             if on_shard is not None:
                 on_shard(t)
 
-        for t, records in _map(todo, workers, scheduler):
-            finished(t, records)
+        for t, result in _map(todo, workers, scheduler):
+            finished(t, result)
+    return refused
 
 
 def _map(todo: list[ShardTask], workers: int, scheduler: str | None) -> Iterable[tuple[ShardTask, list]]:

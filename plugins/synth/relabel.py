@@ -15,7 +15,9 @@ zero, its specs no longer build) is replaced by the sample generation draws
 today for the same index (the driver's redraw rule, from the manifest's seed):
 it is counted and named in the summary. Only if that redraw fails too is the
 row dropped, again counted and named (``llmulator synth`` with the dataset's
-settings would then regenerate that shard).
+settings would then regenerate that shard). A row the profiler now refuses (it
+broke a physical bound on it: a bug of the timing model) is redrawn the same
+way, and the refused design kept under ``refused/`` (:mod:`.refusals`).
 
 Shards are the unit of work as in the driver: each is rewritten atomically
 (:func:`~llmulator.dataset.write_shard`), a shard whose rows are all current is
@@ -38,9 +40,11 @@ from typing import Any
 import attrs
 from llmulator import plugins
 from llmulator.dataset import GROUP, Rejected, family_of, spec_of_row, write_shard
-from llmulator.errors import SpecError, UserError
+from llmulator.errors import InvariantError, SpecError, UserError
 from llmulator.expr import ExprError
 from llmulator.fileio import atomic_write_json
+
+from . import refusals
 
 #: caches of derived data in a dataset's folder, removed by a relabel. The baselines' feature caches hold the
 #: log-metric targets (their key hashes the metrics too, but a relabel makes them stale: removed, not kept);
@@ -81,8 +85,9 @@ def relabel_row(row: dict[str, Any], profiler) -> dict[str, Any]:
     return rec
 
 
-def _redraw(row: dict[str, Any], seed: int | None) -> dict[str, Any] | None:
-    """The sample generation draws today for the row's stage and index (None: it cannot)."""
+def _redraw(row: dict[str, Any], seed: int | None, refused: list) -> dict[str, Any] | None:
+    """The sample generation draws today for the row's stage and index (None: it cannot); draws the profiler
+    refuses on the way are appended to ``refused``."""
     from .driver import SAMPLE_TIME_LIMIT_S, _one, generators_by_stage
     gen = generators_by_stage().get(int(row["stage"]))
     if seed is None or gen is None:
@@ -90,7 +95,7 @@ def _redraw(row: dict[str, Any], seed: int | None) -> dict[str, Any] | None:
     prof = copy.copy(plugins.get("profilers", "hlsim"))
     prof.time_limit_s = SAMPLE_TIME_LIMIT_S
     try:
-        return _one(gen, prof, seed, int(row["stage"]), int(row["index"]))
+        return _one(gen, prof, seed, int(row["stage"]), int(row["index"]), refused)
     except UserError:
         return None
 
@@ -115,8 +120,10 @@ def relabel_shard(job: tuple[str, int | None, str]) -> tuple[str, list[dict[str,
         s["rows_relabelled"] += 1
         try:
             new = relabel_row(row, prof)
-        except Rejected as e:
-            new = _redraw(row, seed)
+        except (Rejected, InvariantError) as e:
+            if isinstance(e, InvariantError):
+                s["refused"].append(refusals.refusal(full_spec(row), row["sample_id"], "relabel", e))
+            new = _redraw(row, seed, s["refused"])
             what = "redrawn" if new is not None else "dropped"
             s[what].append({"sample_id": row["sample_id"], "family": family_of(row), "reason": str(e)[:200]})
             if new is not None:
@@ -137,7 +144,7 @@ def relabel_shard(job: tuple[str, int | None, str]) -> tuple[str, list[dict[str,
 def _empty() -> dict[str, Any]:
     return {"rows_checked": 0, "rows_relabelled": 0, "shards_rewritten": 0, "from": Counter(),
             "changed": Counter(), "changed_by_family": Counter(), "changed_by_stage": Counter(),
-            "redrawn": [], "dropped": [], "examples": []}
+            "redrawn": [], "dropped": [], "examples": [], "refused": []}
 
 
 def _merge(total: dict[str, Any], s: dict[str, Any]) -> None:
@@ -198,6 +205,7 @@ def relabel(out: str | Path, workers: int = 1, progress: bool = True,
     summary["removed_caches"] = sorted(set(summary.get("removed_caches", [])) | set(_remove_derived(out)))
     t0 = time.perf_counter()
     for path, rows, s in _progress(_map(todo, seed, want, workers), sum(n for _, n in todo), progress):
+        s["refused"] = [f.name for f in refusals.save(out, s["refused"])]  # the folders, not the specs
         write_shard(Path(path), rows)
         s["shards_rewritten"] = 1
         _merge(summary, s)
@@ -264,6 +272,9 @@ def format_summary(out: str | Path, s: dict[str, Any]) -> list[str]:
         lines.append(f"  {len(items)} rows {verb}" + "".join(
             f"\n    {it['sample_id']} ({it['family']}): {it['reason']}" for it in items[:10])
             + (f"\n    ... {len(items) - 10} more in relabel.json" if len(items) > 10 else ""))
+    if s.get("refused"):
+        lines.append(f"  {len(s['refused'])} draws the profiler refused (a timing-model bug; each redrawn): "
+                     f"kept under {Path(out) / refusals.FOLDER}")
     if s.get("removed_caches"):
         lines.append(f"  removed derived caches: {', '.join(s['removed_caches'])}")
     return lines
