@@ -36,6 +36,10 @@ class Boxes:
     slope: np.ndarray  # (A, D, L) elements it moves per trip of loop l (signed: coefficient x the loop's step)
     stride: np.ndarray  # (D,) every access names every stride-th element from a common start (1: any element)
     axis: np.ndarray  # (L,) the tile axis each loop walks (sibling loops of one name share one: their tile index)
+    # a triangular loop's trips at an entry, affine in the trip counters of the loops around it: trips0 + tripsw @ n
+    # (nan rows: not triangular, or bounds that are not affine): :func:`_triangle_extents`
+    trips0: np.ndarray | None = None  # (L,)
+    tripsw: np.ndarray | None = None  # (L, L)
 
 
 def of(design, accs, at: list[int], loops, scopes, shape) -> Boxes | None:
@@ -46,13 +50,14 @@ def of(design, accs, at: list[int], loops, scopes, shape) -> Boxes | None:
     ``scopes``: ``array_use.Scopes`` (slopes are kept per tile axis: sibling loops of one name share one)."""
     ndim = len(shape)
     rows: dict[tuple, tuple] = {}  # distinct accesses: per dim (signature, (loop or name, coefficient)s, constant)
+    keys = [range_key(loops, scopes.names, li) for li in range(len(loops))]
     for acc, w in zip(accs, at, strict=True):
         if len(acc.affine) < ndim or any(a is None for a in acc.affine[:ndim]):
             return None
-        dims = tuple(_resolved(a, scopes.names[w] if w >= 0 else {}, scopes.axis, loops) for a in acc.affine[:ndim])
+        dims = tuple(_resolved(a, scopes.names[w] if w >= 0 else {}, scopes.axis, keys) for a in acc.affine[:ndim])
         rows.setdefault(tuple((sig, const) for sig, _, const in dims), dims)
     if all(len({row[d][0] for row in rows.values()}) == 1 for d in range(ndim)) and not _apart_from_axis(
-            rows.values(), scopes.axis, loops):
+            rows.values(), scopes.axis, keys):
         return None
     values = _loop_values(design, loops, scopes.names)
     base, slope = np.zeros((len(rows), ndim)), np.zeros((len(rows), ndim, len(loops)))
@@ -61,25 +66,86 @@ def of(design, accs, at: list[int], loops, scopes, shape) -> Boxes | None:
                    for a, row in enumerate(rows.values())]
         if any(t != unknown[0] for t in unknown):  # starts that differ by what no number gives: unknown apart
             base[:, d] = np.nan
-    return None if np.isnan(slope).any() else Boxes(base, slope, _strides(base, slope), np.asarray(scopes.axis))
+    if np.isnan(slope).any():
+        return None
+    return Boxes(base, slope, _strides(base, slope), np.asarray(scopes.axis), *_triangle_trips(design, loops,
+                                                                                             scopes.names, values))
 
 
-def _resolved(aff, names: dict[str, int], axis: list[int], loops) -> tuple:
+def _triangle_trips(design, loops, names, values) -> tuple[np.ndarray, np.ndarray]:
+    """(trips0 (L,), tripsw (L, L)): each triangular loop's trips at an entry as trips0 + tripsw @ n, n the trip
+    counters of every loop (a constant step, both bounds affine in the outer loops: `j < i`, `j = i; j < N`);
+    nan for the other loops."""
+    L = len(loops)
+    t0, tw = np.full(L, np.nan), np.full((L, L), np.nan)
+    for li, lp in enumerate(loops):
+        outer = [v for v in lp.depends_on_outer if names[li].get(v, li) != li]
+        first, weights, unknown = values[li]
+        if not outer or unknown or not lp.static or np.isnan(weights).any() or lp.step_op != "+":
+            continue
+        up = _affine(design, lp.upper_text, outer)
+        if up is None:
+            continue
+        u0, uw = up[0], np.zeros(L)
+        for v, a in up[1].items():
+            o_first, o_weights, o_unknown = values[names[li][v]]
+            u0, uw = u0 + a * o_first, uw + a * o_weights
+            unknown = unknown or o_unknown
+        own = weights.copy()
+        own[li] = 0.0
+        if not unknown and np.isfinite(uw).all():
+            t0[li], tw[li] = (u0 - first) / lp.step, (uw - own) / lp.step
+    return t0, tw
+
+
+def _triangle_extents(boxes: Boxes, t: np.ndarray, fixed: np.ndarray, count: np.ndarray, pos: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """(P, A, L) each loop's extent at each tile position for the box (a triangular loop run whole: its most
+    trips at the tile's entries) and for the elements an access names (their mean, at least what the tile's
+    entries run on average). Before hlsim 0.61 a triangular loop spanned its mean trips over the whole nest in
+    every tile, so `A[i][j]` under `for (j < i)` beside `for (j = i; j < 8)` in row tiles of 2 (every row whole)
+    had a bounding box short of the row: 58 words where the run reads 64 (an outside probe's LU row split)."""
+    P, (A, L) = pos.shape[0], t.shape
+    most, mean = np.broadcast_to(t, (P, A, L)).copy(), np.broadcast_to(t, (P, A, L)).copy()
+    ext = t.max(axis=0)  # (L,) the trip counters' range in a tile
+    for li in np.flatnonzero(np.isfinite(boxes.trips0) & (count <= 1)):
+        c = np.nan_to_num(boxes.tripsw[li])
+        at = boxes.trips0[li] + (pos * ext[None]) @ c  # (P,) trips at the tile's first entry
+        lo = at + np.minimum(c * (ext - 1.0), 0.0).sum()
+        hi = at + np.maximum(c * (ext - 1.0), 0.0).sum()
+        free = ~fixed[:, li]
+        most[:, free, li] = np.maximum(hi, 1.0)[:, None]
+        mean[:, free, li] = ((np.maximum(lo, 0.0) + np.maximum(hi, 0.0)) / 2.0)[:, None]
+    return most, mean
+
+
+def _resolved(aff, names: dict[str, int], axis: list[int], keys: list[tuple]) -> tuple:
     """(signature, ((loop index or name, coefficient), ...), constant text) of one dimension of an access: the
-    signature names each loop by its tile axis and its head (sibling loops of one head are one)."""
+    signature names each loop by its tile axis and its range (:func:`range_key`: sibling loops of one range are
+    one)."""
     terms = tuple(sorted(((names.get(v, v), c) for v, c in aff.coefs.items() if c), key=repr))
-    sig = tuple((axis[li], c, loops[li].lower_text, loops[li].upper_text, loops[li].step) if isinstance(li, int)
-                else (li, c) for li, c in terms)
+    sig = tuple((axis[li], c, keys[li]) if isinstance(li, int) else (li, c) for li, c in terms)
     return tuple(sorted(sig, key=repr)), terms, str(aff.const)
 
 
-def _apart_from_axis(rows, axis: list[int], loops) -> bool:
-    """Whether an access moves with a loop whose bounds differ from those of its tile axis (the last sibling of
+def _apart_from_axis(rows, axis: list[int], keys: list[tuple]) -> bool:
+    """Whether an access moves with a loop whose range differs from that of its tile axis (the last sibling of
     its name): traffic's one box per dimension takes the axis loop's extent, so `o[i]` in `for (i < 8)` before a
     sibling `for (i < 3)` spanned 3 elements of the 8 it writes (hlsim 0.59; the distinct-element bound)."""
-    head = lambda lp: (lp.lower_text, lp.upper_text, lp.step, lp.step_op)  # noqa: E731
-    return any(isinstance(li, int) and head(loops[li]) != head(loops[axis[li]])
-               for row in rows for dim in row for li, _ in dim[1])
+    return any(isinstance(li, int) and keys[li] != keys[axis[li]] for row in rows for dim in row for li, _ in dim[1])
+
+
+def range_key(loops, names: list[dict[str, int]], li: int) -> tuple:
+    """What fixes loop ``li``'s values: its head's text, and the same of each outer loop its bounds name (the
+    text `i < p` means other values under `for (p < 8)` than under a sibling `for (p < 3)`: hlsim 0.60 took them
+    as one, 2 words of the 7 read; an outside probe); a loop whose trips the data decide (`i < n`, n read from an
+    array) is its own. Sibling loops of one key take the same values."""
+    lp = loops[li]
+    if not lp.static or lp.dynamic_reason:
+        return ("data", li)
+    outer = tuple(sorted((v, range_key(loops, names, names[li][v])) for v in lp.depends_on_outer
+                         if names[li].get(v, li) != li))
+    return (lp.lower_text, lp.upper_text, lp.step, lp.step_op, lp.step_text, lp.cond_op, outer)
 
 
 def _strides(base: np.ndarray, slope: np.ndarray) -> np.ndarray:
@@ -159,19 +225,25 @@ def footprints(boxes: Boxes, shape, tiles: np.ndarray, counts: np.ndarray, how: 
     (B, L) how many tiles each loop's trips make; ``spans``: [(triangular loop, its outer loops, (B,) its most
     trips where a tile runs it whole, else nan)]: an access that does not move with those outer loops spans the
     loop's most trips, not its mean (`A[j][j]` beside `A[i][j]` for j < i: a[0..4][0..4]'s diagonal, 5, not
-    2.5; a second probe)."""
+    2.5; a second probe). The outer loops are tile axes: an access moves with an axis where it moves with any
+    loop of it (before hlsim 0.61 only with the axis loop itself, so `x[p][i]` under a sibling `for (p ...)`
+    spanned every row: 56 words where the triangle holds 28; an outside probe)."""
     moving = np.flatnonzero((boxes.slope != 0).any(axis=(0, 1)))
     out = np.empty(tiles.shape[0])
     cache: dict[tuple, float] = {}
     for b in range(tiles.shape[0]):
         extent, count = _per_axis_tiles(np.maximum(tiles[b], 1.0), counts[b], boxes.axis, moving)
         t = np.repeat(extent[None], boxes.slope.shape[0], axis=0)  # (A, L) per access
-        for li, outer, most in spans or ():
+        fixed = np.zeros(t.shape, dtype=bool)  # an access's extent its most trips over the nest give
+        for li, outer, most in spans or ():  # outer: tile axes; a slope is per loop (every loop of those axes)
             if np.isfinite(most[b]):
-                t[(boxes.slope[:, :, outer] == 0).all(axis=(1, 2)), li] = max(most[b], 1.0)
+                fixed[(boxes.slope[:, :, np.isin(boxes.axis, outer)] == 0).all(axis=(1, 2)), li] = True
+                t[fixed[:, li], li] = max(most[b], 1.0)
         key = tuple(t[:, moving].ravel()) + tuple(count[moving]) + tuple(count[boxes.axis[moving]])
         if key not in cache:
-            per = _per_tile(boxes, shape, t, _positions(moving, boxes.axis, count))
+            pos = _positions(moving, boxes.axis, count)
+            per = _per_tile(boxes, shape, t, pos, *(_triangle_extents(boxes, t, fixed, count, pos)
+                                                    if boxes.trips0 is not None else (None, None)))
             cache[key] = float(per.mean() if how == "mean" else per.max())
         out[b] = cache[key]
     return out
@@ -214,22 +286,26 @@ def _positions(moving: np.ndarray, axis: np.ndarray, counts: np.ndarray) -> np.n
     return grid
 
 
-def _per_tile(boxes: Boxes, shape, t: np.ndarray, pos: np.ndarray) -> np.ndarray:
-    """(P,) elements of the tile at each position (``t``: (A, L) each loop's extent for each access): at most the
-    bounding box of the accesses' boxes, at most their sum (an access's box: at most one element per trip of
-    the loops that move it, so a triangle's rows, `j = i + 1 ...`, count their trips, not the rectangle around
-    them), at most the array."""
+def _per_tile(boxes: Boxes, shape, t: np.ndarray, pos: np.ndarray, most: np.ndarray | None = None,
+              mean: np.ndarray | None = None) -> np.ndarray:
+    """(P,) elements of the tile at each position (``t``: (A, L) each loop's extent for each access; ``most`` and
+    ``mean``: (P, A, L) the same per position for the box and for the elements named, where a triangular loop's
+    differ tile by tile): at most the bounding box of the accesses' boxes, at most their sum (an access's box:
+    at most one element per trip of the loops that move it, so a triangle's rows, `j = i + 1 ...`, count their
+    trips, not the rectangle around them), at most the array."""
+    most = np.broadcast_to(t, (pos.shape[0],) + t.shape) if most is None else most
+    mean = most if mean is None else mean
     moves = boxes.slope != 0
     step = boxes.slope * t[:, None, :]                              # (A, D, L) elements a tile moves the start
     start = boxes.base[None] + np.einsum("adl,pl->pad", step, pos)  # (P, A, D)
-    span = boxes.slope * (t[:, None, :] - 1.0)
-    lo = start + np.minimum(span, 0.0).sum(axis=2)[None]
-    hi = start + np.maximum(span, 0.0).sum(axis=2)[None]
+    span = boxes.slope[None] * (most[:, :, None, :] - 1.0)          # (P, A, D, L)
+    lo = start + np.minimum(span, 0.0).sum(axis=3)
+    hi = start + np.maximum(span, 0.0).sum(axis=3)
     size = np.asarray(shape, dtype=float)
-    points = np.where(moves, t[:, None, :], 1.0).prod(axis=2)  # (A, D) elements a stride skips are not named
-    named = np.where(moves.any(axis=1), t, 1.0).prod(axis=1)  # (A,) one element a trip
-    own = np.minimum(np.minimum(np.minimum(np.abs(span).sum(axis=2) + 1.0, points), size[None]).prod(axis=1),
-                     named).sum()
+    points = np.where(moves[None], most[:, :, None, :], 1.0).prod(axis=3)  # elements a stride skips are not named
+    named = np.where(moves.any(axis=1)[None], mean, 1.0).prod(axis=2)  # (P, A) one element a trip
+    own = np.minimum(np.minimum(np.minimum(np.abs(span).sum(axis=3) + 1.0, points), size).prod(axis=2),
+                     named).sum(axis=1)
     unknown = np.isnan(boxes.base).any(axis=0)  # (D,) starts unknown apart: the bounding box is the dimension
     box = np.nan_to_num(hi.max(axis=1) - lo.min(axis=1)) / boxes.stride[None] + 1.0  # (P, D): every stride-th
     whole = np.where(unknown[None], size[None], np.minimum(box, size[None]))

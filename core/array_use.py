@@ -43,6 +43,9 @@ class ArrayUse:
     # elements per point of its loops (inf: a while counter's span)
     patterns: list[float] | None = None
     boxes: access_boxes.Boxes | None = None  # accesses that move apart: each one's box (``footprints``)
+    # the loops its subscripts name, each access in its own scope (not their tile axes: sibling loops of one name
+    # share an axis, ``transfers._cover_siblings`` widens the axis to the ones it names)
+    named_loops: frozenset[int] = frozenset()
 
 
 
@@ -109,9 +112,11 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
     if any(indirect):
         dep[:] = True  # an indirect index may touch anything: no reuse assumed
     level = design.arch.level_index(design.placement(name))
+    named = frozenset(scopes.names[w][v] for acc, w in zip(u["accs"], u["at"], strict=True) if w >= 0
+                      for aff in acc.affine if aff is not None for v in aff.coefs if v in scopes.names[w])
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
                     u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
-                    patterns, boxes)
+                    patterns, boxes, named)
 
 
 def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes, dep: np.ndarray,

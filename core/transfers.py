@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from . import access_boxes
+from .array_use import scopes_of
 from .design import Design
 from .kernel import Loop
 from .traffic import ArrayUse, Nest, View, mappings_from_design, nest_of, view
@@ -79,7 +80,25 @@ def _tiles(nest: Nest, v: View, arr) -> np.ndarray:
     for li, (outer, span) in nest.spans.items():
         if not any(oi in dict(cs) for cs in arr.coefs for oi in outer):
             t[:, li] = np.where(v.t_loops[:, li] >= nest.trips[li], max(span, 1.0), t[:, li])
+    if arr.boxes is None:
+        _cover_siblings(nest, arr, t)
     return t
+
+
+def _cover_siblings(nest: Nest, arr: ArrayUse, t: np.ndarray) -> None:
+    """Set the extent in ``t`` (in place) of each tile axis whose sibling loops of another range the array's
+    subscripts name to the most any of them runs per axis tile: one box per dimension prices an access by its
+    axis loop, and where the access boxes do not apply (a segment the data start, a while's counter) a
+    sibling's own trips were lost: `x[i]` under `for (i < n)` with n = 8 beside a later `for (i < n)` with
+    n = 3 moved 3 words of the 8 read (hlsim 0.60, an outside probe)."""
+    scopes = scopes_of(nest.loops)
+    keys = [access_boxes.range_key(nest.loops, scopes.names, li) for li in range(len(nest.loops))]
+    trips = np.maximum(nest.trips, 1.0)
+    for ax in {scopes.axis[li] for li in arr.named_loops if keys[li] != keys[scopes.axis[li]]}:
+        per_axis = np.ceil(trips[ax] / t[:, ax] - 1e-9)
+        runs = [np.minimum(t[:, li] * np.ceil(np.ceil(trips[li] / t[:, li] - 1e-9) / per_axis - 1e-9), trips[li])
+                for li in arr.named_loops if scopes.axis[li] == ax]
+        t[:, ax] = np.max(runs, axis=0)
 
 
 def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:

@@ -240,6 +240,63 @@ def test_a_sibling_loop_tiled_finer_than_its_axis_moves_what_it_reads(write):
     assert e.metrics["cycles"] == p.metrics["cycles"]
 
 
+# -- hlsim 0.61: an outside probe of 0.60's sibling rule (each case refused by the distinct-element bound or, the
+# last, priced as a rectangle: DRAM words read / written by hand) -------------------------------------------------
+SIBLINGS = {
+    # `i < p` means p < 8 in the first nest and p < 3 in the second: v[0..6] read; o's triangle 28 + q's 3 written
+    # (0.60: 2 words read, the heads' text alike)
+    "same text, other outer loop": (
+        "    L_t: for (int t = 0; t < 2; t++) {\n      L_p: for (int p = 0; p < 8; p++) {\n"
+        "        L_a: for (int i = 0; i < p; i++) {\n          o[p][i] = v[i] * 2;\n        }\n      }\n"
+        "      L_r: for (int p = 0; p < 3; p++) {\n        L_b: for (int i = 0; i < p; i++) {\n"
+        "          q[p][i] = v[i] + 1;\n        }\n      }\n    }",
+        "    v: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8, 8], dtype: int32, role: out}\n"
+        "    q: {shape: [8, 8], dtype: int32, role: out}",
+        "    for p in range(8):\n        o[p, :p] = v[:p] * 2\n    for p in range(3):\n        q[p, :p] = v[:p] + 1",
+        "{}", "{v: SRAM, o: SRAM, q: SRAM}", "", "{}", (7, 7), (31, 31)),
+    # n = 8, then n = 3, from the data: x 8 + len 2 read, o 8 + q 3 written (0.60: x and o took 3 trips)
+    "bounds the data set": (
+        "    L_t: for (int t = 0; t < 2; t++) {\n      int n = len[0];\n"
+        "      L_a: for (int i = 0; i < n; i++) {\n        o[i] = x[i] * 2;\n      }\n      n = len[1];\n"
+        "      L_b: for (int i = 0; i < n; i++) {\n        q[i] = x[i] + 1;\n      }\n    }",
+        "    x: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8], dtype: int32, role: out}\n"
+        "    q: {shape: [8], dtype: int32, role: out}\n    len: {shape: [2], dtype: int32, role: in}",
+        "    o[:] = x * 2\n    q[:3] = x[:3] + 1", "{}", "{x: SRAM, o: SRAM, q: SRAM, len: SRAM}",
+        "    arrays:\n      len: {distribution: arange, start: 8, step: -5}",
+        "{L_a: {expected_trips: 8}, L_b: {expected_trips: 3}}", (10, 10), (11, 11)),
+    # an LU row split in row tiles of 2: every tile holds whole rows, 4 x 16 words each way (0.60: 58)
+    "lower and upper triangle": (
+        "    L_i: for (int i = 0; i < 8; i++) {\n      L_j1: for (int j = 0; j < i; j++) {\n"
+        "        A[i][j] = A[i][j] * 2;\n      }\n      L_j2: for (int j = i; j < 8; j++) {\n"
+        "        A[i][j] = A[i][j] + 1;\n      }\n    }",
+        "    A: {shape: [8, 8], dtype: int32, role: inout}",
+        "    for i in range(8):\n        A[i, :i] *= 2\n        A[i, i:] += 1", "{L_i: {tile: 2}}", "{A: SRAM}",
+        "", "{}", (64, 64), (64, 64)),
+    # x[p][i] for i < p under p < 8 and p < 3: 28 read; the sum of both accesses' triangles caps it at 28 + 3;
+    # o 28 + q 3 written (0.60: 56 / 59, the triangles priced as rectangles)
+    "a triangle under a sibling's outer loop": (
+        "    L_t: for (int t = 0; t < 2; t++) {\n      L_p: for (int p = 0; p < 8; p++) {\n"
+        "        L_a: for (int i = 0; i < p; i++) {\n          o[p][i] = x[p][i] * 2;\n        }\n      }\n"
+        "      L_r: for (int p = 0; p < 3; p++) {\n        L_b: for (int i = 0; i < p; i++) {\n"
+        "          q[p][i] = x[p][i] + 1;\n        }\n      }\n    }",
+        "    x: {shape: [8, 8], dtype: int32, role: in}\n    o: {shape: [8, 8], dtype: int32, role: out}\n"
+        "    q: {shape: [8, 8], dtype: int32, role: out}",
+        "    for p in range(8):\n        o[p, :p] = x[p, :p] * 2\n    for p in range(3):\n"
+        "        q[p, :p] = x[p, :p] + 1", "{}", "{x: SRAM, o: SRAM, q: SRAM}", "", "{}", (28, 31), (31, 31)),
+}
+
+
+@pytest.mark.parametrize("case", list(SIBLINGS))
+def test_sibling_loops_move_what_their_own_ranges_touch(write, case):
+    kernel, arrays, ref, loops, place, inputs, hints, reads, writes = SIBLINGS[case]
+    d = kernel_design(write, ONE, kernel, arrays, ref, loops, place, params="{}", hints=hints, inputs=inputs)
+    p, e = profiled_and_estimated(d)
+    assert reads[0] <= p.counters["reads.DRAM"] <= reads[1]
+    assert writes[0] <= p.counters["writes.DRAM"] <= writes[1]
+    if not inputs:  # the data set the trips of the other: the estimate takes its hints
+        assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
 def test_a_generated_fdtd_2d_mutation_moves_at_least_its_distinct_elements(capsys):
     """A stage-3 sample (`fdtd-2d.mut@mini/fdtd-2d-m389725875.mut/hls-fpga.va32582ef`, inputs seed 895142) the
     distinct-element bound refused on 2026-12-07, which stopped `synth` at 40,832 rows: its three files as the
