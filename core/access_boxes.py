@@ -98,16 +98,15 @@ def _triangle_trips(design, loops, names, values) -> tuple[np.ndarray, np.ndarra
     return t0, tw
 
 
-def _triangle_extents(boxes: Boxes, t: np.ndarray, fixed: np.ndarray, count: np.ndarray, pos: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray]:
+def _triangle_extents(boxes: Boxes, t: np.ndarray, ext: np.ndarray, fixed: np.ndarray, count: np.ndarray,
+                      pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(P, A, L) each loop's extent at each tile position for the box (a triangular loop run whole: its most
     trips at the tile's entries) and for the elements an access names (their mean, at least what the tile's
     entries run on average). Before hlsim 0.61 a triangular loop spanned its mean trips over the whole nest in
     every tile, so `A[i][j]` under `for (j < i)` beside `for (j = i; j < 8)` in row tiles of 2 (every row whole)
     had a bounding box short of the row: 58 words where the run reads 64 (an outside probe's LU row split)."""
-    P, (A, L) = pos.shape[0], t.shape
+    P, (A, L) = pos.shape[0], t.shape  # ext: (L,) each loop's extent in a tile, the trip counters' range there
     most, mean = np.broadcast_to(t, (P, A, L)).copy(), np.broadcast_to(t, (P, A, L)).copy()
-    ext = t.max(axis=0)  # (L,) the trip counters' range in a tile
     for li in np.flatnonzero(np.isfinite(boxes.trips0) & (count <= 1)):
         c = np.nan_to_num(boxes.tripsw[li])
         at = boxes.trips0[li] + (pos * ext[None]) @ c  # (P,) trips at the tile's first entry
@@ -242,7 +241,7 @@ def footprints(boxes: Boxes, shape, tiles: np.ndarray, counts: np.ndarray, how: 
         key = tuple(t[:, moving].ravel()) + tuple(count[moving]) + tuple(count[boxes.axis[moving]])
         if key not in cache:
             pos = _positions(moving, boxes.axis, count)
-            per = _per_tile(boxes, shape, t, pos, *(_triangle_extents(boxes, t, fixed, count, pos)
+            per = _per_tile(boxes, shape, t, pos, *(_triangle_extents(boxes, t, extent, fixed, count, pos)
                                                     if boxes.trips0 is not None else (None, None)))
             cache[key] = float(per.mean() if how == "mean" else per.max())
         out[b] = cache[key]
