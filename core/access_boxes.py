@@ -93,13 +93,14 @@ def _triangle_trips(design, loops, names, values) -> tuple[np.ndarray, np.ndarra
             unknown = unknown or o_unknown
         own = weights.copy()
         own[li] = 0.0
-        if not unknown and np.isfinite(uw).all():
-            t0[li], tw[li] = (u0 - first) / lp.step, (uw - own) / lp.step
+        if not unknown and np.isfinite(uw).all():  # an entry's trips round up: at most (|step| - 1) / |step| more
+            t0[li] = (u0 - first) / lp.step + (abs(lp.step) - 1.0) / abs(lp.step)
+            tw[li] = (uw - own) / lp.step
     return t0, tw
 
 
 def _triangle_extents(boxes: Boxes, t: np.ndarray, ext: np.ndarray, fixed: np.ndarray, count: np.ndarray,
-                      pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                      pos: np.ndarray, moving: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(P, A, L) each loop's extent at each tile position for the box (a triangular loop run whole: its most
     trips at the tile's entries) and for the elements an access names (their mean, at least what the tile's
     entries run on average). Before hlsim 0.61 a triangular loop spanned its mean trips over the whole nest in
@@ -107,13 +108,19 @@ def _triangle_extents(boxes: Boxes, t: np.ndarray, ext: np.ndarray, fixed: np.nd
     had a bounding box short of the row: 58 words where the run reads 64 (an outside probe's LU row split)."""
     P, (A, L) = pos.shape[0], t.shape  # ext: (L,) each loop's extent in a tile, the trip counters' range there
     most, mean = np.broadcast_to(t, (P, A, L)).copy(), np.broadcast_to(t, (P, A, L)).copy()
+    # a loop no access moves with is not walked (every position at its first tile): the array's tile stays
+    # across all its trips, so its counter ranges over all of them (before hlsim 0.62 over the first tile's:
+    # `B[j][k]` for j <= k < i in row tiles of 2 took the rows where k runs at most once, 8 words of 49; a probe)
+    walked = np.zeros(L, dtype=bool)
+    walked[moving] = True
+    span = np.where(walked, ext, ext * np.maximum(np.ceil(count - 1e-9), 1.0)) - 1.0
     for li in np.flatnonzero(np.isfinite(boxes.trips0) & (count <= 1)):
         c = np.nan_to_num(boxes.tripsw[li])
         at = boxes.trips0[li] + (pos * ext[None]) @ c  # (P,) trips at the tile's first entry
-        lo = at + np.minimum(c * (ext - 1.0), 0.0).sum()
-        hi = at + np.maximum(c * (ext - 1.0), 0.0).sum()
+        lo = at + np.minimum(c * span, 0.0).sum()
+        hi = at + np.maximum(c * span, 0.0).sum()
         free = ~fixed[:, li]
-        most[:, free, li] = np.maximum(hi, 1.0)[:, None]
+        most[:, free, li] = np.maximum(np.ceil(hi - 1e-9), 1.0)[:, None]
         mean[:, free, li] = ((np.maximum(lo, 0.0) + np.maximum(hi, 0.0)) / 2.0)[:, None]
     return most, mean
 
@@ -204,13 +211,21 @@ def _loop_values(design, loops, scopes) -> list[tuple[float, np.ndarray, dict]]:
     return out
 
 
+AFFINE_CHECKS = (2.0, 3.0, 5.0, 12.0, 97.0)  # values each outer variable takes to tell `i / 3` from 0 * i
+
+
 def _affine(design, text: str, outer: list[str]) -> tuple[float, dict[str, float]] | None:
-    """A loop's first value as (constant, {outer variable: coefficient}) where it is affine in them, else None."""
+    """A loop bound as (constant, {outer variable: coefficient}) where it is affine in them, else None: checked at
+    several values of each variable and of all together (before hlsim 0.62 at 0, 1 and 2 only, where `i / 3`
+    and `i >> 2` are 0: a triangle `j < i / 3` read as no trips, 2 words where the run reads 9; a probe)."""
     names = {**{k: float(v) for k, v in design.sizes.items()}, **{v: 0.0 for v in outer}}
     try:
         a0 = kv.eval_c(text, names)
         coefs = {v: kv.eval_c(text, {**names, v: 1.0}) - a0 for v in outer}
-        if any(kv.eval_c(text, {**names, v: 2.0}) - a0 != 2 * c for v, c in coefs.items()):
+        points = [{v: x} for v in outer for x in AFFINE_CHECKS]
+        points += [{v: x + 7.0 * k for k, v in enumerate(outer)} for x in AFFINE_CHECKS]
+        if any(abs(kv.eval_c(text, {**names, **pt}) - a0 - sum(coefs[v] * x for v, x in pt.items())) > 1e-9
+               for pt in points):
             return None
     except Exception:  # a bound the evaluator cannot read (a local, an array): unknown, as traffic's _slide takes it
         return None
@@ -241,7 +256,7 @@ def footprints(boxes: Boxes, shape, tiles: np.ndarray, counts: np.ndarray, how: 
         key = tuple(t[:, moving].ravel()) + tuple(count[moving]) + tuple(count[boxes.axis[moving]])
         if key not in cache:
             pos = _positions(moving, boxes.axis, count)
-            per = _per_tile(boxes, shape, t, pos, *(_triangle_extents(boxes, t, extent, fixed, count, pos)
+            per = _per_tile(boxes, shape, t, pos, *(_triangle_extents(boxes, t, extent, fixed, count, pos, moving)
                                                     if boxes.trips0 is not None else (None, None)))
             cache[key] = float(per.mean() if how == "mean" else per.max())
         out[b] = cache[key]

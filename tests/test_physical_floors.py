@@ -242,7 +242,7 @@ def test_a_sibling_loop_tiled_finer_than_its_axis_moves_what_it_reads(write):
 
 # -- hlsim 0.61: an outside probe of 0.60's sibling rule (each case refused by the distinct-element bound or, the
 # last, priced as a rectangle: DRAM words read / written by hand) -------------------------------------------------
-SIBLINGS = {
+RANGES = {
     # `i < p` means p < 8 in the first nest and p < 3 in the second: v[0..6] read; o's triangle 28 + q's 3 written
     # (0.60: 2 words read, the heads' text alike)
     "same text, other outer loop": (
@@ -286,9 +286,39 @@ SIBLINGS = {
 }
 
 
-@pytest.mark.parametrize("case", list(SIBLINGS))
-def test_sibling_loops_move_what_their_own_ranges_touch(write, case):
-    kernel, arrays, ref, loops, place, inputs, hints, reads, writes = SIBLINGS[case]
+# -- hlsim 0.62: a probe of 0.61's triangles (each refused by the distinct-element bound in 0.61) -------------------
+RANGES.update({
+    # B[j][k] and B[k][j] for j <= k < i: 28 + 28 elements, 7 shared: 49 read, and B moves with no tiled loop, so
+    # it loads once; the sum of the two triangles caps it at 56 (0.61: 8, the rows of the first tile of i)
+    "a three-deep triangle no tiled loop moves": (
+        "    L_i: for (int i = 0; i < 8; i++) {\n      int s = 0;\n      L_j: for (int j = 0; j < 8; j++) {\n"
+        "        L_k: for (int k = j; k < i; k++) {\n          s = s + B[j][k] + B[k][j];\n        }\n      }\n"
+        "      y[i] = s;\n    }",
+        "    B: {shape: [8, 8], dtype: int32, role: in}\n    y: {shape: [8], dtype: int32, role: out}",
+        "    for i in range(8):\n        y[i] = sum(int(B[j, k]) + int(B[k, j]) for j in range(8) "
+        "for k in range(j, i))", "{L_i: {tile: 2}}", "{B: SRAM, y: SRAM}", "", "{}", (49, 56), (8, 8)),
+    # j = 0, 2, ... < i: ceil(i / 2) per row, 16 of A[i][j] and 16 of A[j][i], none shared: 32 read, 16 written;
+    # each access's triangle rounds up to half a trip more a row: at most 36 (0.61: 28, the trips not rounded)
+    "a triangle in steps of 2": (
+        "    L_i: for (int i = 0; i < 8; i++) {\n      L_j: for (int j = 0; j < i; j += 2) {\n"
+        "        A[i][j] = A[i][j] * 2 + A[j][i];\n      }\n    }",
+        "    A: {shape: [8, 8], dtype: int32, role: inout}",
+        "    for i in range(8):\n        for j in range(0, i, 2):\n            A[i, j] = A[i, j] * 2 + A[j, i]",
+        "{L_i: {tile: 2}}", "{A: SRAM}", "", "{}", (32, 36), (16, 36)),
+    # j < i / 3: 0 0 0 1 1 1 2 2 trips, 7 of A[i][j] and A[0][0], A[1][1]: 9 read (0.61: 2, `i / 3` read as 0
+    # at i = 0, 1, 2, the only values the affine check tried)
+    "a bound that is affine only at 0, 1, 2": (
+        "    L_i: for (int i = 0; i < 8; i++) {\n      L_j: for (int j = 0; j < i / 3; j++) {\n"
+        "        A[i][j] = A[i][j] * 2 + A[j][j];\n      }\n    }",
+        "    A: {shape: [8, 8], dtype: int32, role: inout}",
+        "    for i in range(8):\n        for j in range(i // 3):\n            A[i, j] = A[i, j] * 2 + A[j, j]",
+        "{}", "{A: SRAM}", "", "{}", (9, 12), (7, 12)),
+})
+
+
+@pytest.mark.parametrize("case", list(RANGES))
+def test_loops_move_what_their_ranges_touch(write, case):
+    kernel, arrays, ref, loops, place, inputs, hints, reads, writes = RANGES[case]
     d = kernel_design(write, ONE, kernel, arrays, ref, loops, place, params="{}", hints=hints, inputs=inputs)
     p, e = profiled_and_estimated(d)
     assert reads[0] <= p.counters["reads.DRAM"] <= reads[1]

@@ -144,7 +144,8 @@ from .tally import AccessTally, count_ops
 # 0.60: sibling loops of one name whose bounds or tiles differ from their tile axis move what they touch
 # 0.61: ... also where only the outer loops their bounds name differ, or the data set them; a triangular loop's
 #       box follows its trips tile by tile (an LU row split moved 58 words of 64); spans per tile axis
-VERSION = "0.61"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.62: a triangle's counters range over loops no access moves with; trips round up; affine bounds checked wider
+VERSION = "0.62"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
