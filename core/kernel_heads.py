@@ -41,7 +41,7 @@ def for_head(node: c_ast.For, ctx: Ctx, parent: Loop | None, label: str, line: i
     lower = lower_value.text if lower_value.node is not None else "0"
     upper, cond_op, simple = _bound(node, ctx, var, reasons)
     step, step_text, step_op, simple = _step(node, ctx, var, label, reasons, simple)
-    if var in lf.assigned_locals(node.stmt):
+    if lf.assigns_outside_shadows(node.stmt, var):
         reasons.append(f"its variable '{var}' is also assigned in the body")
     brk = lf.early_exit(node.stmt)
     if brk is not None:

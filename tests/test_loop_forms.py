@@ -50,6 +50,10 @@ def design(write, kernel: str, loops: str = "{}", hints: str = "{}", params: str
     # a local set the same way on both sides of a branch stays static
     ("int h = 0;\nif (x[0] > 0) { h = 8; } else { h = 8; }\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }",
      "L_a", 8),
+    # an inner loop or block that declares its own k assigns another variable (valid C; an outside probe)
+    ("L_a: for (int k = 0; k < 4; k++) {\n  y[k] = 1;\n  L_b: for (int k = 0; k < 2; k++) { y[k + 4] = 2; }\n}",
+     "L_a", 4),
+    ("L_a: for (int k = 0; k < 4; k++) {\n  y[k] = 1;\n  { int k = 9; k++; y[k] = 3; }\n}", "L_a", 4),
 ])
 def test_static_trips_by_data_flow(write, kernel, label, trips):
     d = design(write, kernel)
@@ -66,6 +70,8 @@ def test_static_trips_by_data_flow(write, kernel, label, trips):
     ("int h = 4;\nif (x[0] > 0) { h = 8; }\nL_a: for (int k = 0; k < h; k++) { y[k] = 1; }", "L_a",
      "not a fixed expression"),
     ("L_a: for (int k = 0; k < N; k++) { y[k] = 1; k += x[k] & 1; }", "L_a", "also assigned in the body"),
+    ("L_a: for (int k = 0; k < N; k++) {\n  L_b: for (int i = 0; i < 2; i++) { k++; }\n  { int j = k++; y[j] = 1; }\n}",
+     "L_a", "also assigned in the body"),
     ("L_a: for (int k = 0; k < N && x[k] != 0; k++) { y[k] = 1; }", "L_a", "reads array 'x'"),
     ("L_a: for (int p = 0, q = N - 1; p < q; p++, q--) { y[p] = x[q]; }", "L_a",
      "reads local 'q', which changes from one iteration of loop L_a"),
