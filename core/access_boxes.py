@@ -103,7 +103,10 @@ def _triangle_extents(boxes: Boxes, t: np.ndarray, ext: np.ndarray, fixed: np.nd
                       pos: np.ndarray, moving: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(P, A, L) each loop's extent at each tile position for the box (a triangular loop run whole: its most
     trips at the tile's entries) and for the elements an access names (their mean, at least what the tile's
-    entries run on average). Before hlsim 0.61 a triangular loop spanned its mean trips over the whole nest in
+    entries run on average; the most for an access that does not move with the loops the bounds read, as the
+    spans rule has it, now tile by tile: before hlsim 0.63 the most over the whole nest, so `A[j][j]` beside
+    `A[i][j]` in row tiles of 1 of a 256 x 256 triangle moved 255 diagonal elements a row, 1.33x a probe's
+    hand count). Before hlsim 0.61 a triangular loop spanned its mean trips over the whole nest in
     every tile, so `A[i][j]` under `for (j < i)` beside `for (j = i; j < 8)` in row tiles of 2 (every row whole)
     had a bounding box short of the row: 58 words where the run reads 64 (an outside probe's LU row split)."""
     P, (A, L) = pos.shape[0], t.shape  # ext: (L,) each loop's extent in a tile, the trip counters' range there
@@ -119,9 +122,11 @@ def _triangle_extents(boxes: Boxes, t: np.ndarray, ext: np.ndarray, fixed: np.nd
         at = boxes.trips0[li] + (pos * ext[None]) @ c  # (P,) trips at the tile's first entry
         lo = at + np.minimum(c * span, 0.0).sum()
         hi = at + np.maximum(c * span, 0.0).sum()
-        free = ~fixed[:, li]
-        most[:, free, li] = np.maximum(np.ceil(hi - 1e-9), 1.0)[:, None]
-        mean[:, free, li] = ((np.maximum(lo, 0.0) + np.maximum(hi, 0.0)) / 2.0)[:, None]
+        most[:, :, li] = np.maximum(np.ceil(hi - 1e-9), 1.0)[:, None]
+        # an access that does not move with the loops the bounds read names the union of their entries' runs
+        # (`A[j][j]` for j < i: the longest run in the tile), the others one run per entry (their mean)
+        mean[:, :, li] = np.where(fixed[None, :, li], most[:, :, li],
+                                  ((np.maximum(lo, 0.0) + np.maximum(hi, 0.0)) / 2.0)[:, None])
     return most, mean
 
 

@@ -145,7 +145,8 @@ from .tally import AccessTally, count_ops
 # 0.61: ... also where only the outer loops their bounds name differ, or the data set them; a triangular loop's
 #       box follows its trips tile by tile (an LU row split moved 58 words of 64); spans per tile axis
 # 0.62: a triangle's counters range over loops no access moves with; trips round up; affine bounds checked wider
-VERSION = "0.62"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.63: an access that does not move with a triangle's outer loops spans its most trips tile by tile
+VERSION = "0.63"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
