@@ -41,7 +41,7 @@ def for_head(node: c_ast.For, ctx: Ctx, parent: Loop | None, label: str, line: i
     lower = lower_value.text if lower_value.node is not None else "0"
     upper, cond_op, simple = _bound(node, ctx, var, reasons)
     step, step_text, step_op, simple = _step(node, ctx, var, label, reasons, simple)
-    if lf.assigns_outside_shadows(node.stmt, var):
+    if assigns_outside_shadows(node.stmt, var):
         reasons.append(f"its variable '{var}' is also assigned in the body")
     brk = lf.early_exit(node.stmt)
     if brk is not None:
@@ -206,3 +206,29 @@ def _assignments(node, name: str) -> int:
         if part is not None:
             V().visit(part)
     return count
+
+
+def assigns_outside_shadows(node: c_ast.Node | None, name: str) -> bool:
+    """Whether a subtree assigns the local ``name`` itself: not a loop or block that declares its own ``name``
+    (`for (int i = 0; i < 4; i++) { for (int i = 0; ...) ... }` is valid C, the inner ``i`` another variable;
+    before 2026-12-07 its ``i++`` counted as the outer loop's variable assigned in the body, so the outer loop
+    could not be tiled and its arrays were priced whole: an outside probe)."""
+    if node is None:
+        return False
+    if isinstance(node, c_ast.For) and _declares(node.init, name):
+        return False
+    if isinstance(node, c_ast.Compound):
+        for item in node.block_items or []:
+            if _declares(item, name):
+                return name in lf.assigned_locals(getattr(item, "init", None))  # the initialiser reads the outer one
+            if assigns_outside_shadows(item, name):
+                return True
+        return False
+    if isinstance(node, (c_ast.Assignment, c_ast.UnaryOp)) and name in lf.assigned_locals(node):
+        return True
+    return any(assigns_outside_shadows(child, name) for _, child in node.children())
+
+
+def _declares(node, name: str) -> bool:
+    decls = node.decls if isinstance(node, c_ast.DeclList) else [node]
+    return any(isinstance(d, c_ast.Decl) and d.name == name for d in decls)

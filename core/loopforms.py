@@ -196,32 +196,6 @@ def assigned_locals(node: c_ast.Node | None) -> set[str]:
     return out
 
 
-def assigns_outside_shadows(node: c_ast.Node | None, name: str) -> bool:
-    """Whether a subtree assigns the local ``name`` itself: not a loop or block that declares its own ``name``
-    (`for (int i = 0; i < 4; i++) { for (int i = 0; ...) ... }` is valid C, the inner ``i`` another variable;
-    before 2026-12-07 its ``i++`` counted as the outer loop's variable assigned in the body, so the outer loop
-    could not be tiled and its arrays were priced whole: an outside probe)."""
-    if node is None:
-        return False
-    if isinstance(node, c_ast.For) and _declares(node.init, name):
-        return False
-    if isinstance(node, c_ast.Compound):
-        for item in node.block_items or []:
-            if _declares(item, name):
-                return name in assigned_locals(getattr(item, "init", None))  # the initialiser reads the outer one
-            if assigns_outside_shadows(item, name):
-                return True
-        return False
-    if isinstance(node, (c_ast.Assignment, c_ast.UnaryOp)) and name in assigned_locals(node):
-        return True
-    return any(assigns_outside_shadows(child, name) for _, child in node.children())
-
-
-def _declares(node, name: str) -> bool:
-    decls = node.decls if isinstance(node, c_ast.DeclList) else [node]
-    return any(isinstance(d, c_ast.Decl) and d.name == name for d in decls)
-
-
 def carried_data(nodes: list[c_ast.Node], values: Values) -> set[str]:
     """Locals that may hold data at the head of a loop whose body (and increment) are ``nodes``: those
     holding data before it, grown by every assignment in the body from array data or such locals, to
