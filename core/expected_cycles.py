@@ -124,9 +124,10 @@ class _Walker:
                 live *= 1.0 - skip
             elif s.kind == "loop":
                 n = self.trips(s)
-                # the test beyond the control cycle, per evaluation: every trip and the exit (as hlsim counts it)
+                # the test beyond the control cycle, per evaluation: every trip and the exit (as hlsim counts it),
+                # and the exit's control cycle (hlsim: where the test ends the loop; here always, a break or not)
                 total += live * (n * (T[SLOTS * s.id] + self.cost(s.children, weight * live * n))
-                                 + (n + 1.0) * T[SLOTS * s.id + 1])
+                                 + (n + 1.0) * T[SLOTS * s.id + 1] + T[SLOTS * s.id + 3])
             elif s.region == "array":
                 total += live * (T[SLOTS * s.id] + (self.steps(s) - 1.0) * T[SLOTS * s.id + 1])
             else:

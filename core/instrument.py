@@ -76,8 +76,9 @@ class Site:
     # cond sites: whether the then / the else side ends the pass over its loop's body (a `continue` of its own,
     # not inside a nested if or loop): what follows the cond in that body does not run after that side
     skips: tuple[bool, bool] = (False, False)
-    # region sites: the loop ends when a test the data decide fails (a while loop, a data-dependent bound; no
-    # break or return in it, not a do-while): that last test is evaluated after the last iteration
+    # region sites: a test the data decide can end the loop (a while loop, a data-dependent bound; not a
+    # do-while, nor a counter's test beside a break): that last test is evaluated after the last iteration,
+    # where it ends the loop (``__region``'s flag: a break or return may end it first)
     exits_by_test: bool = False
 
 
@@ -368,7 +369,7 @@ class _Emitter:
             # the kernel ends here: an open pipelined region counts the iterations it ran, the nest its
             # cycles, and the later nests do not run
             self.returns = True
-            flush = f"__region({self.region_id}, __n{self.region_id}); " if self.region_id is not None else ""
+            flush = f"__region({self.region_id}, __n{self.region_id}, 0); " if self.region_id is not None else ""
             return f"{ind}{{ {flush}__nest[{self.nest}] += __cyc - __t0; goto __done; }}\n"
         if isinstance(node, c_ast.Pragma):
             return ""
@@ -434,6 +435,8 @@ class _Emitter:
         head, tail = self._head(node)  # TEST_MARK where a counter of the test's evaluations may go
         if not (test is not None and region is None and not in_region):
             head, tail = head.replace(TEST_MARK, ""), tail.replace(TEST_MARK, "")
+        if not (test is not None and not in_region and region in (None, "pipeline", "unroll")):
+            head, tail = head.replace(FAIL_MARK, ""), tail.replace(FAIL_MARK, "")
         var = kloop.var if kloop is not None else (
             _loop_var(node) if isinstance(node, c_ast.For) and node.init is not None else None)
         if var is not None and var in self.kernel_vars:
@@ -441,7 +444,10 @@ class _Emitter:
         if region is not None:
             s = self.site("region", False, label=label, loop=kl, region=region,
                           stmts=[test] if scheduled_test else [])
-            s.exits_by_test = test is not None and not kloop.do_while and early_exit(node.stmt) is None
+            s.exits_by_test = test is not None and not kloop.do_while and (
+                early_exit(node.stmt) is None or not costs.counter_test(test))
+            fail = f" || (__x{s.id} = 1, 0)"  # the test ended it (not a break): its last evaluation is charged
+            head, tail = head.replace(FAIL_MARK, fail), tail.replace(FAIL_MARK, fail)
             self.region_id = s.id
             if spatial:
                 self.spatial_stack.append(kl)
@@ -452,8 +458,8 @@ class _Emitter:
             self.region_id = None
             s.body = sub
             n = f"__n{s.id}"
-            return (f"{pre}{ind}{{\n{ind}  uint64_t {n} = 0;\n{ind}  {lab}{head} {{\n{inner_ind}{n}++;\n"
-                    f"{body}{ind}  }}{tail}\n{ind}  __region({s.id}, {n});\n{ind}}}\n")
+            return (f"{pre}{ind}{{\n{ind}  uint64_t {n} = 0; int __x{s.id} = 0;\n{ind}  {lab}{head} {{\n"
+                    f"{inner_ind}{n}++;\n{body}{ind}  }}{tail}\n{ind}  __region({s.id}, {n}, __x{s.id});\n{ind}}}\n")
         in_array_band = kl is not None and any(kl in b for b in self.array_heads.values())
         s = self.site("loop", in_region, label=label, loop=kl, counted=self.lane0 is not None or not in_region,
                       free=in_array_band and not in_region)
@@ -485,6 +491,10 @@ class _Emitter:
         if test is not None:  # __cnt counts the test's evaluations: a break or return skips the exit test
             s.stmts = [test]  # and each evaluation takes the test's schedule beyond the control cycle (__T[.+1])
             mark = f"__cnt[{s.id}]++, __cyc += __T[{SLOTS * s.id + 1}], "
+            # the evaluation that ends the loop has no trip to share its control cycle with: one more
+            # (before hlsim 0.64 none, so `while (n > 0)` of 0 trips ran its compare in 0 cycles: a probe)
+            fail = f" || (__cyc += __T[{SLOTS * s.id + 3}], 0)"
+            head, tail = head.replace(FAIL_MARK, fail), tail.replace(FAIL_MARK, fail)
             head, tail, count = head.replace(TEST_MARK, mark), tail.replace(TEST_MARK, mark), ""
         body = self.inside(s.children, lambda: self.block(_items(node), False, inner_ind, sub))
         return (f"{pre}{ind}__inv[{s.id}]++;\n{ind}{lab}{head} {{\n{inner_ind}__cyc += __T[{SLOTS * s.id}]; "
@@ -512,18 +522,19 @@ class _Emitter:
         or ``do`` and `` while (...);`` (a do-while runs its body before the first test)."""
         if isinstance(node, c_ast.For):
             init = self.text(node.init) if node.init is not None else ""
-            cond = f"({TEST_MARK}{self.text(node.cond)})" if node.cond is not None else ""
+            cond = f"({TEST_MARK}({self.text(node.cond)}){FAIL_MARK})" if node.cond is not None else ""
             nxt = self.text(node.next) if node.next is not None else ""
             return f"for ({init}; {cond}; {nxt})", ""
         if isinstance(node, c_ast.DoWhile):
-            return "do", f" while ({TEST_MARK}{self.text(node.cond)});"
-        return f"while ({TEST_MARK}{self.text(node.cond)})", ""
+            return "do", f" while ({TEST_MARK}({self.text(node.cond)}){FAIL_MARK});"
+        return f"while ({TEST_MARK}({self.text(node.cond)}){FAIL_MARK})", ""
 
 
 #: timing constants per site in ``T`` (``T[SLOTS * s .. SLOTS * s + 4]``, ``llmulator.timing``)
 SLOTS = 5
 
 TEST_MARK = "\x00"  # in a loop head from ``_head``: where ``__cnt[site]++, `` goes when the test is counted
+FAIL_MARK = "\x01"  # ... after the test: what its failing evaluation (the one that ends the loop) also does
 
 
 def _continues(node: c_ast.Node | None) -> bool:
@@ -670,12 +681,12 @@ def instrument(design: Design) -> Instrumented:
               "  void *p = calloc(1, bytes ? bytes : 1);",
               "  if (!p) { fprintf(stderr, \"hlsim: out of memory allocating %zu bytes\\n\", bytes); exit(3); }",
               "  return p;", "}",
-              "static void __region(int __s, uint64_t __n) {",
+              "static void __region(int __s, uint64_t __n, int __x) {",
               "  const double *__r = __T + __SLOTS * __s;",
               "  double __g = ceil((double)__n / __r[2]), __end = __n ? __r[0] + (__g - 1.0) * __r[1] : 0.0;",
               "  /* a test the data decide: the one that ends the loop starts when the next group would */",
               "  double __t = __n ? __r[4] : __r[3];",
-              "  if (__r[3] > 0.0 && __n % (uint64_t)__r[2] == 0 && __g * __r[1] + __t > __end)",
+              "  if (__x && __r[3] > 0.0 && __n % (uint64_t)__r[2] == 0 && __g * __r[1] + __t > __end)",
               "    __end = __g * __r[1] + __t;",
               "  __cyc += __end;",
               "  __it[__s] += __n; __inv[__s]++; __cnt[__s]++;", "}",

@@ -15,8 +15,8 @@ from collections import Counter
 
 import numpy as np
 
+from . import costs, modulo
 from . import list_schedule as ls
-from . import modulo
 from . import nest as lnest
 from . import schedule as sch
 from .bank_spread import closed_form_uses
@@ -165,6 +165,9 @@ class Timing:
         after a trip, whose operands the last group computes (its readers wait for them, less one II: a
         `while (k < N && s * s < T)` whose body computes s late decides when s is ready; hlsim 0.38 started it
         at the next group's slot whatever it read: an outside probe). (0, 0) for other sites."""
+        if s.kind == "loop":  # the evaluation that ends it: its control cycle (instrument's FAIL_MARK)
+            counted = s.stmts and not s.in_region and not costs.counter_test(s.stmts[0])
+            return (1.0, 0.0) if counted else (0.0, 0.0)
         if s.kind != "region" or not s.exits_by_test:
             return 0.0, 0.0
         data = [st for st in s.stmts if st.accesses or st.reads_locals]

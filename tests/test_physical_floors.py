@@ -344,3 +344,49 @@ def test_a_generated_fdtd_2d_mutation_moves_at_least_its_distinct_elements(capsy
     rc = main(["profile", str(here / "arch.yaml"), str(here / "workload.yaml"), str(here / "mapping.yaml"),
                "--preset", "mini", "--inputs", "895142"])
     assert rc == 0, capsys.readouterr().err[-600:]
+
+
+# -- hlsim 0.64: the test that ends a loop (a probe of data-dependent loops) --------------------------------------
+WHILE = ("    int k = 0;\n    int s = 0;\n    L_w: while (k < N && a[k] * 3 > 0) {\n{brk}      s += a[k];\n"
+         "      k++;\n    }\n    y[0] = s;")
+BREAK = "      L_b: if (a[k] == 99) {\n        break;\n      }\n"
+
+
+@pytest.mark.parametrize("mapping", ["{L_w: {pipeline_ii: 1}}", "{L_w: {unroll: 2}}"])
+def test_a_break_that_never_fires_costs_nothing(write, mapping):
+    """A pipelined or unrolled loop ends by its test (a[k] all 1, k reaches N) whether or not a break could end it
+    first (a sequential loop pays the break's compare each trip; these overlap it). hlsim 0.63
+    charged that last test only where no break was written: 2 cycles less with it pipelined, and with N = 0 its
+    compare ran in no cycle at all (refused by the compute bound)."""
+    wide = ONE.replace("cmp: {count: 1", "cmp: {count: 4").replace("logic: {count: 1", "logic: {count: 4")
+
+    def cycles(brk: str, n: int) -> float:  # (4 comparators: the break's compare adds no cycle by itself)
+        d = kernel_design(write, wide, WHILE.replace("{brk}", brk),
+                          "    a: {shape: [8], dtype: int32, role: in}\n    y: {shape: [1], dtype: int32, role: out}",
+                          "    k = 0\n    while k < N and a[k] * 3 > 0:\n        k += 1\n    y[0] = a[:k].sum()",
+                          mapping, "{a: SRAM, y: SRAM}", params=f"{{N: {n}}}",
+                          hints="{L_w: {expected_trips: 5}, L_b: {taken_probability: 0}}",
+                          inputs="    arrays:\n      a: {distribution: arange, start: 1, step: 0}")
+        from llmulator_plugins.hlsim.profiler import HlsimProfiler
+        p = HlsimProfiler().profile(d)
+        assert p.functional_check == "pass", p.functional_check
+        return p.metrics["cycles"]
+
+    for n in (0, 5):
+        assert cycles(BREAK, n) == cycles("", n)
+
+
+def test_a_while_loop_of_no_trips_pays_its_test(write):
+    """`while (n > 0)` with n = 0 from the data: one compare, so at least one cycle (hlsim 0.63: 0, refused)."""
+    def run(start: int):
+        return kernel_design(write, ONE, "    int n = c[0];\n    int s = 0;\n    L_w: while (n > 0) {\n"
+                             "      s += n;\n      n--;\n    }\n    y[0] = s;",
+                             "    c: {shape: [1], dtype: int32, role: in}\n"
+                             "    y: {shape: [1], dtype: int32, role: out}",
+                             "    y[0] = c[0] * (c[0] + 1) // 2", "{}", "{c: SRAM, y: SRAM}", params="{}",
+                             hints="{L_w: {expected_trips: 3}}",
+                             inputs=f"    arrays:\n      c: {{distribution: arange, start: {start}, step: 0}}")
+    from llmulator_plugins.hlsim.profiler import HlsimProfiler
+    zero, three = (HlsimProfiler().profile(run(k)) for k in (0, 3))
+    assert zero.counters["iterations.L_w"] == 0 and three.counters["iterations.L_w"] == 3
+    assert three.metrics["cycles"] > zero.metrics["cycles"] >= 1

@@ -141,12 +141,12 @@ from .tally import AccessTally, count_ops
 #       dataflow tasks share units and ports; a pipelined loop of 0 trips (llmulator.fold_dependences, bank_spread)
 # 0.59: those rules in every form a second probe tried: distances in iterations (descending loops, steps), any
 #       coefficient, chains through locals and statements, a local all PEs accumulate into, block partitions
-# 0.60: sibling loops of one name whose bounds or tiles differ from their tile axis move what they touch
-# 0.61: ... also where only the outer loops their bounds name differ, or the data set them; a triangular loop's
-#       box follows its trips tile by tile (an LU row split moved 58 words of 64); spans per tile axis
-# 0.62: a triangle's counters range over loops no access moves with; trips round up; affine bounds checked wider
-# 0.63: an access that does not move with a triangle's outer loops spans its most trips tile by tile
-VERSION = "0.63"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.60-0.61: sibling loops of one name whose ranges or tiles differ from their tile axis move what they touch; a
+#       triangular loop's box follows its trips tile by tile (an LU row split moved 58 words of 64)
+# 0.62-0.63: a triangle's counters range over loops no access moves with; trips round up; affine bounds checked
+#       wider; an access that does not move with a triangle's outer loops spans its most trips tile by tile
+# 0.64: the test that ends a loop pays its control cycle, and is charged where a break could have ended it too
+VERSION = "0.64"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
