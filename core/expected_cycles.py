@@ -125,9 +125,11 @@ class _Walker:
             elif s.kind == "loop":
                 n = self.trips(s)
                 # the test beyond the control cycle, per evaluation: every trip and the exit (as hlsim counts it),
-                # and the exit's control cycle (hlsim: where the test ends the loop; here always, a break or not)
+                # and the exit's control cycle where the test ends the loop (hlsim knows; here on the entries the
+                # declared inputs do not end by a return, a break or not)
+                ends = 1.0 - (self.d.return_share(s.loop) if s.loop else 0.0)
                 total += live * (n * (T[SLOTS * s.id] + self.cost(s.children, weight * live * n))
-                                 + (n + 1.0) * T[SLOTS * s.id + 1] + T[SLOTS * s.id + 3])
+                                 + (n + 1.0) * T[SLOTS * s.id + 1] + ends * T[SLOTS * s.id + 3])
             elif s.region == "array":
                 total += live * (T[SLOTS * s.id] + (self.steps(s) - 1.0) * T[SLOTS * s.id + 1])
             else:
