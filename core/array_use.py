@@ -46,6 +46,11 @@ class ArrayUse:
     # the loops its subscripts name, each access in its own scope (not their tile axes: sibling loops of one name
     # share an axis, ``transfers._cover_siblings`` widens the axis to the ones it names)
     named_loops: frozenset[int] = frozenset()
+    # (L,) bool: the loops whose tiles can change its tile (those around its accesses, and those it moves with);
+    # a sibling loop's tile loop does not enclose it (``transfers.tile_loads``; hlsim 0.65)
+    encloses: np.ndarray | None = None
+    axis: tuple[int, ...] = ()  # each loop's tile axis as this array sees it (``scopes_within``)
+    split: object = None  # ``sibling_tiles.Split``: its accesses in sibling loops tiled on their own, or None
 
 
 
@@ -67,6 +72,26 @@ class Scopes:
         """The tile axis of ``var`` as seen inside loop ``at`` (-1: outside every loop), None if no loop."""
         li = (self.names[at] if at >= 0 else {}).get(var)
         return None if li is None else self.axis[li]
+
+
+def enclosing(loops: list[Loop], sites) -> np.ndarray:
+    """(L,) bool: the loops around an access at one of ``sites`` (loop indices; -1: outside every loop)."""
+    index = {id(lp): i for i, lp in enumerate(loops)}
+    out = np.zeros(len(loops), dtype=bool)
+    for w in set(sites):
+        while w >= 0 and not out[w]:
+            out[w] = True
+            w = index.get(id(loops[w].parent), -1)
+    return out
+
+
+def scopes_within(scopes: Scopes, loops: list[Loop], mask: np.ndarray) -> Scopes:
+    """``scopes`` with each loop's tile axis the last loop of its name among ``mask``'s (the loops around one
+    array's accesses): a sibling of one name that does not touch the array is not its axis. Before hlsim 0.65
+    the last loop of the name in the whole nest was, so `x[i]` read under `L_a` in tiles of 2 walked the tiles
+    of a sibling `L_b` that reads another array (an outside probe's 1-D field update: 270 words where 74)."""
+    last = {lp.var: i for i, lp in enumerate(loops) if mask[i] and lp.var}
+    return Scopes(scopes.names, [last[lp.var] if mask[i] and lp.var else i for i, lp in enumerate(loops)])
 
 
 def scopes_of(loops: list[Loop]) -> Scopes:
@@ -96,14 +121,15 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
     dims = [_dim_use(design, u, d, loops, scopes, dep, counted, by_counter) for d in range(ndim)]
     coefs, spread, indirect, patterns = (list(x) for x in zip(*dims, strict=True)) if dims else ([], [], [], [])
     while_span.overlapping(by_counter, coefs, indirect)
-    dd = [li for li in (segments or {}) if loops[li].data_dependent and any(li in dict(cs) for cs in coefs)]
+    ax = scopes.axis  # (segments name loops; coefficients, tile axes)
+    dd = [li for li in (segments or {}) if loops[li].data_dependent and any(ax[li] in dict(cs) for cs in coefs)]
     boxes = None if any(counted.values()) or dd else access_boxes.of(design, u["accs"], u["at"], loops, scopes, shape)
     for li, moves in (segments or {}).items():
         for d in range(ndim):
-            c = dict(coefs[d]).get(li)
+            c = dict(coefs[d]).get(ax[li])
             if c is None:
                 continue
-            for oi, move in moves:
+            for oi, move in ((ax[o], m) for o, m in moves):
                 if not any(oi in dict(cs) for cs in coefs):
                     coefs[d] = sorted(coefs[d] + [(oi, c * move)])
                     dep[oi] = True
@@ -114,9 +140,10 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
     level = design.arch.level_index(design.placement(name))
     named = frozenset(scopes.names[w][v] for acc, w in zip(u["accs"], u["at"], strict=True) if w >= 0
                       for aff in acc.affine if aff is not None for v in aff.coefs if v in scopes.names[w])
+    encloses = enclosing(loops, u["at"]) | (dep if not any(indirect) else False)
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
                     u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
-                    patterns, boxes, named)
+                    patterns, boxes, named, encloses, tuple(scopes.axis))
 
 
 def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes, dep: np.ndarray,

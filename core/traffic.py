@@ -17,10 +17,10 @@ import math
 import attrs
 import numpy as np
 
-from . import costs, while_span
+from . import costs, sibling_tiles, while_span
 from . import kernel_values as kv
 from . import nest as lnest
-from .array_use import ArrayUse, array_use, scopes_of
+from .array_use import ArrayUse, array_use, enclosing, scopes_of, scopes_within
 from .design import Design, index_step
 from .kernel import Branch, Loop
 
@@ -65,18 +65,25 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
     # the whole array, as if every row read the same elements); a triangular loop spans its most trips (spans)
     segments, spans = {}, {}
     for i, lp in enumerate(loops):
-        var_index = {v: scopes.axis[j] for v, j in scopes.names[i].items() if j != i}  # the outer loops it sees
+        # the outer loops it sees (loops, not tile axes: each array takes their axes as it sees them, hlsim 0.65)
+        var_index = {v: j for v, j in scopes.names[i].items() if j != i}
         outer = [var_index[v] for v in lp.depends_on_outer if v in var_index]
         if lp.data_dependent and not lp.is_while and lp.var:
             if not outer and (up := _enclosing(loops, lp)) is not None and _data_start(design, lp):
-                outer = [scopes.axis[up]]  # a start the data give (`e = row_ptr[u]`, u from a queue): it moves
+                outer = [up]  # a start the data give (`e = row_ptr[u]`, u from a queue): it moves
             segments[i] = [(oi, max(trips[i], 1.0)) for oi in outer]  # each entry (bfs read 2,289, moved 521)
         elif outer and (most := design.longest_trips(lp.label)) is not None:
             spans[i] = (outer, most)
             if slide := _slide(design, lp, loops, var_index):
                 segments[i] = slide
     counters = while_span.counters(loops)
-    arrays = [array_use(design, name, u, loops, scopes, segments, counters) for name, u in c.per_array.items()]
+    arrays = []
+    for name, u in c.per_array.items():  # each array sees the loops around its own accesses (``scopes_within``)
+        def build(sub: dict, sc, name=name) -> ArrayUse:
+            return array_use(design, name, sub, loops, sc, segments, counters)
+        arr = build(u, scopes_within(scopes, loops, enclosing(loops, u["at"])))
+        arr.split = sibling_tiles.of(u, loops, scopes, build, segments)
+        arrays.append(arr)
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.load_bits, c.store_bits, c.notes, spans,
@@ -116,19 +123,26 @@ class _Counts:
         for c, n in self.design.stmt_ops(st).items():
             self.ops[c] = self.ops.get(c, 0.0) + n * mult
         for k, acc in enumerate(st.accesses):
-            u = self.per_array.setdefault(acc.array, {"accs": [], "at": [], "r": 0.0, "w": 0.0})
+            u = self.per_array.setdefault(acc.array, {"accs": [], "at": [], "r": 0.0, "w": 0.0, "each": []})
             u["accs"].append(acc)
             u["at"].append(self.inside[-1] if self.inside else -1)  # the loop whose scope names its variables
             bits = self.design.workload.arrays[acc.array].bits
             rs, ws = self.shares.get((id(st), k), (1.0, 1.0))  # (of an unrolled body's copies: the share moving memory)
+            r = w = 0.0
+            read = partly = False
             if acc.is_read and k not in st.reused and rs:  # (not a value the run before loaded or stored: load_reuse)
-                u["r"] += mult * rs
+                r, read = mult * rs, True
                 u["read"] = True  # (an array whose every read takes a value the run stored loads no tile)
                 self.load_bits += mult * bits * rs
             if acc.is_write and k not in st.dead_stores and ws:  # (not a store the next one overwrites unread)
-                u["w"] += mult * ws
+                w, partly = mult * ws, self.branches > 0
                 self.store_bits += mult * bits * ws
-                u["partly"] = u.get("partly", False) or self.branches > 0
+                u["partly"] = u.get("partly", False) or partly
+            u["r"] += r
+            u["w"] += w
+            # per access (reads, writes, whether a read counts, a write under a branch): a group of sibling loops'
+            # accesses is priced on its own (``llmulator.sibling_tiles``)
+            u["each"].append((r, w, read, partly))
 
     def tree_exit(self, loop: Loop, entries: float, trips: float) -> None:
         """A ``reduction: tree``'s combining steps, once per entry of each tile (``costs.tree_combining_ops``)."""

@@ -48,17 +48,22 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
     return out
 
 
-def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray) -> np.ndarray:
+def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.ndarray | None = None,
+               floor: np.ndarray | None = None) -> np.ndarray:
     """How many times the tile of an array whose index uses the mapped loops ``dep`` is (re)loaded
     from the parent level, (B,).
 
     Outer tile loops that do not index the array re-use the resident tile
     only when they sit inside the innermost outer loop that does (Timeloop's
-    reuse rule); loops of one trip never matter.
+    reuse rule); loops of one trip never matter. ``around``: (G,) the loops whose tiles can change the array's
+    (around its accesses; a sibling's tile loop encloses none of them, hlsim 0.65); ``floor``: (B,) a position
+    every loop down to which reloads it (the head of sibling groups, ``llmulator.sibling_tiles``).
     """
-    rel = dep[None, :] & (outer > 1)
+    rel = dep[None, :] & (outer > 1) & (True if around is None else around[None, :])
     pstar = np.where(rel, pos, -1).max(axis=1)
-    inside = pos <= pstar[:, None]
+    if floor is not None:
+        pstar = np.maximum(pstar, floor)
+    inside = (pos <= pstar[:, None]) & (True if around is None else around[None, :])
     return np.where(inside, outer, 1.0).prod(axis=1)
 
 
@@ -66,9 +71,16 @@ def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
     return np.where(dep[None, :], outer, 1.0).prod(axis=1)
 
 
-def _spans(nest: Nest, v: View) -> list:
-    """[(triangular loop, its outer loops, (B,) its most trips where a tile runs it whole, else nan)]."""
-    return [(li, outer, np.where(v.t_loops[:, li] >= nest.trips[li], span, np.nan))
+def _mapped(v: View, mask: np.ndarray | None) -> np.ndarray | None:
+    """(G,) a kernel-loop mask seen by mapped loop (a fused group: any member)."""
+    return None if mask is None else np.array([bool(mask[g].any()) for g in v.groups])
+
+
+def _spans(nest: Nest, v: View, arr: ArrayUse) -> list:
+    """[(triangular loop, its outer loops' tile axes as ``arr`` sees them, (B,) its most trips where a tile runs it
+    whole, else nan)]."""
+    axis = arr.axis or range(len(nest.loops))
+    return [(li, [axis[o] for o in outer], np.where(v.t_loops[:, li] >= nest.trips[li], span, np.nan))
             for li, (outer, span) in nest.spans.items()]
 
 
@@ -77,8 +89,9 @@ def _tiles(nest: Nest, v: View, arr) -> np.ndarray:
     triangular loop run whole its most trips per entry where the array is not indexed by the loops its
     bounds read (`a[j]` for `j <= i` spans all of a; `A[i][j]` spans the triangle row by row, as before)."""
     t = np.maximum(v.t_loops, 1.0)
+    axis = arr.axis or range(len(nest.loops))
     for li, (outer, span) in nest.spans.items():
-        if not any(oi in dict(cs) for cs in arr.coefs for oi in outer):
+        if not any(axis[oi] in dict(cs) for cs in arr.coefs for oi in outer):
             t[:, li] = np.where(v.t_loops[:, li] >= nest.trips[li], max(span, 1.0), t[:, li])
     if arr.boxes is None:
         _cover_siblings(nest, arr, t)
@@ -92,12 +105,13 @@ def _cover_siblings(nest: Nest, arr: ArrayUse, t: np.ndarray) -> None:
     sibling's own trips were lost: `x[i]` under `for (i < n)` with n = 8 beside a later `for (i < n)` with
     n = 3 moved 3 words of the 8 read (hlsim 0.60, an outside probe)."""
     scopes = scopes_of(nest.loops)
+    axis = arr.axis or scopes.axis  # (the array's own: a sibling of one name that does not touch it is no axis)
     keys = [access_boxes.range_key(nest.loops, scopes.names, li) for li in range(len(nest.loops))]
     trips = np.maximum(nest.trips, 1.0)
-    for ax in {scopes.axis[li] for li in arr.named_loops if keys[li] != keys[scopes.axis[li]]}:
+    for ax in {axis[li] for li in arr.named_loops if keys[li] != keys[axis[li]]}:
         per_axis = np.ceil(trips[ax] / t[:, ax] - 1e-9)
         runs = [np.minimum(t[:, li] * np.ceil(np.ceil(trips[li] / t[:, li] - 1e-9) / per_axis - 1e-9), trips[li])
-                for li in arr.named_loops if scopes.axis[li] == ax]
+                for li in arr.named_loops if axis[li] == ax]
         t[:, ax] = np.max(runs, axis=0)
 
 
@@ -116,7 +130,6 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     # a nest whose loop never runs moves only what its head reads (a while's test, a for head's initialiser: run
     # once); before hlsim 0.31 a tile of every array moved, and in 0.31 none, the test's element included
     head_reads = _head_reads(nest.top) if nest.trips.size and nest.trips[0] <= 0 else None
-    spans = _spans(nest, v)
     for arr in nest.arrays:
         if arr.level == 0 or (head_reads is not None and arr.name not in head_reads):
             continue
@@ -124,13 +137,10 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         # placement per array that is the backing store, the outermost level; the levels in between
         # are bypassed (Timeloop's bypass), not charged for data they never hold
         parent, level = arch.memory[0], arch.memory[arr.level]
-        full, fp, cut = _tile_elements(nest, v, arr, spans)
+        full, _, cut = _tile_elements(nest, v, arr)
         out[f"need_bits.{level.name}"] += full * arr.bits * level.tile_copies(cut)  # two copies where db and cut
-        loads, reloads, words_in, words_out = _moved_words(nest, v, arr, fp, level, head_reads is None)
+        bursts, words_in, words_out = _moves(nest, v, arr, level, head_reads is None)
         bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
-        # a burst per tile that moves: the partial sums that come back, not every visit (before hlsim 0.45 a
-        # burst per visit, 4 where 2 reloads; an outside probe)
-        bursts = np.where(words_in > 0, reloads, 0.0) + np.where(words_out > 0, loads, 0.0)
         fill += np.where(words_in > 0, full * arr.bits / 8.0, 0.0)
         drain += np.where(words_out > 0, full * arr.bits / 8.0, 0.0)
         reads |= words_in > 0
@@ -155,7 +165,7 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
     return out
 
 
-def _tile_elements(nest: Nest, v: View, arr, spans: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _tile_elements(nest: Nest, v: View, arr) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(B,) each: a full tile's elements (the room it needs, the first in and the last out), the mean tile's
     (what moves, where a tile that does not divide its loop leaves a smaller edge tile: 5 columns in tiles of 2
     are 2 + 2 + 1, not 3 x 2 words written back), and whether the array's tiles differ at all."""
@@ -165,20 +175,46 @@ def _tile_elements(nest: Nest, v: View, arr, spans: list) -> tuple[np.ndarray, n
     own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
     own[[g[0] for g in v.groups if len(g) == 1]] = True
     mean = np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full)
+    spans = _spans(nest, v, arr)
     return (footprints(arr, t_full, counts, "max", spans), footprints(arr, mean, counts, "mean", spans),
             (arr.dep[None, :] & (t_full < trips)).any(axis=1))
 
 
-def _moved_words(nest: Nest, v: View, arr, fp, level, ran: bool) -> tuple:
+def _moves(nest: Nest, v: View, arr, level, ran: bool, floor=None, others_write: bool = False
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(bursts, words in, words out) (B,) of one array's tiles: one burst per tile that moves, the partial sums
+    that come back, not every visit (before hlsim 0.45 a burst per visit, 4 where 2 reloads; an outside probe).
+    Where sibling loops tiled on their own touch it (``arr.split``), each sibling group moves its own tiles,
+    again on each trip of the loops down to the head (``llmulator.sibling_tiles``; before hlsim 0.65 a tiled
+    sibling's tile loop enclosed the siblings after it: 64 words where 32); ``floor``, ``others_write``: a
+    group's head position, and whether another group writes the array (its tile then holds data)."""
+    _, fp, _ = _tile_elements(nest, v, arr)
+    loads, reloads, words_in, words_out = _moved_words(nest, v, arr, fp, level, ran, floor, others_write)
+    bursts = np.where(words_in > 0, reloads, 0.0) + np.where(words_out > 0, loads, 0.0)
+    split = arr.split
+    if split is None:
+        return bursts, words_in, words_out
+    head = np.where(_mapped(v, split.head)[None, :], v.pos, -1).max(axis=1)
+    writers = sum(g.use.written_here for g in split.groups)
+    parts = [_moves(nest, v, g.use, level, ran, head, others_write or writers > g.use.written_here)
+             for g in split.groups]
+    tiled = np.zeros(v.t.shape[0], dtype=bool)  # some group's tile changes inside one trip of the head
+    for g in split.groups:
+        tiled |= tile_loads(v.dep(g.use), v.outer, v.pos, _mapped(v, g.below)) > 1
+    return tuple(np.where(tiled, sum(p[k] for p in parts), x)
+                 for k, x in enumerate((bursts, words_in, words_out)))
+
+
+def _moved_words(nest: Nest, v: View, arr, fp, level, ran: bool, floor=None, others_write: bool = False) -> tuple:
     """(tile loads, loads that fetch, words in, words out) of one array for B mappings: a nest loads what it
     reads where the array holds data by then, writes back what it writes (``ran``: its loop runs), and an
     output no one wrote yet comes back as partial sums only."""
     B = v.t.shape[0]
     dep = v.dep(arr)
-    loads = tile_loads(dep, v.outer, v.pos)
+    loads = tile_loads(dep, v.outer, v.pos, _mapped(v, arr.encloses), floor)
     words_in = words_out = np.zeros(B)
     reloads = loads
-    holds = arr.role in ("in", "inout") or arr.name in nest.written_before
+    holds = arr.role in ("in", "inout") or arr.name in nest.written_before or others_write
     if holds and (arr.read_here or arr.written_partly):  # a tile partly written keeps the rest's values
         words_in = loads * fp
     elif arr.read_here and arr.written_here:  # an output no one wrote yet: only its partial sums come back

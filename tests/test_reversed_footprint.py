@@ -110,16 +110,18 @@ def test_an_access_that_does_not_move_with_a_triangles_outer_loop_spans_its_most
     assert _dram_reads(write, loop, ref, n=6, arrays=arrays, loops="{}", place="{A: SRAM, s: SRAM}") == 20
 
 
-def test_sibling_loops_of_one_name_share_one_tile_walk(write):
-    """`for (i ...) b[i] = a[i]; for (i ...) c[i] = a[i] * 2;` under one loop, the first in tiles of 2: a's 8
-    words move once, as before 0.57. Sibling loops of one name stand for one tile axis (the last one's): giving
-    each its own axis walked them as a cross product, 32 words (a second outside probe of the first draft)."""
+def test_sibling_loops_of_one_name_move_their_own_tiles_not_a_cross_product(write):
+    """`for (i ...) b[i] = a[i]; for (i ...) c[i] = a[i] * 2;` under one loop, the first in tiles of 2: a moves in
+    the first loop's 4 tiles of 2 and then whole for the second, 16 words. Giving each loop its own axis of one
+    walk took them as a cross product, 32 words (a second outside probe of 0.57's first draft); 0.57-0.64 took
+    both as the last one's axis and moved a once, 8, as if the 2-element tiles held all of it
+    (``llmulator.sibling_tiles``, tests/test_sibling_tiles.py)."""
     arrays = ("    a: {shape: [N], dtype: int32, role: in}\n    b: {shape: [N], dtype: int32, role: out}\n"
               "    c: {shape: [N], dtype: int32, role: out}")
     loop = ("    L_o: for (int o = 0; o < 1; o++) {\n      L_p: for (int i = 0; i < N; i++) {\n        b[i] = a[i];\n"
             "      }\n      L_q: for (int i = 0; i < N; i++) {\n        c[i] = a[i] * 2;\n      }\n    }")
     assert _dram_reads(write, loop, "    b[:] = a\n    c[:] = a * 2", n=8, arrays=arrays, loops="{L_p: {tile: 2}}",
-                       place="{a: SRAM, b: SRAM, c: SRAM}") == 8
+                       place="{a: SRAM, b: SRAM, c: SRAM}") == 16
 
 
 @pytest.mark.parametrize("loops", ["{L_j: {tile: 2}}", "{L_j: {tile: 3}}", "{L_j: {tile: 2, pipeline_ii: 1}}",

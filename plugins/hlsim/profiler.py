@@ -143,10 +143,10 @@ from .tally import AccessTally, count_ops
 #       coefficient, chains through locals and statements, a local all PEs accumulate into, block partitions
 # 0.60-0.61: sibling loops of one name whose ranges or tiles differ from their tile axis move what they touch; a
 #       triangular loop's box follows its trips tile by tile (an LU row split moved 58 words of 64)
-# 0.62-0.63: a triangle's counters range over loops no access moves with; trips round up; affine bounds checked
-#       wider; an access that does not move with a triangle's outer loops spans its most trips tile by tile
-# 0.64: the test that ends a loop pays its control cycle, and is charged where a break could have ended it too
-VERSION = "0.64"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.62-0.63: a triangle's counters range over loops no access moves with; trips round up; wider affine checks
+# 0.64: the test that ends a loop pays its control cycle (where a break could end it too); 0.65: sibling loops
+#       tiled on their own each move their own tiles (llmulator.sibling_tiles)
+VERSION = "0.65"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:

@@ -1,0 +1,79 @@
+"""Sibling loops tiled on their own (hlsim 0.65): each sibling moves its own tiles, by hand.
+
+Before 0.65 the tile model took a nest's loops as one perfect nest in pre-order, so a tiled sibling's tile loop
+counted as enclosing the siblings after it, and sibling loops of one name shared one tile axis: `L_a` in tiles of
+2 beside `L_b` in tiles of 4, each reading x[0..7] per time step, read 64 words where the generated code moves
+32 (an outside probe, 2026-12-07). A tile is what a level holds of an array while the loops inside it run, so
+while `L_a` runs x's tile is 2 elements and while `L_b` runs 4: every sibling whose accesses move with a tiled
+loop of its own loads its tiles once per trip of the loops around it, and untiled siblings share one tile.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import kernel_design, profiled_and_estimated
+from test_physical_floors import ONE
+
+T2 = "    L_t: for (int t = 0; t < 2; t++) {{\n{a}\n{b}\n    }}"
+LOOP = "      {label}: for (int {v} = {lo}; {v} < {hi}; {v}++) {{\n        {body}\n      }}"
+
+
+def _loop(label, v, body, lo=0, hi=8):
+    return LOOP.format(label=label, v=v, lo=lo, hi=hi, body=body)
+
+
+VEC = "    x: {shape: [8], dtype: int32, role: in}\n    y: {shape: [8], dtype: int32, role: in}\n" \
+      "    o: {shape: [8], dtype: int32, role: out}\n    q: {shape: [8], dtype: int32, role: out}"
+PLACE = "{x: SRAM, y: SRAM, o: SRAM, q: SRAM}"
+
+CASES = {
+    # x per time step: L_a's 4 tiles of 2 and L_b's 2 tiles of 4, 16 words; o and q 8 each (0.64: 64 read, 128
+    # written: 4 x 2 loads of the union of both siblings' tiles a step)
+    "one name, both tiled": (
+        T2.format(a=_loop("L_a", "i", "o[i] = x[i] * 2;"), b=_loop("L_b", "i", "q[i] = x[i] + 1;")),
+        "    o[:] = x * 2\n    q[:] = x + 1", "{L_a: {tile: 2}, L_b: {tile: 4}}", 32, 32),
+    # other names: y's tiles walk L_b alone, L_a's tile loop does not enclose them: 8 + 8 a step each way
+    "other names, both tiled": (
+        T2.format(a=_loop("L_a", "i", "o[i] = x[i] * 2;"), b=_loop("L_b", "j", "q[j] = y[j] + 1;")),
+        "    o[:] = x * 2\n    q[:] = y + 1", "{L_a: {tile: 2}, L_b: {tile: 4}}", 32, 32),
+    # x is read only under L_a (tiles of 2): 8 a step; y only under the untiled L_b of the same name: its tile is
+    # all of y, held across the time steps: 8 once; q written back once, o every step
+    "one name, one tiled": (
+        T2.format(a=_loop("L_a", "i", "o[i] = x[i] * 2;"), b=_loop("L_b", "i", "q[i] = y[i] + 1;")),
+        "    o[:] = x * 2\n    q[:] = y + 1", "{L_a: {tile: 2}}", 24, 24),
+    # neither tiled: x's tile is all of x across both siblings and both steps: 8 read; o and q once each
+    "untiled siblings share one tile": (
+        T2.format(a=_loop("L_a", "i", "o[i] = x[i] * 2;"), b=_loop("L_b", "i", "q[i] = x[i] + 1;")),
+        "    o[:] = x * 2\n    q[:] = x + 1", "{}", 8, 16),
+    # x under L_a in tiles of 2 (8 a step) and under an untiled L_b of 3 trips (3 a step): 22; o 8 a step, q[0..2]
+    # once: 19 (0.60-0.64: 8 and 11, the load of L_b's axis taken to hold both siblings' x for both steps)
+    "a sibling tiled finer than its axis": (
+        T2.format(a=_loop("L_a", "i", "o[i] = x[i] * 2;"), b=_loop("L_b", "i", "q[i] = x[i] + 1;", hi=3)),
+        "    o[:] = x * 2\n    q[:3] = x[:3] + 1", "{L_a: {tile: 2}}", 22, 19),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_each_sibling_moves_its_own_tiles(write, case):
+    kernel, ref, loops, reads, writes = CASES[case]
+    d = kernel_design(write, ONE, kernel, VEC, ref, loops, PLACE, params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (reads, writes)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_field_update_moves_each_siblings_tiles(write):
+    """A 1-D FDTD step (probe 50's fd5): e updated under `L_a` (7 trips, tiles of 4), h under `L_b` (7 trips,
+    tiles of 1). Per step: e 7 (L_a) + 7 x 2 (L_b's e[i], e[i + 1]), h 5 + 4 (L_a's two tiles of h[i - 1..i]) + 7
+    (L_b): 37 read; e 7 and h 7 written; two steps: 74 and 28 (0.64: 270 each way, the untiled sibling's whole
+    footprint moved again with each tile of the tiled one)."""
+    kernel = T2.format(a=_loop("L_a", "i", "e[i] = e[i] - h[i] + h[i - 1];", lo=1),
+                       b=_loop("L_b", "i", "h[i] = h[i] - e[i + 1] + e[i];", hi=7))
+    ref = ("    for t in range(2):\n        for i in range(1, 8):\n            e[i] = e[i] - h[i] + h[i - 1]\n"
+           "        for i in range(7):\n            h[i] = h[i] - e[i + 1] + e[i]")
+    d = kernel_design(write, ONE, kernel, "    e: {shape: [8], dtype: int32, role: inout}\n"
+                      "    h: {shape: [8], dtype: int32, role: inout}", ref, "{L_a: {tile: 4}, L_b: {tile: 1}}",
+                      "{e: SRAM, h: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (74, 28)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
