@@ -3,7 +3,7 @@
 Exit status: 0 success, 2 bad input (a message naming file, line and field),
 1 internal error (with a hint to report it), 3 a plugin's component raised (the
 others' results are printed; the error names the plugin and its package),
-4 ``profile``: outputs differ from the reference, 130 interrupted. Heavy modules
+4 ``profile``: outputs differ from the reference, 130 interrupted (143 by SIGTERM). Heavy modules
 (rich, numpy, estimators) are imported inside the verbs so that ``--help``
 starts fast; torch is never imported here.
 """
@@ -827,8 +827,35 @@ def cmd_list(args) -> int:
     return 0
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command runs so that it ends as Ctrl-C ends it: files written atomically, the
+    work done kept, the scratch folders and the sandboxed children removed (``llmulator.scratch``). Before,
+    SIGTERM killed the process where it stood and its run folders stayed in /tmp."""
+
+
+def _end_on_sigterm() -> None:
+    """Make SIGTERM raise :class:`Terminated` in this process (a forked pool worker that inherits the handler
+    takes the default action: its parent's pool ends it)."""
+    import signal
+    owner = os.getpid()
+
+    def handler(signum, frame):
+        if os.getpid() != owner:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+            return
+        raise Terminated
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:  # pragma: no cover - not the main thread: leave the default
+        pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
+        if argv is None:  # the command itself (a caller's own process keeps its handlers)
+            _end_on_sigterm()
         argv = sys.argv[1:] if argv is None else list(argv)
         parser = _parser_for(argv)
         args = parser.parse_args(argv)
@@ -849,9 +876,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # (a name from the command line or a file, escapes and all, reached the terminal raw: an outside probe)
         print(f"error: {escaped(str(e), lines=True)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as e:
+        print("terminated" if isinstance(e, Terminated) else "interrupted", file=sys.stderr)
+        return 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         return 0
     except Exception as e:  # noqa: BLE001 - last-resort guard: never a bare traceback

@@ -95,7 +95,7 @@ def available() -> str | None:
     if bwrap is None:
         return "bubblewrap is not installed (apt-get install bubblewrap)"
     try:
-        _filter_file()
+        _filter_bpf()
     except Exception as e:  # noqa: BLE001 - any failure to build the filter means no seccomp layer
         return f"seccomp is not usable ({type(e).__name__}: {e}); pip install pyseccomp and libseccomp2"
     try:
@@ -129,8 +129,8 @@ def _system_binds(extra_ro: tuple[str, ...]) -> list[str]:
 
 
 @functools.cache
-def _filter_file() -> str:
-    """The seccomp program (BPF), built once per process and kept in a private temporary file."""
+def _filter_bpf() -> bytes:
+    """The seccomp program (BPF), built once per process."""
     import pyseccomp as sc
 
     f = sc.SyscallFilter(sc.ALLOW)
@@ -154,13 +154,26 @@ def _filter_file() -> str:
     # no threads either: the kernel binary and the NumPy child (one BLAS thread) start none, and threads are
     # processes to the kernel's PID count (an outside review started 2,000; pid_max is 32,768)
     f.add_rule(deny, "clone")
-    fd, path = tempfile.mkstemp(prefix="llmulator-seccomp-", suffix=".bpf")
-    with os.fdopen(fd, "wb") as fh:
+    with tempfile.TemporaryFile() as fh:
         f.export_bpf(fh)
-    import atexit
-    owner = os.getpid()  # a forked worker that inherits the path must not remove its parent's file
-    atexit.register(lambda: os.getpid() == owner and os.path.exists(path) and os.unlink(path))
-    return path
+        fh.seek(0)
+        return fh.read()
+
+
+def _filter_fd() -> int:
+    """A descriptor bwrap reads the seccomp program from: an anonymous in-memory file (``memfd_create``), so no
+    file is left behind. Before 2026-12-07 the program lay in /tmp, removed at the process's normal exit only:
+    every killed run and every pool worker (they end with ``os._exit``) left one, 87 on the development
+    machine."""
+    bpf = _filter_bpf()
+    fd = os.memfd_create("llmulator-seccomp", os.MFD_CLOEXEC) if hasattr(os, "memfd_create") else None
+    if fd is None:  # pragma: no cover - Linux has had memfd_create since 3.17
+        fh = tempfile.TemporaryFile()  # unlinked at once: nothing left behind either
+        fd = os.dup(fh.fileno())
+        fh.close()
+    os.write(fd, bpf)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _rlimits(limits: Limits):
@@ -196,7 +209,7 @@ def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, 
     base_env = {"PATH": "/usr/bin:/bin", "HOME": str(workdir), "LANG": "C.UTF-8", "OPENBLAS_NUM_THREADS": "1",
                 "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", **(env or {})}
     if why is None:
-        bpf = os.open(_filter_file(), os.O_RDONLY)
+        bpf = _filter_fd()
         full = [shutil.which("bwrap"), *_namespaces(), *_system_binds(tuple(p for p in ro_paths if os.path.exists(p))),
                 "--bind", str(workdir), str(workdir), "--chdir", str(workdir), "--clearenv"]
         for k, v in base_env.items():

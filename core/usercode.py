@@ -23,7 +23,6 @@ import json
 import os
 import pickle
 import sys
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -31,7 +30,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from . import sandbox
+from . import sandbox, scratch
 from . import usercode_results as results
 from .errors import UserError, escaped
 
@@ -127,8 +126,7 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
     if key is not None and key in _MEMO:
         namespace.update({k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in _MEMO[key].items()})
         return namespace
-    with tempfile.TemporaryDirectory(prefix="llmulator-code-") as tmp:
-        t = Path(tmp)
+    with scratch.folder("code") as t:
         (t / "ns.pickle").write_bytes(payload)
         (t / "child.py").write_text(_CHILD)
         r = sandbox.run([sys.executable, "-S", "-B", "child.py", fname, json.dumps(want)], t, LIMITS,

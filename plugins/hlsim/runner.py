@@ -26,7 +26,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from llmulator import sandbox
+from llmulator import sandbox, scratch
 from llmulator.errors import UserError
 
 CFLAGS = ["-O2", "-std=gnu11", "-w", "-fno-strict-aliasing"]
@@ -167,8 +167,7 @@ def run(exe: Path, arrays: dict[str, np.ndarray], outputs: dict[str, tuple[np.dt
     out_bytes = sum(int(np.dtype(dt).itemsize * int(np.prod(shape, dtype=np.int64))) for dt, shape in outputs.values())
     limits = sandbox.Limits(wall_s=time_limit_s, cpu_s=time_limit_s + 1, mem_bytes=int(mem_limit_mb) << 20,
                             file_bytes=out_bytes + (64 << 20)).check()
-    with tempfile.TemporaryDirectory(prefix="llmulator-hlsim-") as tmp:
-        t = Path(tmp)
+    with scratch.folder("hlsim") as t:
         for name, a in arrays.items():
             np.ascontiguousarray(a).tofile(t / f"{name}.bin")
         np.asarray(timing, dtype="<f8").tofile(t / "timing.bin")

@@ -31,11 +31,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from llmulator import scratch
 from llmulator.design import Design
 from llmulator.errors import UserError
 from llmulator.results import Profile
@@ -148,14 +148,13 @@ class ScaleSimProfiler:
         why = self.available()
         if why is not None:
             raise UserError(f"profiler 'scalesim' is not available: {why}")
-        with tempfile.TemporaryDirectory(prefix="llmulator-scalesim-") as tmp:
-            folder = Path(tmp)
+        with scratch.folder("scalesim") as folder:
             layer, cfg = self.prepare(design, folder)
             out = folder / "out"
             cmd = [str(self.python()), "-c", DRIVER, str(folder / "scalesim.cfg"), str(folder / "topology.csv"),
                    str(folder / "layout.csv"), str(out), layer.kind]
             try:
-                r = subprocess.run(cmd, capture_output=True, text=True, timeout=self.time_limit_s, cwd=tmp)
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=self.time_limit_s, cwd=folder)
             except subprocess.TimeoutExpired:
                 raise UserError(f"scalesim: SCALE-Sim did not finish within {self.time_limit_s:g} s on "
                                 f"{design.name} (set {ENV_TIMEOUT} to allow longer)") from None
