@@ -29,7 +29,10 @@ import numpy as np
 from llmulator import sandbox, scratch
 from llmulator.errors import UserError
 
-CFLAGS = ["-O2", "-std=gnu11", "-w", "-fno-strict-aliasing"]
+# -fstack-clash-protection: a frame larger than the stack's guard gap (a huge local array) is probed page by page,
+# so it ends in SIGSEGV at the guard instead of reaching past it into another mapping of the process (where an
+# in-bounds element could overwrite the simulator's counters; an outside probe, 2026-12-06)
+CFLAGS = ["-O2", "-std=gnu11", "-w", "-fno-strict-aliasing", "-fstack-clash-protection"]
 OOB_EXIT = 5  # the instrumented program's exit status on an out-of-bounds subscript
 
 
