@@ -194,13 +194,15 @@ def _moves(nest: Nest, v: View, arr, level, ran: bool, floor=None, others_write:
     split = arr.split
     if split is None:
         return bursts, words_in, words_out
+    tiled = np.zeros(v.t.shape[0], dtype=bool)  # some group's tile changes inside one trip of the head
+    for g in split.groups:
+        tiled |= tile_loads(v.dep(g.use), v.outer, v.pos, _mapped(v, g.below)) > 1
+    if not tiled.any():
+        return bursts, words_in, words_out
     head = np.where(_mapped(v, split.head)[None, :], v.pos, -1).max(axis=1)
     writers = sum(g.use.written_here for g in split.groups)
     parts = [_moves(nest, v, g.use, level, ran, head, others_write or writers > g.use.written_here)
              for g in split.groups]
-    tiled = np.zeros(v.t.shape[0], dtype=bool)  # some group's tile changes inside one trip of the head
-    for g in split.groups:
-        tiled |= tile_loads(v.dep(g.use), v.outer, v.pos, _mapped(v, g.below)) > 1
     return tuple(np.where(tiled, sum(p[k] for p in parts), x)
                  for k, x in enumerate((bursts, words_in, words_out)))
 
