@@ -19,7 +19,7 @@ from .errors import did_you_mean as _close
 from .fold_dependences import cross_pe
 from .kernel import BINOP_CLASSES, Loop
 from .library import is_bundled
-from .order_legality import reversed_dependence
+from .order_legality import band_tiles, reversed_dependence, tiling_violations
 from .reduction_legality import illegal_tree
 from .specs import Mapping
 from .yamlsrc import SourceMap
@@ -46,8 +46,10 @@ def check_design(d: Design) -> None:
         diags.extend(_check_loop(d, label, lm, spatial_use))
     diags.extend(_check_fuse(d))
     diags.extend(_check_pe_use(d, spatial_use))
+    checked: set[str] = set()  # bands whose dependences `order` checked (with their tiles)
     if d.mapping.order:
-        diags.extend(_check_order(d, tree))
+        diags.extend(_check_order(d, tree, checked))
+    diags.extend(_check_tiling(d, checked))
     diags.extend(_check_placement(d))
     if d.mapping.levels:
         from .design_levels import level_diagnostics  # it uses this module's diagnostics helpers
@@ -200,8 +202,9 @@ def _check_pe_use(d: Design, spatial_use: dict[str, float]) -> list[Diagnostic]:
     return diags
 
 
-def _check_order(d: Design, tree) -> list[Diagnostic]:
-    """``order``: known labels, all of one perfect band."""
+def _check_order(d: Design, tree, checked: set[str]) -> list[Diagnostic]:
+    """``order``: known labels, all of one perfect band, keeping every dependence (with the band's tiles); the
+    band checked joins ``checked``."""
     m = d.mapping
     labels = list(tree.loops)
     diags: list[Diagnostic] = []
@@ -226,10 +229,19 @@ def _check_order(d: Design, tree) -> list[Diagnostic]:
                 nest.mapped_band(d, band)  # refuses with its own message
             except SpecError as e:
                 diags.extend(e.diagnostics)
-        elif (why := reversed_dependence(d, band, nest.loop_sequence(m.order, band))) is not None:
+        elif (why := reversed_dependence(d, band, nest.loop_sequence(m.order, band), band_tiles(d, band))) is not None:
             diags.append(_mdiag(m, ("order",), f"order reverses a dependence: {why}", "an order that runs every "
                                 "write before the reads of its element", "keep the kernel's order for these loops"))
+        checked.add(band[0])
     return diags
+
+
+def _check_tiling(d: Design, checked: set[str]) -> list[Diagnostic]:
+    """Each band's tiles: their tile loops run outside all the band's point loops (``order_legality``)."""
+    return [_mdiag(d.mapping, ("loops", label, "tile"), f"tiling reverses a dependence: {why}",
+                   "tiles whose tile loops, run outside the band's point loops, keep every write before the reads "
+                   "of its element", "tile the band's outer loops only, or no loop of this band")
+            for label, why in tiling_violations(d, checked)]
 
 
 def _check_placement(d: Design) -> list[Diagnostic]:

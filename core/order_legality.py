@@ -10,15 +10,28 @@ dependence holds in the new order when the vector, read in that order, is still 
 Pairs this cannot compare (indirect or differently shaped subscripts) are not judged, and a band loop a
 subscript does not use is compared at distance 0 (one of the iteration pairs that touch the element): what this
 reports is a real violation, and it can miss others, which hlsim's functional check still catches.
+
+Tiling reorders too: a band's tile loops run outside all its point loops (``llmulator.nest.mapped_band``), so
+`for t { for p (tiles of 3) a[p] = a[p - 1] - a[p + 1]; }` runs p's tiles outside t, and the element t + 1
+reads at p - 1 comes from the next tile, which t has not reached (an outside probe: `validate` passed, `profile`
+failed its functional check). With ``tiles``, an iteration pair ``d`` apart lies ``floor(d / T)`` or
+``ceil(d / T)`` tiles apart along a loop in tiles of T, and the dependence must run forwards for every such
+combination, read as (tile distances in the sequence's order, then the point distances).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
+
 from .expr import ExprError, evaluate
 
 
-def reversed_dependence(design, band: list[str], sequence: list[str]) -> str | None:
-    """The first dependence the loop ``sequence`` (a permutation of ``band``) runs backwards, as text, or None."""
+def reversed_dependence(design, band: list[str], sequence: list[str], tiles: dict[str, int] | None = None
+                        ) -> str | None:
+    """The first dependence the loop ``sequence`` (a permutation of ``band``) runs backwards, as text, or None;
+    ``tiles``: the band's loops strip-mined in tiles of that many trips, whose tile loops run outside every
+    point loop."""
     loops = design.tree.loops
     var_of = {lb: loops[lb].var for lb in band}
     stmts = [n for n in loops[band[-1]].descendants() if getattr(n, "kind", "") == "stmt"]
@@ -27,15 +40,69 @@ def reversed_dependence(design, band: list[str], sequence: list[str]) -> str | N
         for r in accesses:
             if r.array != w.array or r is w:
                 continue
-            dist = distance_vector(design, w, r, var_of, band)
-            if dist is None or not any(dist.values()):
-                continue  # never the same element, or within one iteration
-            if not _positive([dist[lb] for lb in band]):  # r comes first in the kernel: the write must stay after it
-                dist = {lb: -x for lb, x in dist.items()}
-            if not _positive([dist[lb] for lb in sequence]):
-                return (f"`{_text(w)}` and `{_text(r)}` touch one element {_vector(dist, band)} iterations apart, "
-                        f"and {' > '.join(sequence)} would run the later one first")
+            base = distance_vector(design, w, r, var_of, band)
+            if base is None:
+                continue  # never the same element (or not comparable)
+            for dist in _with_free_loops(design, base, w, var_of, band):
+                if not any(dist.values()) or any(abs(x) >= max(design.trips(lb), 1) for lb, x in dist.items()):
+                    continue  # within one iteration, or farther apart than a loop runs
+                if not _positive([dist[lb] for lb in band]):  # r comes first in the kernel: the write stays after it
+                    dist = {lb: -x for lb, x in dist.items()}
+                if not all(_positive(v) for v in _orders(dist, sequence, tiles or {})):
+                    run = " > ".join([f"{lb}'s tiles" for lb in sequence if lb in (tiles or {})] + sequence)
+                    return (f"`{_text(w)}` and `{_text(r)}` touch one element {_vector(dist, band)} iterations "
+                            f"apart, and {run} would run the later one first")
     return None
+
+
+def _with_free_loops(design, base: dict[str, int], w, var_of: dict[str, str | None], band: list[str]):
+    """``base``, and ``base`` with one band loop the subscripts do not use (of at least 2 trips) at -1 and at +1:
+    any two of its iterations touch the element, so the pairs one step apart carry the dependence both ways.
+    Before 2026-12-07 such a loop was taken at 0 only, which misses a time loop's `a[p + 1]` read at t + 1, p - 1.
+    One loop at a time: a reduction (`O[k][p][q] += ...` over c, r, s: its elements' subscripts alike) then has
+    a single non-zero distance, which every order keeps; two at once, (r +1, s -1), would refuse reordering the
+    sum, which a reduction allows (every refusal of 12 in 1,200 generated rows, in a first draft)."""
+    used = {v for aff in w.affine if aff is not None for v, c in aff.coefs.items() if c}
+    yield base
+    for lb in band:
+        if var_of[lb] not in used and design.trips(lb) >= 2:
+            yield {**base, lb: -1}
+            yield {**base, lb: 1}
+
+
+def band_tiles(design, band: list[str]) -> dict[str, int]:
+    """The band's strip-mined loops (a fused member goes with its head) and their tiles."""
+    from .nest import fused_into, strip_mined
+    fused = fused_into(design)
+    return {lb: int(design.mapping.loop(lb).tile) for lb in band if lb not in fused and strip_mined(design, lb)}
+
+
+def tiling_violations(design, checked: set[str]) -> list[tuple[str, str]]:
+    """(the band's first tiled loop, the dependence) for each band of at least two loops, other than those in
+    ``checked`` (heads of bands ``order`` was checked on), whose tiles reverse a dependence. Triangular bands
+    keep each tile loop in place (``nest.mapped_band``)."""
+    from .nest import is_triangular, loop_sequence
+    out = []
+    for lp in design.tree.loops.values():
+        if lp.parent is not None and lp.parent.perfect_child() is lp:
+            continue  # not the head of its band
+        band = [x.label for x in lp.band()]
+        tiles = band_tiles(design, band)
+        if band[0] in checked or not tiles or len(band) < 2 or is_triangular(design, band):
+            continue
+        why = reversed_dependence(design, band, loop_sequence(design.mapping.order, band), tiles)
+        if why is not None:
+            out.append((next(lb for lb in band if lb in tiles), why))
+    return out
+
+
+def _orders(dist: dict[str, int], sequence: list[str], tiles: dict[str, int]):
+    """The distance as the mapped band runs it: per combination of tile distances (each strip-mined loop's
+    floor or ceiling of its distance over its tile), those in the sequence's order, then the point distances."""
+    strip = [lb for lb in sequence if lb in tiles]
+    choices = [sorted({math.floor(dist[lb] / tiles[lb]), math.ceil(dist[lb] / tiles[lb])}) for lb in strip]
+    for combo in itertools.product(*choices):
+        yield list(combo) + [dist[lb] for lb in sequence]
 
 
 def distance_vector(design, w, r, var_of: dict[str, str | None], band: list[str]) -> dict[str, int] | None:

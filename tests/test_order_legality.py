@@ -34,3 +34,33 @@ def test_an_interchange_every_dependence_survives_is_accepted_and_runs_right(wri
     d = _design(write, "A[i][j] = A[i - 1][j] + 1;", ref)
     p = plugins.get("profilers", "hlsim").profile(d)
     assert p.functional_check.startswith("pass"), p.functional_check
+
+
+# -- tiling reorders too (an outside probe, 2026-12-07): a band's tile loops run outside its point loops --------
+STENCIL = ("    L_t: for (int t = 0; t < 2; t++) {\n      L_p: for (int p = 1; p < 7; p++) {\n"
+           "        a[p] = a[p - 1] - a[p + 1];\n      }\n    }")
+STENCIL_REF = "    for t in range(2):\n        for p in range(1, 7):\n            a[p] = a[p - 1] - a[p + 1]"
+
+
+def _stencil(write, loops: str):
+    return kernel_design(write, ARCH, STENCIL, "    a: {shape: [8], dtype: int32, role: inout}", STENCIL_REF, loops,
+                         "{a: BRAM}", params="{}")
+
+
+def test_tiling_an_inner_loop_across_a_carried_dependence_is_refused_at_its_tile(write):
+    """An in-place stencil under a time loop: p's tiles run outside t, so of two iterations (L_t +1, L_p -1) apart
+    (t = 0 reads a[p] at p + 1, t = 1 writes it at p) the later runs first when p + 1 starts the next tile:
+    `validate` passed it and `profile` failed its functional check (an outside probe)."""
+    with pytest.raises(SpecError) as e:
+        _stencil(write, "{L_p: {tile: 3}}")
+    dg = e.value.diagnostics[0]
+    assert dg.path == "mapping.loops.L_p.tile" and "tiling reverses a dependence" in dg.message
+    assert "(L_t +1, L_p -1)" in dg.message and "L_p's tiles > L_t > L_p" in dg.message
+
+
+@pytest.mark.parametrize("loops", ["{}", "{L_t: {tile: 1}}", "{L_p: {tile: 6}}"])
+def test_tiles_that_keep_every_dependence_are_accepted_and_run_right(write, loops):
+    """No tile, the outer loop's tile (its tile loop stays outermost), a tile holding all of p's trips."""
+    d = _stencil(write, loops)
+    p = plugins.get("profilers", "hlsim").profile(d)
+    assert p.functional_check == "pass"
