@@ -49,7 +49,8 @@ def check_design(d: Design) -> None:
     checked: set[str] = set()  # bands whose dependences `order` checked (with their tiles)
     if d.mapping.order:
         diags.extend(_check_order(d, tree, checked))
-    diags.extend(_check_tiling(d, checked))
+    if not diags:  # (only on sound labels, tiles and fusions: it walks the mapped bands)
+        diags.extend(_check_tiling(d, checked))
     diags.extend(_check_placement(d))
     if d.mapping.levels:
         from .design_levels import level_diagnostics  # it uses this module's diagnostics helpers

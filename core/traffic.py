@@ -49,6 +49,9 @@ class Nest:
     # trips per entry): a tile spans the most, where the array is not indexed by those outer loops as well
     spans: dict[int, tuple[list[int], float]] = attrs.field(factory=dict)
     written_before: frozenset[str] = frozenset()  # arrays something before this nest writes (they hold data)
+    # (L,) the share of its enclosing loops' iterations on which each loop runs (the branches around it taken;
+    # 1 where nothing guards it): a loop that does not run moves no tiles (``transfers.tile_loads``, hlsim 0.66)
+    reached: np.ndarray | None = None
 
 
 def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
@@ -87,7 +90,27 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.load_bits, c.store_bits, c.notes, spans,
-                written_before(design, top))
+                written_before(design, top), _reached(design, loops, trips, c.entries))
+
+
+def _reached(design: Design, loops: list[Loop], trips: np.ndarray, entries: list[float]) -> np.ndarray:
+    """(L,) each loop's entries over the entries its enclosing loops' trips give, at most 1: the branches around
+    it (a profiler's measured entries of the loop's band, ``Design.measured_entries``, where it has them). Every
+    loop of a perfect band shares its head's: nothing can guard an inner loop of a band."""
+    index = {id(lp): i for i, lp in enumerate(loops)}
+    out = np.ones(len(loops))
+    for i, lp in enumerate(loops):
+        head, structural = lp, 1.0
+        while head.parent is not None and id(head.parent) in index and head.parent.perfect_child() is head:
+            head = head.parent
+        h = index[id(head)]
+        up = head.parent
+        while up is not None and id(up) in index:
+            structural *= max(float(trips[index[id(up)]]), 0.0)
+            up = up.parent
+        e = float(design.measured_entries.get(head.label, entries[h]))
+        out[i] = min(1.0, e / structural) if structural > 0 else (0.0 if e <= 0 else 1.0)
+    return out
 
 
 def written_before(design: Design, first) -> frozenset[str]:
@@ -109,6 +132,7 @@ class _Counts:
     def __init__(self, design: Design, shares: dict):
         self.design, self.shares = design, shares
         self.loops: list[Loop] = []
+        self.entries: list[float] = []
         self.notes: list[str] = []
         self.ops: dict[str, float] = {}
         self.per_array: dict[str, dict] = {}
@@ -167,6 +191,7 @@ class _Counts:
         for n in nodes:   # after an unconditional jump (live 0) the rest counts nothing, but is still seen
             if isinstance(n, Loop):
                 self.loops.append(n)
+                self.entries.append(mult * live)  # (expected entries: the branches around it taken)
                 trips = design.trips(n.label)
                 for st in n.init_stmts:  # a head's initialiser that reads an array: once per entry
                     self.stmt(st, mult * live)

@@ -49,7 +49,7 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
 
 
 def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.ndarray | None = None,
-               floor: np.ndarray | None = None) -> np.ndarray:
+               floor: np.ndarray | None = None, reached: tuple | None = None) -> np.ndarray:
     """How many times the tile of an array whose index uses the mapped loops ``dep`` is (re)loaded
     from the parent level, (B,).
 
@@ -57,18 +57,41 @@ def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.n
     only when they sit inside the innermost outer loop that does (Timeloop's
     reuse rule); loops of one trip never matter. ``around``: (G,) the loops whose tiles can change the array's
     (around its accesses; a sibling's tile loop encloses none of them, hlsim 0.65); ``floor``: (B,) a position
-    every loop down to which reloads it (the head of sibling groups, ``llmulator.sibling_tiles``).
+    every loop down to which reloads it (the head of sibling groups, ``llmulator.sibling_tiles``); ``reached``:
+    ((G,) the share of its enclosing loops' iterations each loop runs on, (G, G) [a, b]: b lies inside a): the
+    loads counted down to the deepest loops that reload the tile happen only where those loops run (a loop under
+    `if (t == 0)` inside t loads its tiles on one step of t; before hlsim 0.66 on every step, and a loop under a
+    branch never taken moved its tiles all the same: an outside probe).
     """
     rel = dep[None, :] & (outer > 1) & (True if around is None else around[None, :])
     pstar = np.where(rel, pos, -1).max(axis=1)
     if floor is not None:
         pstar = np.maximum(pstar, floor)
     inside = (pos <= pstar[:, None]) & (True if around is None else around[None, :])
-    return np.where(inside, outer, 1.0).prod(axis=1)
+    loads = np.where(inside, outer, 1.0).prod(axis=1)
+    if reached is not None:
+        share, desc = reached
+        leaf = inside & ~((inside.astype(float) @ desc.T.astype(float)) > 0)  # no reloading loop inside it
+        loads = loads * np.where(leaf.any(axis=1), np.where(leaf, share[None, :], 0.0).max(axis=1), 1.0)
+    return loads
 
 
 def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
     return np.where(dep[None, :], outer, 1.0).prod(axis=1)
+
+
+def _reached(nest: Nest, v: View) -> tuple[np.ndarray, np.ndarray] | None:
+    """``tile_loads``' ``reached`` for the mapped loops: each one's share (its head's), and which lie inside which."""
+    if nest.reached is None:
+        return None
+    heads = [nest.loops[g[0]] for g in v.groups]
+    desc = np.zeros((len(heads), len(heads)), dtype=bool)
+    for b, lp in enumerate(heads):
+        up = lp.parent
+        while up is not None:
+            desc[[a for a, h in enumerate(heads) if h is up], b] = True
+            up = up.parent
+    return nest.reached[[g[0] for g in v.groups]], desc
 
 
 def _mapped(v: View, mask: np.ndarray | None) -> np.ndarray | None:
@@ -213,7 +236,7 @@ def _moved_words(nest: Nest, v: View, arr, fp, level, ran: bool, floor=None, oth
     output no one wrote yet comes back as partial sums only."""
     B = v.t.shape[0]
     dep = v.dep(arr)
-    loads = tile_loads(dep, v.outer, v.pos, _mapped(v, arr.encloses), floor)
+    loads = tile_loads(dep, v.outer, v.pos, _mapped(v, arr.encloses), floor, _reached(nest, v))
     words_in = words_out = np.zeros(B)
     reloads = loads
     holds = arr.role in ("in", "inout") or arr.name in nest.written_before or others_write

@@ -62,6 +62,7 @@ RECORDS = [
             "preset": "`--preset`, else `mapping.preset`",
             "variant": "`--variant` (a key of `workload.inputs.variants`)",
             "measured_trips": "a profiler, from the run it measured (hlsim); empty otherwise",
+            "measured_entries": "a profiler, from the run it measured (hlsim: each band's entries); empty otherwise",
         }),
         Record("llmulator.specs", "Architecture", yaml="architecture", where={
             "operators": "architecture.compute.operators",

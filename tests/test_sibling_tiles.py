@@ -77,3 +77,48 @@ def test_a_field_update_moves_each_siblings_tiles(write):
     p, e = profiled_and_estimated(d)
     assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (74, 28)
     assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+# -- hlsim 0.66: a loop under a branch moves its tiles as often as it runs (an outside probe of 0.65) -------------
+GUARDED = {
+    # L_a runs on t = 0 only: x 8, o 8 (0.65: 16 / 16, its tiles charged on both steps)
+    "a loop on one step": ("      if (t == 0) {{\n{a}\n      }}", "", "{L_a: {tile: 2}}", 8, 8),
+    # a branch never taken: nothing moves (0.65: 16 / 16)
+    "a loop that never runs": ("      if (t == 5) {{\n{a}\n      }}", "", "{L_a: {tile: 4}}", 0, 0),
+    # if / else: L_a on t = 0, L_b on t = 1: x 8 + 8, o 8, q 8 (0.65: 32 / 32)
+    "either sibling": ("      if (t == 0) {{\n{a}\n      }} else {{\n{b}\n      }}", "q[:] = x + 1",
+                       "{L_a: {tile: 2}, L_b: {tile: 4}}", 16, 16),
+    # a guarded sibling beside an unguarded one: x 8 (L_a, once) + 16 (L_b, each step); o 8, q 16 (0.65: 32 / 32)
+    "a guarded sibling": ("      if (t == 0) {{\n{a}\n      }}\n{b}", "q[:] = x + 1",
+                          "{L_a: {tile: 2}, L_b: {tile: 4}}", 24, 24),
+}
+
+
+@pytest.mark.parametrize("case", list(GUARDED))
+def test_a_loop_under_a_branch_moves_its_tiles_as_often_as_it_runs(write, case):
+    body, ref_b, loops, reads, writes = GUARDED[case]
+    a, b = _loop("L_a", "i", "o[i] = x[i] * 2;"), _loop("L_b", "j", "q[j] = x[j] + 1;")
+    kernel = "    L_t: for (int t = 0; t < 2; t++) {\n" + body.format(a=a, b=b) + "\n    }"
+    ref = ("    o[:] = 0\n" if "never" in case else "    o[:] = x * 2\n") + (f"    {ref_b}" if ref_b else "")
+    d = kernel_design(write, ONE, kernel, VEC, ref, loops, PLACE, params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (reads, writes)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_loop_under_a_data_branch_moves_its_tiles_as_often_as_the_run_took_it(write):
+    """`if (x[t] > 0)` over 8 draws of x from [-10, 10]: the loop under it (v and o in tiles of 2: 4 tiles of 2
+    words each) moves both 8 words on each step the run took the branch, and x moves once: measured, not the
+    share the declared distribution gives (the run's draws need not take it half the time)."""
+    kernel = ("    L_t: for (int t = 0; t < 8; t++) {\n      L_c: if (x[t] > 0) {\n"
+              "        L_a: for (int i = 0; i < 8; i++) {\n          o[i] = o[i] + v[i];\n        }\n      }\n    }")
+    arrays = ("    x: {shape: [8], dtype: int32, role: in}\n    v: {shape: [8], dtype: int32, role: in}\n"
+              "    o: {shape: [8], dtype: int32, role: inout}")
+    ref = "    o[:] = o + int((x > 0).sum()) * v"
+    d = kernel_design(write, ONE, kernel, arrays, ref, "{L_a: {tile: 2}}", "{x: SRAM, v: SRAM, o: SRAM}",
+                      params="{}", inputs="    arrays:\n      x: {distribution: uniform, range: [-10, 10]}")
+    p, _ = profiled_and_estimated(d)
+    runs = p.counters["iterations.L_a"] / 8
+    assert runs not in (0, 4, 8) and p.functional_check == "pass"  # (the draws of this seed: not half, not none)
+    assert p.counters["reads.DRAM"] == 8 + 16 * runs
+    assert p.counters["writes.DRAM"] == 8 * runs

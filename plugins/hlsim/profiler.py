@@ -31,6 +31,7 @@ from llmulator.results import Profile
 from llmulator.timing import Timing
 
 from . import bounds, runner
+from .entries import band_entries
 from .outputs_check import functional_check
 from .tally import AccessTally, count_ops
 
@@ -46,22 +47,12 @@ from .tally import AccessTally, count_ops
 # 0.11: transfers, energy and bounds follow the trips the run measured (Design.measured_trips): since analytical
 #       0.13 (same day) a loop whose control reads the inputs took the analytical model's estimate from draws
 #       of the declared inputs there (Design.trip_profile), unversioned; the 0.9 labels made before are right
-# 0.12: a PE-array nest the bank schedule cannot replay: the closed-form word bound lets strided lanes share
-#       words and runs a lane's line on across loops that continue its run (llmulator.words, flattened strides)
-# 0.13: ... and a walk the loop around it may bring back to the lane's word is charged the element bits
-#       (0.12, 2026-12-05, lived for 2,336 relabelled rows of one interrupted run)
-# 0.14: ... a walk's first fetch is free where the loop that starts it (or the next fold) may leave the lane
-#       in its word, instead of the element bits for the whole stream (0.13 lived for 32 relabelled rows)
-# 0.15: ... also after a run that starts on a stride of a word or more (0.14 never closed such a run, so its
-#       walks' first fetches were all charged; 0.14 lived for the rows of one interrupted relabel)
+# 0.12-0.15: a PE-array nest the bank schedule cannot replay: the closed-form word bound lets strided lanes share
+#       words, runs a lane's line on across loops, and charges a walk's first fetch where the lane may leave its word
 # 0.16: a systolic PE array on a measured technology table: a cycle without a MAC costs the PE's own
 #       flip-flops' clock also where the data is narrower than the PE (llmulator.pecost); only osu018 designs
-# 0.17: lanes that run on across two spatial loops share words together (llmulator.words._lanes); on the
-#       465 replayable PE-array buffer rows of synth-v3 the bound exceeds the schedule's words on 4 (up to
-#       1.05x; 0.15: 93, up to 3.4x; 0.11: 188, up to 11.2x; benchmarks/word_bound.py)
-# 0.18: ... a lane the fold's stream never moves may find its word in the next fold, and lanes and steps at two
-#       strides cost at least a word per walk (no longer the element bits); on the 465 levels: none above the
-#       replay, 17 below it by more than 0.1 % (0.17 lived for 3,392 rows of an interrupted relabel)
+# 0.17-0.18: lanes that run on across two spatial loops share words (llmulator.words._lanes); on the 465
+#       replayable PE-array buffer rows of synth-v3 none above the replay (0.11: 188, up to 11.2x; word_bound.py)
 # 0.19: the buffer periphery of a systolic PE array on a measured technology table: the memory system's
 #       registers around the buffer (engines' rings and lines, the output queue) in area and energy
 #       (llmulator.periphery); only osu018 designs
@@ -146,7 +137,8 @@ from .tally import AccessTally, count_ops
 # 0.62-0.63: a triangle's counters range over loops no access moves with; trips round up; wider affine checks
 # 0.64: the test that ends a loop pays its control cycle (where a break could end it too); 0.65: sibling loops
 #       tiled on their own each move their own tiles (llmulator.sibling_tiles)
-VERSION = "0.65"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.66: a loop under a branch moves its tiles as often as it runs (traffic.Nest.reached, hlsim.entries)
+VERSION = "0.66"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
@@ -220,12 +212,15 @@ class HlsimProfiler:
         # measured trip counts per kernel loop
         iters: Counter = Counter()
         invs: Counter = Counter()
+        tile_invs: Counter = Counter()  # a strip-mined loop's tile loop: its entries are the loop's own
         for s in inst.sites:
             if s.kind in ("loop", "region") and s.loop and (s.counted or (s.kind == "region" and s.label)):
                 c, it, inv = counts.get(s.id, (0, 0, 0))
                 if s.label == s.loop:  # the point/whole loop, not its tile loop
                     iters[s.loop] += it
                     invs[s.loop] += inv
+                else:
+                    tile_invs[s.loop] += inv
         counters: dict[str, float] = {}
         for lb in iters:
             counters[f"iterations.{lb}"] = float(iters[lb])
@@ -269,7 +264,8 @@ class HlsimProfiler:
         seen = {lb: counters.get(f"trips.{lb}", 0.0) for lb, lp in d.tree.loops.items()
                 if lp.data_dependent or lp.is_while}
         measured = attrs.evolve(d.workload, hints={**d.hints, **{lb: {"expected_trips": v} for lb, v in seen.items()}})
-        dm = attrs.evolve(d, workload=measured, variant=None, measured_trips=seen)
+        dm = attrs.evolve(d, workload=measured, variant=None, measured_trips=seen,
+                          measured_entries=band_entries(d, invs, tile_invs))
         nest_cycles, nest_compute = [], []
         breakdown: dict[str, float] = {}
         # a PE-array nest waits for its banks where a step's words collide, and moves the words its
