@@ -160,9 +160,9 @@ def transfers(d: Design, nest: Nest, v: View) -> dict[str, np.ndarray]:
         # placement per array that is the backing store, the outermost level; the levels in between
         # are bypassed (Timeloop's bypass), not charged for data they never hold
         parent, level = arch.memory[0], arch.memory[arr.level]
-        full, _, cut = _tile_elements(nest, v, arr)
+        full, fp, cut = _tile_elements(nest, v, arr)
         out[f"need_bits.{level.name}"] += full * arr.bits * level.tile_copies(cut)  # two copies where db and cut
-        bursts, words_in, words_out = _moves(nest, v, arr, level, head_reads is None)
+        bursts, words_in, words_out = _moves(nest, v, arr, level, head_reads is None, fp=fp)
         bits_in, bits_out = words_in * arr.bits, words_out * arr.bits
         fill += np.where(words_in > 0, full * arr.bits / 8.0, 0.0)
         drain += np.where(words_out > 0, full * arr.bits / 8.0, 0.0)
@@ -203,15 +203,16 @@ def _tile_elements(nest: Nest, v: View, arr) -> tuple[np.ndarray, np.ndarray, np
             (arr.dep[None, :] & (t_full < trips)).any(axis=1))
 
 
-def _moves(nest: Nest, v: View, arr, level, ran: bool, floor=None, others_write: bool = False
+def _moves(nest: Nest, v: View, arr, level, ran: bool, floor=None, others_write: bool = False, fp=None
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(bursts, words in, words out) (B,) of one array's tiles: one burst per tile that moves, the partial sums
     that come back, not every visit (before hlsim 0.45 a burst per visit, 4 where 2 reloads; an outside probe).
     Where sibling loops tiled on their own touch it (``arr.split``), each sibling group moves its own tiles,
     again on each trip of the loops down to the head (``llmulator.sibling_tiles``; before hlsim 0.65 a tiled
     sibling's tile loop enclosed the siblings after it: 64 words where 32); ``floor``, ``others_write``: a
-    group's head position, and whether another group writes the array (its tile then holds data)."""
-    _, fp, _ = _tile_elements(nest, v, arr)
+    group's head position, and whether another group writes the array (its tile then holds data); ``fp``: the
+    mean tile's elements where the caller has them."""
+    fp = _tile_elements(nest, v, arr)[1] if fp is None else fp
     loads, reloads, words_in, words_out = _moved_words(nest, v, arr, fp, level, ran, floor, others_write)
     bursts = np.where(words_in > 0, reloads, 0.0) + np.where(words_out > 0, loads, 0.0)
     split = arr.split
