@@ -51,6 +51,7 @@ class ArrayUse:
     encloses: np.ndarray | None = None
     axis: tuple[int, ...] = ()  # each loop's tile axis as this array sees it (``scopes_within``)
     split: object = None  # ``sibling_tiles.Split``: its accesses in sibling loops tiled on their own, or None
+    site: int = -1  # the innermost loop around all its accesses (-1: none); its entries gate its tiles' loads
 
 
 
@@ -83,6 +84,31 @@ def enclosing(loops: list[Loop], sites) -> np.ndarray:
             out[w] = True
             w = index.get(id(loops[w].parent), -1)
     return out
+
+
+def loop_chain(loops: list[Loop], index: dict, w: int) -> list[int]:
+    """The loops from the nest's top down to loop ``w`` (``index``: id of a loop -> its index; -1: none)."""
+    out = []
+    while w >= 0:
+        out.append(w)
+        w = index.get(id(loops[w].parent), -1)
+    return out[::-1]
+
+
+def common_chain(chains: list[list[int]]) -> list[int]:
+    """The longest leading run of loops every chain shares."""
+    n = 0
+    while chains and all(len(c) > n and c[n] == chains[0][n] for c in chains):
+        n += 1
+    return chains[0][:n] if chains else []
+
+
+def common_loop(loops: list[Loop], sites) -> int:
+    """The innermost loop around every one of ``sites`` (loop indices), -1 where none is (a site outside every
+    loop)."""
+    index = {id(lp): i for i, lp in enumerate(loops)}
+    common = common_chain([loop_chain(loops, index, w) for w in set(sites)])
+    return common[-1] if common else -1
 
 
 def scopes_within(scopes: Scopes, loops: list[Loop], mask: np.ndarray) -> Scopes:
@@ -143,7 +169,7 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
     encloses = enclosing(loops, u["at"]) | (dep if not any(indirect) else False)
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
                     u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
-                    patterns, boxes, named, encloses, tuple(scopes.axis))
+                    patterns, boxes, named, encloses, tuple(scopes.axis), None, common_loop(loops, u["at"]))
 
 
 def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes, dep: np.ndarray,

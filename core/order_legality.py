@@ -25,6 +25,7 @@ import itertools
 import math
 
 from .expr import ExprError, evaluate
+from .reduction_legality import folds_element
 
 
 def reversed_dependence(design, band: list[str], sequence: list[str], tiles: dict[str, int] | None = None
@@ -35,15 +36,18 @@ def reversed_dependence(design, band: list[str], sequence: list[str], tiles: dic
     loops = design.tree.loops
     var_of = {lb: loops[lb].var for lb in band}
     stmts = [n for n in loops[band[-1]].descendants() if getattr(n, "kind", "") == "stmt"]
-    accesses = [a for st in stmts for a in st.accesses]
-    for w in (a for a in accesses if a.is_write):
-        for r in accesses:
+    accesses = [(st, a) for st in stmts for a in st.accesses]
+    for st, w in ((st, a) for st, a in accesses if a.is_write):
+        for other, r in accesses:
             if r.array != w.array or r is w:
                 continue
             base = distance_vector(design, w, r, var_of, band)
             if base is None:
                 continue  # never the same element (or not comparable)
-            for dist in _with_free_loops(design, base, w, var_of, band):
+            # a statement that updates the element other than by one associative operation (`s[0] = s[0] * 3 +
+            # x[p]`) orders every pair of its runs: its free loops move together too (a probe tiled p under t)
+            chain = other is st and not any(base.values()) and not folds_element(st.text, _text(w))
+            for dist in _with_free_loops(design, base, w, var_of, band, together=chain):
                 if not any(dist.values()) or any(abs(x) >= max(design.trips(lb), 1) for lb, x in dist.items()):
                     continue  # within one iteration, or farther apart than a loop runs
                 if not _positive([dist[lb] for lb in band]):  # r comes first in the kernel: the write stays after it
@@ -55,7 +59,8 @@ def reversed_dependence(design, band: list[str], sequence: list[str], tiles: dic
     return None
 
 
-def _with_free_loops(design, base: dict[str, int], w, var_of: dict[str, str | None], band: list[str]):
+def _with_free_loops(design, base: dict[str, int], w, var_of: dict[str, str | None], band: list[str],
+                     together: bool = False):
     """``base``, and ``base`` with one band loop the subscripts do not use (of at least 2 trips) at -1 and at +1:
     any two of its iterations touch the element, so the pairs one step apart carry the dependence both ways.
     Before 2026-12-07 such a loop was taken at 0 only, which misses a time loop's `a[p + 1]` read at t + 1, p - 1.
@@ -63,11 +68,15 @@ def _with_free_loops(design, base: dict[str, int], w, var_of: dict[str, str | No
     a single non-zero distance, which every order keeps; two at once, (r +1, s -1), would refuse reordering the
     sum, which a reduction allows (every refusal of 12 in 1,200 generated rows, in a first draft)."""
     used = {v for aff in w.affine if aff is not None for v, c in aff.coefs.items() if c}
+    free = [lb for lb in band if var_of[lb] not in used and design.trips(lb) >= 2]
+    if together:  # (``together``: every combination, for an update no reordering keeps)
+        for steps in itertools.product((-1, 0, 1), repeat=len(free)):
+            yield {**base, **dict(zip(free, steps, strict=True))}
+        return
     yield base
-    for lb in band:
-        if var_of[lb] not in used and design.trips(lb) >= 2:
-            yield {**base, lb: -1}
-            yield {**base, lb: 1}
+    for lb in free:
+        yield {**base, lb: -1}
+        yield {**base, lb: 1}
 
 
 def band_tiles(design, band: list[str]) -> dict[str, int]:

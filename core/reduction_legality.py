@@ -13,6 +13,8 @@ pycparser; what this accepts is a reassociation an HLS tool performs, what it re
 
 from __future__ import annotations
 
+import re
+
 from pycparser import c_ast, c_generator, c_parser
 
 _ASSOC = {"+", "*", "&", "|", "^"}   # binary operators a chain of updates may regroup
@@ -72,6 +74,19 @@ def _carried(order: list, written: set[str]) -> list[str]:
 
 
 _OP_OF = {"+=": "+", "-=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}
+
+
+def folds_element(text: str, element: str) -> bool:
+    """Whether the statement ``text`` folds into the array element ``element`` (`s[0]`) a value that does not read
+    it, with one associative operation (`s[0] += x[p]`, `s[0] = s[0] * x[p]`): a reduction, which may run in any
+    order (``llmulator.order_legality``); `s[0] = s[0] * 3 + x[p]` is not one."""
+    try:
+        elem = _GEN.visit(_PARSER.parse("void f(void) { " + element + "; }").ext[0].body.block_items[0])
+        stmt = _PARSER.parse("void f(void) { " + text.rstrip(";") + "; }").ext[0].body.block_items[0]
+    except Exception:  # noqa: BLE001 - not a statement this reads back: not judged a reduction
+        return False
+    swapped = re.sub(r"(?<![\w\].])" + re.escape(elem), "__acc", _GEN.visit(stmt))
+    return swapped != _GEN.visit(stmt) and _combines(swapped, "__acc") is not None
 
 
 def _combines(text: str, s: str) -> str | None:

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import attrs
 import numpy as np
 
-from .array_use import ArrayUse, Scopes, enclosing, scopes_within
+from .array_use import ArrayUse, Scopes, common_chain, enclosing, loop_chain, scopes_within
 from .kernel import Loop
 
 
@@ -45,8 +45,8 @@ def of(u: dict, loops: list[Loop], scopes: Scopes, build: Callable[[dict, Scopes
     if not at or min(at) < 0:
         return None
     index = {id(lp): i for i, lp in enumerate(loops)}
-    chains = {w: _chain(loops, index, w) for w in set(at)}
-    common = _common(list(chains.values()))
+    chains = {w: loop_chain(loops, index, w) for w in set(at)}
+    common = common_chain(list(chains.values()))
     key = {w: (c[len(common)] if len(c) > len(common) else -1) for w, c in chains.items()}
     keys = sorted(set(key.values()))
     if len(keys) < 2:
@@ -69,27 +69,10 @@ def of(u: dict, loops: list[Loop], scopes: Scopes, build: Callable[[dict, Scopes
     return Split(head, groups)
 
 
-def _chain(loops: list[Loop], index: dict, w: int) -> list[int]:
-    """The loops from the nest's top down to loop ``w``."""
-    out = []
-    while w >= 0:
-        out.append(w)
-        w = index.get(id(loops[w].parent), -1)
-    return out[::-1]
-
-
-def _common(chains: list[list[int]]) -> list[int]:
-    """The longest leading run of loops every chain shares (the nest's top at least)."""
-    n = 0
-    while all(len(c) > n and c[n] == chains[0][n] for c in chains):
-        n += 1
-    return chains[0][:n]
-
-
 def _subtree(loops: list[Loop], index: dict, k: int) -> np.ndarray:
     """(L,) bool: loop ``k`` and the loops inside it (none for -1: the head's own statements)."""
     out = np.zeros(len(loops), dtype=bool)
     if k >= 0:
         for i in range(len(loops)):
-            out[i] = k in _chain(loops, index, i)
+            out[i] = k in loop_chain(loops, index, i)
     return out

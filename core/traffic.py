@@ -49,9 +49,9 @@ class Nest:
     # trips per entry): a tile spans the most, where the array is not indexed by those outer loops as well
     spans: dict[int, tuple[list[int], float]] = attrs.field(factory=dict)
     written_before: frozenset[str] = frozenset()  # arrays something before this nest writes (they hold data)
-    # (L,) the share of its enclosing loops' iterations on which each loop runs (the branches around it taken;
-    # 1 where nothing guards it): a loop that does not run moves no tiles (``transfers.tile_loads``, hlsim 0.66)
-    reached: np.ndarray | None = None
+    # (L,) how often each loop is entered over the nest's run (the branches around it as taken; a profiler's
+    # count where it has one): a loop that does not run moves no tiles (``transfers.tile_loads``, hlsim 0.66-0.67)
+    entries: np.ndarray | None = None
 
 
 def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
@@ -90,26 +90,21 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.load_bits, c.store_bits, c.notes, spans,
-                written_before(design, top), _reached(design, loops, trips, c.entries))
+                written_before(design, top), _entries(design, loops, trips, c.entries))
 
 
-def _reached(design: Design, loops: list[Loop], trips: np.ndarray, entries: list[float]) -> np.ndarray:
-    """(L,) each loop's entries over the entries its enclosing loops' trips give, at most 1: the branches around
-    it (a profiler's measured entries of the loop's band, ``Design.measured_entries``, where it has them). Every
-    loop of a perfect band shares its head's: nothing can guard an inner loop of a band."""
+def _entries(design: Design, loops: list[Loop], trips: np.ndarray, expected: list[float]) -> np.ndarray:
+    """(L,) each loop's entries over the nest's run: its band head's (a profiler's measured count of the band,
+    ``Design.measured_entries``, else the expected count with the branches' probabilities) times the trips of the
+    band's loops above it (nothing can guard an inner loop of a perfect band)."""
     index = {id(lp): i for i, lp in enumerate(loops)}
     out = np.ones(len(loops))
     for i, lp in enumerate(loops):
-        head, structural = lp, 1.0
+        head, within = lp, 1.0
         while head.parent is not None and id(head.parent) in index and head.parent.perfect_child() is head:
             head = head.parent
-        h = index[id(head)]
-        up = head.parent
-        while up is not None and id(up) in index:
-            structural *= max(float(trips[index[id(up)]]), 0.0)
-            up = up.parent
-        e = float(design.measured_entries.get(head.label, entries[h]))
-        out[i] = min(1.0, e / structural) if structural > 0 else (0.0 if e <= 0 else 1.0)
+            within *= max(float(trips[index[id(head)]]), 0.0)
+        out[i] = float(design.measured_entries.get(head.label, expected[index[id(head)]])) * within
     return out
 
 

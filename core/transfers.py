@@ -58,10 +58,8 @@ def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.n
     reuse rule); loops of one trip never matter. ``around``: (G,) the loops whose tiles can change the array's
     (around its accesses; a sibling's tile loop encloses none of them, hlsim 0.65); ``floor``: (B,) a position
     every loop down to which reloads it (the head of sibling groups, ``llmulator.sibling_tiles``); ``reached``:
-    ((G,) the share of its enclosing loops' iterations each loop runs on, (G, G) [a, b]: b lies inside a): the
-    loads counted down to the deepest loops that reload the tile happen only where those loops run (a loop under
-    `if (t == 0)` inside t loads its tiles on one step of t; before hlsim 0.66 on every step, and a loop under a
-    branch never taken moved its tiles all the same: an outside probe).
+    (the loop around all the array's accesses as a mapped loop, (G,) the mapped loops around it or it, how often
+    the run entered it): see :func:`_entered_share`.
     """
     rel = dep[None, :] & (outer > 1) & (True if around is None else around[None, :])
     pstar = np.where(rel, pos, -1).max(axis=1)
@@ -69,29 +67,42 @@ def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.n
         pstar = np.maximum(pstar, floor)
     inside = (pos <= pstar[:, None]) & (True if around is None else around[None, :])
     loads = np.where(inside, outer, 1.0).prod(axis=1)
-    if reached is not None:
-        share, desc = reached
-        leaf = inside & ~((inside.astype(float) @ desc.T.astype(float)) > 0)  # no reloading loop inside it
-        loads = loads * np.where(leaf.any(axis=1), np.where(leaf, share[None, :], 0.0).max(axis=1), 1.0)
-    return loads
+    return loads if reached is None else loads * _entered_share(inside, outer, *reached)
+
+
+def _entered_share(inside: np.ndarray, outer: np.ndarray, s: int, above: np.ndarray, entries: float) -> np.ndarray:
+    """(B,) the share of the tile positions the loads count (one per tile of each loop down to the deepest that
+    reloads the tile) in which loop ``s``, the innermost around the array's accesses, runs at all: at most its
+    entries (each entry runs its own tiles where ``s`` itself reloads) over those positions of the loops around
+    it, at most 1. A loop under `if (t == 0)` inside t loads its tiles on one step of t; before hlsim 0.66 on every
+    step, and a loop under a branch never taken moved its tiles all the same (an outside probe). 0.66 took the
+    share of enclosing iterations, not of tile positions: `if (i < 2)` around `L_j` inside `L_i` in tiles of 4
+    ran L_j in one of L_i's two tiles, 0.66 took a quarter and moved 4 words where the run read 8 elements (a
+    second probe; the distinct-element bound refused it)."""
+    positions = np.where(inside & above[None, :], outer, 1.0).prod(axis=1)
+    own = np.where(inside[:, s], outer[:, s], 1.0)
+    return np.minimum(1.0, entries * own / np.maximum(positions, 1e-12))
 
 
 def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
     return np.where(dep[None, :], outer, 1.0).prod(axis=1)
 
 
-def _reached(nest: Nest, v: View) -> tuple[np.ndarray, np.ndarray] | None:
-    """``tile_loads``' ``reached`` for the mapped loops: each one's share (its head's), and which lie inside which."""
-    if nest.reached is None:
+def _reached(nest: Nest, v: View, arr: ArrayUse) -> tuple[int, np.ndarray, float] | None:
+    """``tile_loads``' ``reached`` for an array: its site loop as a mapped loop, the mapped loops around it or it,
+    and its entries; None where there is nothing to gate (no site loop, or one a fused loop flattens)."""
+    if nest.entries is None or arr.site < 0:
         return None
-    heads = [nest.loops[g[0]] for g in v.groups]
-    desc = np.zeros((len(heads), len(heads)), dtype=bool)
-    for b, lp in enumerate(heads):
-        up = lp.parent
-        while up is not None:
-            desc[[a for a, h in enumerate(heads) if h is up], b] = True
-            up = up.parent
-    return nest.reached[[g[0] for g in v.groups]], desc
+    s = next(gi for gi, g in enumerate(v.groups) if arr.site in g)
+    if len(v.groups[s]) > 1:
+        return None
+    around = set()
+    lp = nest.loops[arr.site]
+    while lp is not None:
+        around.add(id(lp))
+        lp = lp.parent
+    above = np.array([id(nest.loops[g[0]]) in around for g in v.groups])
+    return s, above, float(nest.entries[arr.site])
 
 
 def _mapped(v: View, mask: np.ndarray | None) -> np.ndarray | None:
@@ -237,7 +248,7 @@ def _moved_words(nest: Nest, v: View, arr, fp, level, ran: bool, floor=None, oth
     output no one wrote yet comes back as partial sums only."""
     B = v.t.shape[0]
     dep = v.dep(arr)
-    loads = tile_loads(dep, v.outer, v.pos, _mapped(v, arr.encloses), floor, _reached(nest, v))
+    loads = tile_loads(dep, v.outer, v.pos, _mapped(v, arr.encloses), floor, _reached(nest, v, arr))
     words_in = words_out = np.zeros(B)
     reloads = loads
     holds = arr.role in ("in", "inout") or arr.name in nest.written_before or others_write

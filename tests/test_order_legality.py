@@ -64,3 +64,21 @@ def test_tiles_that_keep_every_dependence_are_accepted_and_run_right(write, loop
     d = _stencil(write, loops)
     p = plugins.get("profilers", "hlsim").profile(d)
     assert p.functional_check == "pass"
+
+
+@pytest.mark.parametrize(("update", "refused"), [("s[0] = s[0] * 3 + x[p];", True), ("s[0] += x[p];", False),
+                                                 ("s[0] = s[0] * x[p];", False)])
+def test_tiling_under_a_time_loop_keeps_an_update_that_is_not_a_reduction_in_order(write, update, refused):
+    """p's tiles run outside t: `s[0] = s[0] * 3 + x[p]` (a Horner step: the order of its runs is the result) is
+    refused at p's tile (an outside probe: `validate` passed it and `profile` failed its functional check); a sum
+    or a product of the x[p], which any order gives, is accepted."""
+    kernel = ("    L_t: for (int t = 0; t < 2; t++) {\n      L_p: for (int p = 0; p < 6; p++) {\n"
+              f"        {update}\n      }}\n    }}")
+    arrays = "    x: {shape: [6], dtype: int32, role: in}\n    s: {shape: [1], dtype: int32, role: inout}"
+    if refused:
+        with pytest.raises(SpecError) as e:
+            kernel_design(write, ARCH, kernel, arrays, "    pass", "{L_p: {tile: 3}}", "{x: BRAM, s: BRAM}",
+                          params="{}")
+        assert e.value.diagnostics[0].path == "mapping.loops.L_p.tile"
+    else:
+        kernel_design(write, ARCH, kernel, arrays, "    pass", "{L_p: {tile: 3}}", "{x: BRAM, s: BRAM}", params="{}")

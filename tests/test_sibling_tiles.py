@@ -122,3 +122,30 @@ def test_a_loop_under_a_data_branch_moves_its_tiles_as_often_as_the_run_took_it(
     assert runs not in (0, 4, 8) and p.functional_check == "pass"  # (the draws of this seed: not half, not none)
     assert p.counters["reads.DRAM"] == 8 + 16 * runs
     assert p.counters["writes.DRAM"] == 8 * runs
+
+
+def test_a_guarded_loop_in_a_tiled_loop_moves_its_tiles_in_every_tile_it_runs_in(write):
+    """`if (i < 2)` around `L_j` (x in tiles of 2) inside `L_i` in tiles of 4: L_j runs in one of L_i's two tiles,
+    on two of its rows, and each run walks x's 4 tiles: 16 words read by hand (the run reads 8 distinct). hlsim
+    0.66 took the share of L_i's iterations (a quarter) for the share of its tiles: 4 words, refused by the
+    distinct-element bound (an outside probe). o's tile (4 rows x 2) goes back whole: errs high, 64 written."""
+    kernel = ("    L_i: for (int i = 0; i < 8; i++) {\n      if (i < 2) {\n"
+              "        L_j: for (int j = 0; j < 8; j++) {\n          o[i][j] = x[j] + i;\n        }\n      }\n    }")
+    arrays = "    x: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8, 8], dtype: int32, role: out}"
+    d = kernel_design(write, ONE, kernel, arrays, "    o[:2] = x[None, :] + np.arange(2)[:, None]",
+                      "{L_i: {tile: 4}, L_j: {tile: 2}}", "{x: SRAM, o: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert p.counters["reads.DRAM"] == 16
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_an_untiled_sibling_on_the_other_side_of_a_branch_moves_once(write):
+    """if (t == 0) `L_a` (x in tiles of 2) else an untiled `L_c` over x, two steps: 8 + 8 read, o 8 and r 8 written
+    (hlsim 0.66: 24 read, L_c's whole x charged on both steps; a probe)."""
+    kernel = T2.format(a="      if (t == 0) {\n" + _loop("L_a", "i", "o[i] = x[i] * 2;"),
+                       b="      } else {\n" + _loop("L_c", "k", "q[k] = x[k] - 1;") + "\n      }")
+    d = kernel_design(write, ONE, kernel, VEC, "    o[:] = x * 2\n    q[:] = x - 1", "{L_a: {tile: 2}}", PLACE,
+                      params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (16, 16)
+    assert e.metrics["cycles"] == p.metrics["cycles"]

@@ -137,8 +137,9 @@ from .tally import AccessTally, count_ops
 # 0.62-0.63: a triangle's counters range over loops no access moves with; trips round up; wider affine checks
 # 0.64: the test that ends a loop pays its control cycle (where a break could end it too); 0.65: sibling loops
 #       tiled on their own each move their own tiles (llmulator.sibling_tiles)
-# 0.66: a loop under a branch moves its tiles as often as it runs (traffic.Nest.reached, hlsim.entries)
-VERSION = "0.66"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.66-0.67: a loop under a branch moves its tiles as often as it runs (traffic.Nest.entries, hlsim.entries;
+#       0.67: counted per tile position, not per enclosing iteration: 0.66 lived for part of one relabel)
+VERSION = "0.67"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
