@@ -105,6 +105,16 @@ class _Gen(c_generator.CGenerator):
         return s
 
 
+def _unbraced(st) -> list[c_ast.Node]:
+    """The items of a loop's body with bare blocks opened, as the analysis reads them (``kernel_parse._stmt``): a
+    band's inner loop inside `{ }` was kept in its block as an item of the outer loop and rebuilt beside it, so
+    the loop ran twice and the program did not compile (duplicate label; an outside probe)."""
+    out: list[c_ast.Node] = []
+    for it in (st.block_items or []) if isinstance(st, c_ast.Compound) else [st]:
+        out.extend(_unbraced(it) if isinstance(it, c_ast.Compound) else [it])
+    return out
+
+
 def _parse_kernel(w) -> c_ast.Compound:
     decls = [f"int {p};" for p in w.parameters]
     decls += [f"{C_TYPES[v['dtype']]} {s};" for s, v in w.scalars.items()]
@@ -359,9 +369,7 @@ class _Rewriter:
         # items between the band's loops that the analysis ignores (pragmas, plain declarations)
         own: dict[str, list[c_ast.Node]] = {}
         for lb in band[:-1]:
-            st = self.nodes[lb].stmt
-            items = (st.block_items or []) if isinstance(st, c_ast.Compound) else [st]
-            own[lb] = [it for it in items if not isinstance(it, (c_ast.Label, *LOOPS))]
+            own[lb] = [it for it in _unbraced(self.nodes[lb].stmt) if not isinstance(it, (c_ast.Label, *LOOPS))]
         items = self.body_items(self.nodes[band[-1]])
         for kind, lb in reversed(nest.mapped_band(self.d, band)):
             group = nest.members(self.d, lb)

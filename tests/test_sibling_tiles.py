@@ -149,3 +149,19 @@ def test_an_untiled_sibling_on_the_other_side_of_a_branch_moves_once(write):
     p, e = profiled_and_estimated(d)
     assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (16, 16)
     assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_bare_block_around_a_bands_inner_loop_changes_nothing(write):
+    """`for t { { L_a (tiles of 2) ... } }`: the block is no statement of its own (the analysis opens it, and
+    `L_t > L_a` is one band whose tile loop runs outside t): x moves in 4 tiles of 2 once, 8 words, o 8, in the
+    cycles the loop takes without the braces. Before, the rewriter kept L_a in its block beside the rebuilt band,
+    so the program held the loop twice and did not compile (an outside probe)."""
+    inner = _loop("L_a", "i", "o[i] = x[i] * 2;")
+    runs = []
+    for body in (inner, "      {\n" + inner + "\n      }"):
+        kernel = "    L_t: for (int t = 0; t < 2; t++) {\n" + body + "\n    }"
+        d = kernel_design(write, ONE, kernel, VEC, "    o[:] = x * 2", "{L_a: {tile: 2}}", PLACE, params="{}")
+        p, e = profiled_and_estimated(d)
+        assert p.functional_check == "pass" and e.metrics["cycles"] == p.metrics["cycles"]
+        runs.append((p.counters["reads.DRAM"], p.counters["writes.DRAM"], p.metrics["cycles"]))
+    assert runs[1] == runs[0] and runs[0][:2] == (8, 8)
