@@ -43,7 +43,8 @@ class Design:
     #: any estimate (hlsim prices transfers, energy and its bounds on the run it measured, not on draws)
     measured_trips: dict[str, float] = attrs.field(factory=dict, repr=False)
     #: band head label -> times a profiler's run entered the band (the branches around it as the run took them):
-    #: tile transfers charge a loop's tiles only as often as it runs (``traffic.Nest.reached``)
+    #: tile transfers charge a loop's tiles only as often as it runs (``traffic.Nest.entries``,
+    #: ``transfers._entered_share``)
     measured_entries: dict[str, float] = attrs.field(factory=dict, repr=False)
 
     @property

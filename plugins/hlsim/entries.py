@@ -4,7 +4,7 @@ Why a module of its own: the tile model counts a loop's tile loads from its encl
 loop ran on every iteration around it; a loop under `if (t == 0)` inside t ran once, and one under a branch never
 taken not at all (an outside probe: 16 DRAM words where the run moved none). The instrumented program counts
 each loop site's entries; a band's entries are those of its outermost mapped loop (a strip-mined loop's tile loop
-runs outside the band's point loops, ``llmulator.nest.mapped_band``), which ``traffic.Nest.reached`` divides by
+runs outside the band's point loops, ``llmulator.nest.mapped_band``), which ``transfers._entered_share`` divides by
 the entries its enclosing loops' trips give.
 """
 
