@@ -31,11 +31,13 @@ import errno
 import functools
 import os
 import resource
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import attrs
@@ -235,7 +237,7 @@ def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, 
                 raise UserError(f"cannot start {what}: {e}") from None
             timed_out = False
             try:
-                proc.wait(timeout=limits.wall_s)
+                _wait_exit(proc, limits.wall_s)
             except subprocess.TimeoutExpired:
                 timed_out = True
                 _kill_group(proc)
@@ -249,6 +251,28 @@ def run(argv: list[str], workdir: Path, limits: Limits, *, ro_paths: tuple[str, 
         if bpf is not None:
             os.close(bpf)
     return Result(proc.returncode, *tails, timed_out)
+
+
+def _wait_exit(proc: subprocess.Popen, timeout: float) -> None:
+    """``proc.wait(timeout)`` without its polling: Python 3.11 sleeps in steps that double up to 50 ms
+    between checks, so a 35 ms run was noticed at 63.5 ms (in a relabel, 1.4 s of 3.3 s went to those sleeps).
+    A pidfd becomes readable the moment the child exits; where there is none (not Linux 5.3+), poll."""
+    try:
+        fd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        proc.wait(timeout=timeout)
+        return
+    try:
+        with select.epoll() as ep:
+            ep.register(fd, select.EPOLLIN)
+            end = time.monotonic() + timeout
+            while proc.poll() is None:  # EINTR is retried by epoll itself (PEP 475)
+                left = end - time.monotonic()
+                if left <= 0:
+                    raise subprocess.TimeoutExpired(proc.args, timeout)
+                ep.poll(left)
+    finally:
+        os.close(fd)
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
