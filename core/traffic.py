@@ -281,13 +281,42 @@ def mappings_from_design(design: Design, nest: Nest) -> BatchMappings:
     """The design's own mapping of a nest as a batch of one."""
     m = design.mapping
     labels = nest.labels
-    # a loop that encloses another loop's tile loop in the mapped nest is an outer loop as a whole
-    tiles = np.array([[m.loop(lb).tile or (1.0 if lnest.encloses_tile_loop(design, lb) else
-                                           lnest.mapped_trips(design, lb) if m.loop(lb).fuse else nest.trips[i])
+    # a loop that encloses another loop's tile loop in the mapped nest is an outer loop as a whole, its own tile
+    # too: `for i (tile 4) { if (i < 2) for j (tile 2) o[i][j] = x[j]; }` runs j's tile loop inside i's point
+    # loop, so o's tile is one row, not four (before hlsim 0.68, 64 words written where the run wrote 16)
+    tiles = np.array([[1.0 if lnest.encloses_tile_loop(design, lb) else
+                       m.loop(lb).tile or (lnest.mapped_trips(design, lb) if m.loop(lb).fuse else nest.trips[i])
                        for i, lb in enumerate(labels)]], dtype=float)
     spatial = np.array([[{"rows": 1, "cols": 2}.get(m.loop(lb).spatial or "", 0) for lb in labels]])
     pos = np.array([lnest.outer_positions(design, labels)])
     return BatchMappings(tiles, spatial, pos)
+
+
+def _outer_whole(design: Design, nest: Nest, tiles: np.ndarray) -> np.ndarray:
+    """(B, L) the batch's tiles with a loop whose point loop would hold a strip-mined loop's tile loop (one of a
+    deeper band, or of its own in-place band) taken as an outer loop whole, tile 1, as the design's own mapping
+    takes it (:func:`mappings_from_design`): a batch that tiles both loops of `for i { s = 0; for j ... }` prices
+    what the code runs, not i's tile of rows (hlsim and analytical 0.68/0.81)."""
+    fused = set(lnest.fused_into(design)) | {lb for lb in nest.labels if design.mapping.loop(lb).fuse}
+    at = {lb: i for i, lb in enumerate(nest.labels)}
+    trips = nest.trips  # (an untiled loop's tile is its trips, a mean that may be under 1)
+    out = tiles
+    for i, lp in enumerate(nest.loops):
+        if lp.label in fused:
+            continue
+        band = lnest.band_labels(design.tree, lp.label)
+        in_place = lnest.is_triangular(design, band)
+        under = [at[n.label] for n in lp.descendants()
+                 if isinstance(n, Loop) and n.label in at and (n.label not in band or in_place)]
+        if under and _cut(out, under, trips).any():
+            out = out.copy() if out is tiles else out
+            out[_cut(out, under, trips), i] = 1.0
+    return out
+
+
+def _cut(tiles: np.ndarray, under: list[int], trips: np.ndarray) -> np.ndarray:
+    """(B,) whether any of the loops ``under`` is cut into tiles."""
+    return (tiles[:, under] < trips[under][None, :]).any(axis=1)
 
 
 @attrs.define
@@ -320,9 +349,10 @@ def view(design: Design, nest: Nest, maps: BatchMappings) -> View:
               for i, lb in enumerate(labels) if lb not in fused]
     heads = [g[0] for g in groups]
     trips = np.array([float(np.prod(nest.trips[g])) for g in groups])
-    t = np.maximum(np.minimum(maps.tiles[:, heads], trips[None, :]), 1.0)
+    tiles = _outer_whole(design, nest, maps.tiles)
+    t = np.maximum(np.minimum(tiles[:, heads], trips[None, :]), 1.0)
     outer = np.ceil(np.maximum(trips[None, :], 1.0) / t)
-    t_loops = np.minimum(maps.tiles, nest.trips[None, :])
+    t_loops = np.minimum(tiles, nest.trips[None, :])
     for gi, g in enumerate(groups):
         if len(g) > 1:  # a tile of T flattened indices spans T of the innermost member, T / N of the next, ...
             rem = t[:, gi].copy()

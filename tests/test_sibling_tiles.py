@@ -125,10 +125,10 @@ def test_a_loop_under_a_data_branch_moves_its_tiles_as_often_as_the_run_took_it(
 
 
 def test_a_guarded_loop_in_a_tiled_loop_moves_its_tiles_in_every_tile_it_runs_in(write):
-    """`if (i < 2)` around `L_j` (x in tiles of 2) inside `L_i` in tiles of 4: L_j runs in one of L_i's two tiles,
-    on two of its rows, and each run walks x's 4 tiles: 16 words read by hand (the run reads 8 distinct). hlsim
-    0.66 took the share of L_i's iterations (a quarter) for the share of its tiles: 4 words, refused by the
-    distinct-element bound (an outside probe). o's tile (4 rows x 2) goes back whole: errs high, 64 written."""
+    """`if (i < 2)` around `L_j` (x in tiles of 2) inside `L_i` in tiles of 4: L_j runs on two rows, and each run
+    walks x's 4 tiles: 16 words read by hand (the run reads 8 distinct). hlsim 0.66 took the share of L_i's
+    iterations (a quarter) for the share of its tiles: 4 words, refused by the distinct-element bound (an outside
+    probe). (Since 0.68 L_j's tile loop inside row i makes L_i an outer loop whole: tests/test_inner_band_tiles.)"""
     kernel = ("    L_i: for (int i = 0; i < 8; i++) {\n      if (i < 2) {\n"
               "        L_j: for (int j = 0; j < 8; j++) {\n          o[i][j] = x[j] + i;\n        }\n      }\n    }")
     arrays = "    x: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8, 8], dtype: int32, role: out}"

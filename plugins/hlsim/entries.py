@@ -1,4 +1,5 @@
-"""How often the run entered each loop band: what tile transfers charge a guarded loop's tiles by.
+"""How often the run entered each loop band (what tile transfers charge a guarded loop's tiles by), and a
+triangular loop's trips per entry of the kernel's loop.
 
 Why a module of its own: the tile model counts a loop's tile loads from its enclosing loops' trips, as if every
 loop ran on every iteration around it; a loop under `if (t == 0)` inside t ran once, and one under a branch never
@@ -30,4 +31,18 @@ def band_entries(d: Design, invs: Counter, tile_invs: Counter) -> dict[str, floa
         seen = tile_invs if kind == "tile" else invs
         if first in seen:
             out[label] = float(seen[first])
+    return out
+
+
+def triangle_trips(d: Design, iters: Counter, invs: Counter, tile_invs: Counter) -> dict[str, float]:
+    """A static triangular loop's measured trips per entry of the kernel's loop (its parent's iterations where
+    it is the parent's whole body: a strip-mined loop's point loop is entered once per tile): under `if (t == 3)`
+    its bound t + 1 gives 4, not the 2.5 of every t (before 0.68 the static mean; its tiles' words fell below
+    what the run read, an outside probe)."""
+    out = {}
+    for lb, lp in d.tree.loops.items():
+        if lp.depends_on_outer and not (lp.data_dependent or lp.is_while) and invs[lb]:
+            whole = lp.parent is not None and lp.parent.perfect_child() is lp
+            entries = iters[lp.parent.label] if whole else tile_invs[lb] or invs[lb]
+            out[lb] = iters[lb] / entries if entries else 0.0
     return out

@@ -31,7 +31,7 @@ from llmulator.results import Profile
 from llmulator.timing import Timing
 
 from . import bounds, runner
-from .entries import band_entries
+from .entries import band_entries, triangle_trips
 from .outputs_check import functional_check
 from .tally import AccessTally, count_ops
 
@@ -135,11 +135,11 @@ from .tally import AccessTally, count_ops
 # 0.60-0.61: sibling loops of one name whose ranges or tiles differ from their tile axis move what they touch; a
 #       triangular loop's box follows its trips tile by tile (an LU row split moved 58 words of 64)
 # 0.62-0.63: a triangle's counters range over loops no access moves with; trips round up; wider affine checks
-# 0.64: the test that ends a loop pays its control cycle (where a break could end it too); 0.65: sibling loops
-#       tiled on their own each move their own tiles (llmulator.sibling_tiles)
-# 0.66-0.67: a loop under a branch moves its tiles as often as it runs (traffic.Nest.entries, hlsim.entries;
-#       0.67: counted per tile position, not per enclosing iteration: 0.66 lived for part of one relabel)
-VERSION = "0.67"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.64: a loop's exit test pays its control cycle; 0.65: sibling loops tiled on their own (llmulator.sibling_tiles)
+# 0.66-0.67: a loop under a branch moves its tiles as often as it runs (per tile position: traffic.Nest.entries)
+# 0.68: a loop whose point loop holds another band's tile loop is an outer loop as a whole, its tile too; a
+#       triangular loop spans one step's trips where a tile sees one step; a triangular loop's measured trips
+VERSION = "0.68"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
@@ -264,6 +264,7 @@ class HlsimProfiler:
         # (and ``measured_trips`` wins over the design's own estimate from draws of the declared inputs)
         seen = {lb: counters.get(f"trips.{lb}", 0.0) for lb, lp in d.tree.loops.items()
                 if lp.data_dependent or lp.is_while}
+        seen.update(triangle_trips(d, iters, invs, tile_invs))
         measured = attrs.evolve(d.workload, hints={**d.hints, **{lb: {"expected_trips": v} for lb, v in seen.items()}})
         dm = attrs.evolve(d, workload=measured, variant=None, measured_trips=seen,
                           measured_entries=band_entries(d, invs, tile_invs))

@@ -1,0 +1,79 @@
+"""Tiles of a band nested in another band's point loops, and triangular loops a tile sees one step of (hlsim 0.68).
+
+A mapping strip-mines each band on its own (``llmulator.nest``): where a loop's body is more than the next loop,
+the inner band's tile loop runs inside the outer band's point loop, so an array read there changes tiles on every
+step of the outer loop, tiled or not. Before 0.68 the tile model kept the outer loop's tile of 4 for them: x in
+a matrix-vector product was loaded once per tile of rows, not once per row (80 words where the program moves
+128), and a guarded inner loop wrote back 4-row tiles of which it wrote 1 row (64 where 16). A triangular loop
+whose bound reads a loop outside the tile spans, in each tile, the trips of that step, not its most: the sum of
+t + 1 over t (40 words), not 4 every tile (64). All hand counts; an outside probe (54) found them.
+"""
+
+from __future__ import annotations
+
+from conftest import kernel_design, profiled_and_estimated
+from test_physical_floors import ONE
+
+GEMV = ("    L_i: for (int i = 0; i < 8; i++) {\n      int s = 0;\n      L_j: for (int j = 0; j < 8; j++) {\n"
+        "        s += A[i][j] * x[j];\n      }\n      y[i] = s;\n    }")
+GEMV_ARRAYS = ("    A: {shape: [8, 8], dtype: int32, role: in}\n    x: {shape: [8], dtype: int32, role: in}\n"
+               "    y: {shape: [8], dtype: int32, role: out}")
+
+
+def test_an_inner_bands_tiles_change_on_every_step_of_the_outer_point_loop(write):
+    """L_i in tiles of 4 around `s = 0; L_j (tiles of 2); y[i] = s`: the code runs i_t, i, j_t, j. x's 4 tiles of
+    2 come in again for each of the 8 rows: 64 words; A's 1 x 2 tiles: 64; y 8 written (0.67: 16 + 64 = 80 read)."""
+    d = kernel_design(write, ONE, GEMV, GEMV_ARRAYS, "    y[:] = A @ x", "{L_i: {tile: 4}, L_j: {tile: 2}}",
+                      "{A: SRAM, x: SRAM, y: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (128, 8)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_an_untiled_inner_band_keeps_the_outer_tile(write):
+    """The same with L_j untiled: no tile loop inside the rows, so x (all 8) stays and A moves in 4-row tiles:
+    8 + 64 read, y 8 written (unchanged by 0.68: the guard of the rule above)."""
+    d = kernel_design(write, ONE, GEMV, GEMV_ARRAYS, "    y[:] = A @ x", "{L_i: {tile: 4}}",
+                      "{A: SRAM, x: SRAM, y: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (72, 8)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_guarded_inner_loop_writes_back_the_rows_it_ran_on(write):
+    """`if (i < 2)` around L_j (tiles of 2) in L_i (tiles of 4): L_j's tile loop runs inside row i, so o's tile is
+    1 x 2 and its 4 tiles go back on the 2 rows that ran: 16 written, as x's 16 read (0.67: 64, two 4-row tiles
+    each of o's 4 column tiles, taken as written whole)."""
+    kernel = ("    L_i: for (int i = 0; i < 8; i++) {\n      if (i < 2) {\n"
+              "        L_j: for (int j = 0; j < 8; j++) {\n          o[i][j] = x[j] + i;\n        }\n      }\n    }")
+    arrays = "    x: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8, 8], dtype: int32, role: out}"
+    d = kernel_design(write, ONE, kernel, arrays, "    o[:2] = x[None, :] + np.arange(2)[:, None]",
+                      "{L_i: {tile: 4}, L_j: {tile: 2}}", "{x: SRAM, o: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (16, 16)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+TRI = ("    L_t: for (int t = 0; t < 4; t++) {{\n{guard}      L_a: for (int i = 0; i < 4; i++) {{\n"
+       "        L_b: for (int j = 0; j < t + 1; j++) {{ o[i][j] = x[i][j] + 1; }}\n      }}\n{close}    }}")
+TRI_ARRAYS = "    x: {shape: [4, 4], dtype: int32, role: in}\n    o: {shape: [4, 4], dtype: int32, role: out}"
+
+
+def test_a_triangular_loop_spans_its_own_steps_trips_in_each_tile(write):
+    """L_a in tiles of 1 under L_t, `j < t + 1`: each tile is row i's first t + 1 elements, 4 x (1 + 2 + 3 + 4) =
+    40 each way (0.67: the most, 4, in every tile: 64)."""
+    d = kernel_design(write, ONE, TRI.format(guard="", close=""), TRI_ARRAYS, "    o[:] = x + 1",
+                      "{L_a: {tile: 1}}", "{x: SRAM, o: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (40, 40)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_triangular_loop_under_a_branch_moves_the_trips_it_ran(write):
+    """The same nest under `if (t == 0)`: L_b runs 1 trip on each of 4 rows: 4 words each way (0.67: 16, the most
+    trips; the static mean over every t, 2.5, would give 10). hlsim takes the trips the run measured; the
+    analytical model's mean over t does not know which step the branch takes."""
+    d = kernel_design(write, ONE, TRI.format(guard="      if (t == 0) {\n", close="      }\n"), TRI_ARRAYS,
+                      "    o[:, 0] = x[:, 0] + 1", "{L_a: {tile: 1}}", "{x: SRAM, o: SRAM}", params="{}")
+    p, _ = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (4, 4)
