@@ -172,6 +172,64 @@ workload:
     assert trees > 0 and 50 < overlaps < 150
 
 
+def test_mappings_tile_innermost_and_non_perfect_loops_from_a_generator_of_their_own(monkeypatch):
+    """Before 2026-12-07 ``sample_mapping`` tiled only loops with a perfect child, so no design of the data tiled
+    an innermost loop or one like `for i { s = 0; for j ...; y[i] = s; }` (0 of 640 sampled rows). Now a fifth of
+    the static, rectangular such loops of 4 or more trips get a tile that divides them, never a triangular
+    (`j < i`) or data-bounded loop, never one already unrolled; the caller's generator and every other field are
+    as drawn without them."""
+    import numpy as np
+    import yaml
+    from llmulator.kernel import analyze
+    from llmulator.library import resolve
+    from llmulator.specs import load_workload
+    from llmulator_plugins.synth import primitives
+
+    text = """
+workload:
+  version: 1
+  name: w
+  parameters: {N: 8}
+  arrays:
+    A: {shape: [N, N], dtype: int32, role: in}
+    n: {shape: [1], dtype: int32, role: in}
+    y: {shape: [N], dtype: int32, role: out}
+  kernel: |
+    L_i: for (int i = 0; i < N; i++) {
+      int s = 0;
+      L_j: for (int j = 0; j < N; j++) { s += A[i][j]; }
+      L_k: for (int k = 0; k < i; k++) { s += A[k][i]; }
+      L_d: for (int d = 0; d < n[0]; d++) { s += 1; }
+      y[i] = s;
+    }
+  reference: |
+    y[:] = 0
+"""
+    spec = yaml.safe_load(text)["workload"]
+    tree = analyze(load_workload("w.yaml", text))
+    arch = yaml.safe_load(resolve("architecture", "hls-fpga").read_text())["architecture"]
+    trips = {"L_i": 8, "L_j": 8, "L_k": 3.5, "L_d": 0}
+    args = (spec, tree, {"N": 8}, arch, trips, {"A": (8, 8), "n": (1,), "y": (8,)})
+    drawn = []
+    for k in range(300):
+        rng = np.random.default_rng(k)
+        drawn.append((primitives.sample_mapping(rng, f"w-m{k}", *args), rng.bit_generator.state))
+    monkeypatch.setattr(primitives, "_inner_tiles", lambda *a: None)
+    tiled = {"L_i": 0, "L_j": 0}
+    for k, (m, state) in enumerate(drawn):
+        rng = np.random.default_rng(k)
+        plain = primitives.sample_mapping(rng, f"w-m{k}", *args)
+        assert rng.bit_generator.state == state
+        for label, entry in m["loops"].items():
+            if "tile" in entry and "tile" not in plain["loops"].get(label, {}):
+                assert label in tiled and entry["tile"] in (2, 4) and "unroll" not in entry
+                tiled[label] += 1
+                del entry["tile"]
+        m["loops"] = {lb: e for lb, e in m["loops"].items() if e}
+        assert m == plain
+    assert all(20 < n < 100 for n in tiled.values()), tiled
+
+
 def test_the_grammar_never_names_a_local_like_an_array():
     """A control-dynamic program named its counter `c2` beside a count array `c2` (C's local hid the array); the
     relabel to hlsim 0.49 redrew the 4 such samples, which `validate` now refuses. Names stay apart both ways."""
