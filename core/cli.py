@@ -877,6 +877,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {escaped(str(e), lines=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
+        from .pools import cancel_all
+        cancel_all()  # a pool whose generator the interrupt left suspended would otherwise run its whole queue
         print("terminated" if isinstance(e, Terminated) else "interrupted", file=sys.stderr)
         return 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:

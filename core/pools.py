@@ -8,13 +8,26 @@ killed). :func:`worker_pool` cancels the jobs not yet started when its block is 
 ``GeneratorExit`` included (a generator that yields results from the pool and is closed), and waits only
 for the ones running. The work each job finished is already written (shards are atomic), so the same
 command resumes it.
+
+A generator over the pool that is left suspended, not closed, keeps its pool: SIGTERM raised while the relabel
+wrote a shard (outside the generator) left the generator in a reference cycle with the traceback, and the
+interpreter's exit joined the pool with its whole queue (2026-12-07: workers still busy 3 minutes after
+`terminated`, writing nothing). :func:`cancel_all`, which the command line calls on Ctrl-C and SIGTERM, cancels
+the queue of every pool still open.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+_OPEN: weakref.WeakSet = weakref.WeakSet()  # the pools not yet shut down
+# pools shut down early, kept alive: ``shutdown(wait=False, cancel_futures=True)`` cancels the queue only when the
+# pool's manager thread next finds the executor alive (a weak reference); dropped first, the queue ran on, in
+# about half the runs of tests/test_pools.py's interrupt, all 40 jobs
+_STOPPED: list = []
 
 
 @contextlib.contextmanager
@@ -25,12 +38,29 @@ def worker_pool(workers: int, **kwargs: Any) -> Iterator[Any]:
 
     from .sandbox import die_with_parent
     ex = ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, **kwargs)
+    _OPEN.add(ex)
     try:
         yield ex
     except BaseException:
-        ex.shutdown(wait=False, cancel_futures=True)
+        _stop(ex)
         raise
+    finally:
+        _OPEN.discard(ex)
     ex.shutdown(wait=True)
+
+
+def _stop(ex) -> None:
+    _STOPPED.append(ex)
+    ex.shutdown(wait=False, cancel_futures=True)
+
+
+def cancel_all() -> int:
+    """Cancel the jobs not yet started in every pool still open (the running ones finish); how many pools."""
+    pools = list(_OPEN)
+    for ex in pools:
+        _stop(ex)
+        _OPEN.discard(ex)
+    return len(pools)
 
 
 def as_done(fn: Callable[[Any], Any], jobs: Iterable[Any], workers: int) -> Iterator[tuple[int, Any]]:
@@ -39,5 +69,9 @@ def as_done(fn: Callable[[Any], Any], jobs: Iterable[Any], workers: int) -> Iter
     from concurrent.futures import as_completed
     with worker_pool(workers) as ex:
         futures = {ex.submit(fn, j): i for i, j in enumerate(jobs)}
-        for fut in as_completed(futures):
-            yield futures[fut], fut.result()
+        try:
+            for fut in as_completed(futures):
+                yield futures[fut], fut.result()
+        finally:  # (a pending future cancelled here never starts, whatever the pool's manager thread sees)
+            for fut in futures:
+                fut.cancel()

@@ -58,8 +58,8 @@ def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.n
     reuse rule); loops of one trip never matter. ``around``: (G,) the loops whose tiles can change the array's
     (around its accesses; a sibling's tile loop encloses none of them, hlsim 0.65); ``floor``: (B,) a position
     every loop down to which reloads it (the head of sibling groups, ``llmulator.sibling_tiles``); ``reached``:
-    (the loop around all the array's accesses as a mapped loop, (G,) the mapped loops around it or it, how often
-    the run entered it): see :func:`_entered_share`.
+    (per loop from the innermost around the array's accesses up, the mapped loops from it down; the tile positions;
+    the loops' entries): see :func:`_entered_share`.
     """
     rel = dep[None, :] & (outer > 1) & (True if around is None else around[None, :])
     pstar = np.where(rel, pos, -1).max(axis=1)
@@ -67,42 +67,50 @@ def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.n
         pstar = np.maximum(pstar, floor)
     inside = (pos <= pstar[:, None]) & (True if around is None else around[None, :])
     loads = np.where(inside, outer, 1.0).prod(axis=1)
-    return loads if reached is None else loads * _entered_share(inside, outer, *reached)
+    return loads if reached is None else loads * _entered_share(inside, *reached)
 
 
-def _entered_share(inside: np.ndarray, outer: np.ndarray, s: int, above: np.ndarray, entries: float) -> np.ndarray:
+def _entered_share(inside: np.ndarray, below: list[np.ndarray], positions: np.ndarray, entries: np.ndarray
+                   ) -> np.ndarray:
     """(B,) the share of the tile positions the loads count (one per tile of each loop down to the deepest that
-    reloads the tile) in which loop ``s``, the innermost around the array's accesses, runs at all: at most its
-    entries (each entry runs its own tiles where ``s`` itself reloads) over those positions of the loops around
-    it, at most 1. A loop under `if (t == 0)` inside t loads its tiles on one step of t; before hlsim 0.66 on every
-    step, and a loop under a branch never taken moved its tiles all the same (an outside probe). 0.66 took the
-    share of enclosing iterations, not of tile positions: `if (i < 2)` around `L_j` inside `L_i` in tiles of 4
-    ran L_j in one of L_i's two tiles, 0.66 took a quarter and moved 4 words where the run read 8 elements (a
-    second probe; the distinct-element bound refused it)."""
-    positions = np.where(inside & above[None, :], outer, 1.0).prod(axis=1)
-    own = np.where(inside[:, s], outer[:, s], 1.0)
-    return np.minimum(1.0, entries * own / np.maximum(positions, 1e-12))
+    reloads the tile) in which the innermost loop around the array's accesses runs at all. Each loop X from it
+    up to the nest's top bounds the positions entered: X's entries times the positions of the loops from X down
+    (``below``: (G,) masks, X first at the innermost; ``positions``: (B, G) each mapped loop's tiles, the mean
+    where its trips are a fractional mean, a triangle's, not rounded up; ``entries``: X's). The share is the
+    least of those bounds over all the positions, at most 1. A loop under `if (t == 0)` inside t loads its tiles
+    on one step of t; before hlsim 0.66 on every step (an outside probe). 0.66 took the share of enclosing
+    iterations (4 words where the run read 8 elements; a second probe). 0.66-0.68 took the innermost loop's
+    entries alone: a band under `if (t == 0)` whose outer loop is in tiles counted its inner loop's entries, one
+    per row, against one position per tile of rows, and moved its tiles on every step of t, 128 words where 32;
+    and a tile of 1 on a triangular loop of 2.5 mean trips counted 3 positions an entry (a third probe)."""
+    total = np.where(inside & below[-1][None, :], positions, 1.0).prod(axis=1)
+    entered = np.min([e * np.where(inside & m[None, :], positions, 1.0).prod(axis=1)
+                      for e, m in zip(entries, below, strict=True)], axis=0)
+    return np.minimum(1.0, entered / np.maximum(total, 1e-12))
 
 
 def distinct_tiles(dep: np.ndarray, outer: np.ndarray) -> np.ndarray:
     return np.where(dep[None, :], outer, 1.0).prod(axis=1)
 
 
-def _reached(nest: Nest, v: View, arr: ArrayUse) -> tuple[int, np.ndarray, float] | None:
-    """``tile_loads``' ``reached`` for an array: its site loop as a mapped loop, the mapped loops around it or it,
-    and its entries; None where there is nothing to gate (no site loop, or one a fused loop flattens)."""
+def _reached(nest: Nest, v: View, arr: ArrayUse) -> tuple[list[np.ndarray], np.ndarray, np.ndarray] | None:
+    """``tile_loads``' ``reached`` for an array (see :func:`_entered_share`): for each loop from the innermost
+    around its accesses up to the nest's top, (G,) the mapped loops from it down that chain; (B, G) each mapped
+    loop's tile positions; the loops' entries. None where there is nothing to gate (no site loop, or one a fused
+    loop flattens)."""
     if nest.entries is None or arr.site < 0:
         return None
-    s = next(gi for gi, g in enumerate(v.groups) if arr.site in g)
-    if len(v.groups[s]) > 1:
+    if len(next(g for g in v.groups if arr.site in g)) > 1:
         return None
-    around = set()
-    lp = nest.loops[arr.site]
-    while lp is not None:
-        around.add(id(lp))
+    index = {id(lp): i for i, lp in enumerate(nest.loops)}
+    chain, lp = [], nest.loops[arr.site]
+    while lp is not None and id(lp) in index:
+        chain.append(index[id(lp)])
         lp = lp.parent
-    above = np.array([id(nest.loops[g[0]]) in around for g in v.groups])
-    return s, above, float(nest.entries[arr.site])
+    below = [np.array([bool(set(g) & set(chain[:k + 1])) for g in v.groups]) for k in range(len(chain))]
+    whole = np.isclose(v.trips, np.round(v.trips))
+    positions = np.where(whole[None, :], v.outer, np.maximum(v.trips, 1.0)[None, :] / v.t)
+    return below, positions, nest.entries[chain]
 
 
 def _mapped(v: View, mask: np.ndarray | None) -> np.ndarray | None:

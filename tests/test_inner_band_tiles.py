@@ -1,4 +1,5 @@
-"""Tiles of a band nested in another band's point loops, and triangular loops a tile sees one step of (hlsim 0.68).
+"""Tiles of a band nested in another band's point loops, triangular loops a tile sees one step of (hlsim 0.68), and
+the tile positions a guarded band enters (0.69).
 
 A mapping strip-mines each band on its own (``llmulator.nest``): where a loop's body is more than the next loop,
 the inner band's tile loop runs inside the outer band's point loop, so an array read there changes tiles on every
@@ -77,3 +78,47 @@ def test_a_triangular_loop_under_a_branch_moves_the_trips_it_ran(write):
                       "    o[:, 0] = x[:, 0] + 1", "{L_a: {tile: 1}}", "{x: SRAM, o: SRAM}", params="{}")
     p, _ = profiled_and_estimated(d)
     assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (4, 4)
+
+
+# -- hlsim 0.69: every loop around a guarded band bounds the tile positions it enters (an outside probe of 0.68) --
+BAND = ("    L_t: for (int t = 0; t < 4; t++) {\n      if (t == 0) {\n        L_a: for (int i = 0; i < 8; i++) {\n"
+        "          L_b: for (int j = 0; j < 4; j++) { o[i][j] = x[i][j] + 1; }\n        }\n      }\n    }")
+BAND_ARRAYS = "    x: {shape: [8, 4], dtype: int32, role: in}\n    o: {shape: [8, 4], dtype: int32, role: out}"
+
+
+def test_a_guarded_band_in_row_tiles_moves_its_tiles_once(write):
+    """`if (t == 0)` around `L_a` (8 rows in tiles of 4) and `L_b`, 4 steps of t: the band runs once, 2 tiles of
+    16 each way, 32 and 32 (0.66-0.68: 128 and 128, L_b's 8 entries, one per row, against 8 tile positions)."""
+    d = kernel_design(write, ONE, BAND, BAND_ARRAYS, "    o[:] = x + 1", "{L_a: {tile: 4}}", "{x: SRAM, o: SRAM}",
+                      params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (32, 32)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_guarded_matrix_vector_product_moves_its_row_tiles_once(write):
+    """The matrix-vector product under `if (t == 0)` in 4 steps, L_i in tiles of 4, L_j whole: M in 2 tiles of 32
+    and x once: 72 read, y 8 written (0.68: 264, M's tiles on every step)."""
+    kernel = "    L_t: for (int t = 0; t < 4; t++) {\n      if (t == 0) {\n" + GEMV.replace("\n", "\n    ") + \
+        "\n      }\n    }"
+    d = kernel_design(write, ONE, kernel, GEMV_ARRAYS, "    y[:] = A @ x", "{L_i: {tile: 4}}",
+                      "{A: SRAM, x: SRAM, y: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (72, 8)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_triangular_loop_around_a_tiled_band_counts_its_mean_positions(write):
+    """`for i < 4 { for j < i + 1 (tiles of 2) { s = 0; for k < 4 (tiles of 2) s += M[j][k]; B[i][j] = s; } }`:
+    the code runs i, j_t, j, k_t, k, so M[j][k_t..] comes in on every k tile of each of the 10 (i, j): 40 words;
+    B 10 (0.68: 33.3, j's 2.5 mean trips in tiles of 1 counted as 3 positions an entry)."""
+    kernel = ("    L_i: for (int i = 0; i < 4; i++) {\n      L_j: for (int j = 0; j < i + 1; j++) {\n"
+              "        int s = 0;\n        L_k: for (int k = 0; k < 4; k++) { s += M[j][k]; }\n"
+              "        B[i][j] = s;\n      }\n    }")
+    arrays = "    M: {shape: [4, 4], dtype: int32, role: in}\n    B: {shape: [4, 4], dtype: int32, role: out}"
+    ref = "    B[:] = 0\n    for i in range(4):\n        for j in range(i + 1):\n            B[i][j] = M[j].sum()"
+    d = kernel_design(write, ONE, kernel, arrays, ref, "{L_j: {tile: 2}, L_k: {tile: 2}}", "{M: SRAM, B: SRAM}",
+                      params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (40, 10)
+    assert e.metrics["cycles"] == p.metrics["cycles"]

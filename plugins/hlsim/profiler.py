@@ -137,9 +137,9 @@ from .tally import AccessTally, count_ops
 # 0.62-0.63: a triangle's counters range over loops no access moves with; trips round up; wider affine checks
 # 0.64: a loop's exit test pays its control cycle; 0.65: sibling loops tiled on their own (llmulator.sibling_tiles)
 # 0.66-0.67: a loop under a branch moves its tiles as often as it runs (per tile position: traffic.Nest.entries)
-# 0.68: a loop whose point loop holds another band's tile loop is an outer loop as a whole, its tile too; a
-#       triangular loop spans one step's trips where a tile sees one step; a triangular loop's measured trips
-VERSION = "0.68"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.68: a loop whose point loop holds another band's tile loop is an outer loop whole; a triangular loop a
+#       tile sees one step of spans that step's measured trips; 0.69: every loop around bounds a guard's share
+VERSION = "0.69"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
