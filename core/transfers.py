@@ -122,16 +122,32 @@ def _spans(nest: Nest, v: View, arr: ArrayUse) -> list:
     """[(triangular loop, its outer loops' tile axes as ``arr`` sees them, (B,) its most trips where a tile runs it
     whole, else nan)]."""
     axis = arr.axis or range(len(nest.loops))
-    return [(li, [axis[o] for o in outer], np.where(_spanned(nest, v, li, outer), span, np.nan))
+    return [(li, [axis[o] for o in outer], np.where(_spanned(nest, v, li, outer, arr), span, np.nan))
             for li, (outer, span) in nest.spans.items()]
 
 
-def _spanned(nest: Nest, v: View, li: int, outer: list[int]) -> np.ndarray:
-    """(B,) whether a tile runs triangular loop ``li`` whole over more than one step of an outer loop its bounds
-    read: only then does it span its most trips. A tile that sees one step of them holds that step's trips, whose
-    mean over the tiles is the loop's mean: `for t { for i (tile 1) for j < t + 1 ... x[i][j] }` moves t + 1
-    elements a tile, 40 in all (before hlsim 0.68 the most, 4, every tile: 64; an outside probe)."""
-    return (v.t_loops[:, li] >= nest.trips[li]) & (v.t_loops[:, outer] > 1).any(axis=1)
+def _spanned(nest: Nest, v: View, li: int, outer: list[int], arr) -> np.ndarray:
+    """(B,) whether a tile of ``arr`` runs triangular loop ``li`` whole over more than one step of an outer loop its
+    bounds read, or holds across such steps (the array's tile is not reloaded on them): only then does it span its
+    most trips. A tile reloaded on every step holds that step's trips, whose mean over the tiles is the loop's
+    mean: `for t { for i (tile 1) for j < t + 1 ... x[i][j] }` moves t + 1 elements a tile, 40 in all (before
+    hlsim 0.68 the most, 4, every tile: 64; an outside probe). 0.68-0.69 took a step's trips also where the tile
+    stays: `for i { for j < i + 1 (tiles of 3) ... v[j] }` holds v across i, and 2.5 words fell below the 4 the run
+    reads (a refusal by the distinct-element bound; a second probe)."""
+    reloaded = _reload_loops(nest, v, arr)
+    return (v.t_loops[:, li] >= nest.trips[li]) & ((v.t_loops[:, outer] > 1) | ~reloaded[:, outer]).any(axis=1)
+
+
+def _reload_loops(nest: Nest, v: View, arr) -> np.ndarray:
+    """(B, L) the kernel loops on whose steps the array's tile is reloaded (``tile_loads``' loops inside)."""
+    around = _mapped(v, arr.encloses)
+    rel = v.dep(arr)[None, :] & (v.outer > 1) & (True if around is None else around[None, :])
+    pstar = np.where(rel, v.pos, -1).max(axis=1)
+    inside = (v.pos <= pstar[:, None]) & (True if around is None else around[None, :])
+    out = np.zeros((v.t.shape[0], len(nest.loops)), dtype=bool)
+    for gi, g in enumerate(v.groups):
+        out[:, g] = inside[:, gi:gi + 1]
+    return out
 
 
 def _tiles(nest: Nest, v: View, arr) -> np.ndarray:
@@ -142,7 +158,7 @@ def _tiles(nest: Nest, v: View, arr) -> np.ndarray:
     axis = arr.axis or range(len(nest.loops))
     for li, (outer, span) in nest.spans.items():
         if not any(axis[oi] in dict(cs) for cs in arr.coefs for oi in outer):
-            t[:, li] = np.where(_spanned(nest, v, li, outer), max(span, 1.0), t[:, li])
+            t[:, li] = np.where(_spanned(nest, v, li, outer, arr), max(span, 1.0), t[:, li])
     if arr.boxes is None:
         _cover_siblings(nest, arr, t)
     return t

@@ -122,3 +122,33 @@ def test_a_triangular_loop_around_a_tiled_band_counts_its_mean_positions(write):
     p, e = profiled_and_estimated(d)
     assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (40, 10)
     assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+# -- hlsim 0.70: a triangle's tile that stays across its outer loop spans its most trips (a probe of 0.69) ---------
+def test_a_tile_held_across_a_triangles_outer_loop_spans_its_most_trips(write):
+    """`for i < 4 { for j < i + 1 (tiles of 3) o[i][j] = v[j] + i; }`: one tile of j a row but the last, and v's
+    tile is not reloaded on i: it holds v[0..3] across the rows, then v[3]: 4 words, what the run reads (0.68-0.69
+    took one row's mean trips, 2.5 words, and the distinct-element bound refused the profile); o 10."""
+    kernel = ("    L_i: for (int i = 0; i < 4; i++) {\n"
+              "      L_j: for (int j = 0; j < i + 1; j++) { o[i][j] = v[j] + i; }\n    }")
+    arrays = "    v: {shape: [4], dtype: int32, role: in}\n    o: {shape: [4, 4], dtype: int32, role: out}"
+    d = kernel_design(write, ONE, kernel, arrays, "    o[:] = np.tril(v[None, :] + np.arange(4)[:, None])",
+                      "{L_j: {tile: 3}}", "{v: SRAM, o: SRAM}", params="{}")
+    p, e = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (4, 10)
+    assert e.metrics["cycles"] == p.metrics["cycles"]
+
+
+def test_a_triangles_measured_trips_divide_out_the_inner_tile_loops(write):
+    """`if (t == 3)` around `u < t + 1` (tiles of 1) over a 4 x 2 band with rows in tiles of 2: the code runs u_t,
+    i_t, u, i, j, so u's point loop counts each u twice (8 for 4); x's 2 row tiles come in for each of the 4 u: 32
+    words each way (0.69: 64, the trips taken as 8; 0.67: 40, the static mean over every t)."""
+    kernel = ("    L_t: for (int t = 0; t < 4; t++) {\n      if (t == 3) {\n"
+              "        L_u: for (int u = 0; u < t + 1; u++) {\n          L_a: for (int i = 0; i < 4; i++) {\n"
+              "            L_b: for (int j = 0; j < 2; j++) { o[i][j] = x[i][j] + u; }\n          }\n        }\n"
+              "      }\n    }")
+    arrays = "    x: {shape: [4, 2], dtype: int32, role: in}\n    o: {shape: [4, 2], dtype: int32, role: out}"
+    d = kernel_design(write, ONE, kernel, arrays, "    o[:] = x + 3", "{L_u: {tile: 1}, L_a: {tile: 2}}",
+                      "{x: SRAM, o: SRAM}", params="{}")
+    p, _ = profiled_and_estimated(d)
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (32, 32)

@@ -38,11 +38,35 @@ def triangle_trips(d: Design, iters: Counter, invs: Counter, tile_invs: Counter)
     """A static triangular loop's measured trips per entry of the kernel's loop (its parent's iterations where
     it is the parent's whole body: a strip-mined loop's point loop is entered once per tile): under `if (t == 3)`
     its bound t + 1 gives 4, not the 2.5 of every t (before 0.68 the static mean; its tiles' words fell below
-    what the run read, an outside probe)."""
+    what the run read, an outside probe). A loop of its band inside it that is cut into tiles runs its tile loop
+    between this loop's tile and point loops, which repeats its iterations once per tile (8 counted where u ran
+    4 times; a second probe): they are divided out. Where one of them has no static count, or the mapping orders
+    one ahead of it, the static mean stands."""
     out = {}
     for lb, lp in d.tree.loops.items():
-        if lp.depends_on_outer and not (lp.data_dependent or lp.is_while) and invs[lb]:
+        if not (lp.depends_on_outer and not (lp.data_dependent or lp.is_while) and invs[lb]):
+            continue
+        repeats = _repeats(d, lb)
+        if repeats:
             whole = lp.parent is not None and lp.parent.perfect_child() is lp
             entries = iters[lp.parent.label] if whole else tile_invs[lb] or invs[lb]
-            out[lb] = iters[lb] / entries if entries else 0.0
+            out[lb] = iters[lb] / repeats / entries if entries else 0.0
     return out
+
+
+def _repeats(d: Design, label: str) -> int | None:
+    """How many times the point loop of ``label`` runs each of its kernel iterations in the mapped nest: the tiles
+    of the strip-mined loops of its band inside it (None: one of them has no static count, or is ordered ahead)."""
+    band = nest.band_labels(d.tree, label)
+    inner = band[band.index(label) + 1:]
+    seq = nest.loop_sequence(d.mapping.order, band)
+    n = 1
+    for b in inner:
+        if seq.index(b) < seq.index(label):
+            return None
+        if nest.strip_mined(d, b):
+            exact = nest.exact_trips(d, b)
+            if exact is None:
+                return None
+            n *= -(-exact // d.mapping.loop(b).tile)
+    return n
