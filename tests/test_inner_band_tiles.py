@@ -41,20 +41,6 @@ def test_an_untiled_inner_band_keeps_the_outer_tile(write):
     assert e.metrics["cycles"] == p.metrics["cycles"]
 
 
-def test_a_guarded_inner_loop_writes_back_the_rows_it_ran_on(write):
-    """`if (i < 2)` around L_j (tiles of 2) in L_i (tiles of 4): L_j's tile loop runs inside row i, so o's tile is
-    1 x 2 and its 4 tiles go back on the 2 rows that ran: 16 written, as x's 16 read (0.67: 64, two 4-row tiles
-    each of o's 4 column tiles, taken as written whole)."""
-    kernel = ("    L_i: for (int i = 0; i < 8; i++) {\n      if (i < 2) {\n"
-              "        L_j: for (int j = 0; j < 8; j++) {\n          o[i][j] = x[j] + i;\n        }\n      }\n    }")
-    arrays = "    x: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8, 8], dtype: int32, role: out}"
-    d = kernel_design(write, ONE, kernel, arrays, "    o[:2] = x[None, :] + np.arange(2)[:, None]",
-                      "{L_i: {tile: 4}, L_j: {tile: 2}}", "{x: SRAM, o: SRAM}", params="{}")
-    p, e = profiled_and_estimated(d)
-    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (16, 16)
-    assert e.metrics["cycles"] == p.metrics["cycles"]
-
-
 TRI = ("    L_t: for (int t = 0; t < 4; t++) {{\n{guard}      L_a: for (int i = 0; i < 4; i++) {{\n"
        "        L_b: for (int j = 0; j < t + 1; j++) {{ o[i][j] = x[i][j] + 1; }}\n      }}\n{close}    }}")
 TRI_ARRAYS = "    x: {shape: [4, 4], dtype: int32, role: in}\n    o: {shape: [4, 4], dtype: int32, role: out}"

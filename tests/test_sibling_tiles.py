@@ -128,14 +128,15 @@ def test_a_guarded_loop_in_a_tiled_loop_moves_its_tiles_in_every_tile_it_runs_in
     """`if (i < 2)` around `L_j` (x in tiles of 2) inside `L_i` in tiles of 4: L_j runs on two rows, and each run
     walks x's 4 tiles: 16 words read by hand (the run reads 8 distinct). hlsim 0.66 took the share of L_i's
     iterations (a quarter) for the share of its tiles: 4 words, refused by the distinct-element bound (an outside
-    probe). (Since 0.68 L_j's tile loop inside row i makes L_i an outer loop whole: tests/test_inner_band_tiles.)"""
+    probe). Since 0.68 L_j's tile loop inside row i makes L_i an outer loop whole, so o's tile is 1 x 2 and its 4
+    tiles go back on the 2 rows that ran: 16 written (0.67: 64, two 4-row tiles taken as written whole)."""
     kernel = ("    L_i: for (int i = 0; i < 8; i++) {\n      if (i < 2) {\n"
               "        L_j: for (int j = 0; j < 8; j++) {\n          o[i][j] = x[j] + i;\n        }\n      }\n    }")
     arrays = "    x: {shape: [8], dtype: int32, role: in}\n    o: {shape: [8, 8], dtype: int32, role: out}"
     d = kernel_design(write, ONE, kernel, arrays, "    o[:2] = x[None, :] + np.arange(2)[:, None]",
                       "{L_i: {tile: 4}, L_j: {tile: 2}}", "{x: SRAM, o: SRAM}", params="{}")
     p, e = profiled_and_estimated(d)
-    assert p.counters["reads.DRAM"] == 16
+    assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (16, 16)
     assert e.metrics["cycles"] == p.metrics["cycles"]
 
 
