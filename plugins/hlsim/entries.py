@@ -46,18 +46,40 @@ def triangle_trips(d: Design, iters: Counter, invs: Counter, tile_invs: Counter)
     for lb, lp in d.tree.loops.items():
         if not (lp.depends_on_outer and not (lp.data_dependent or lp.is_while) and invs[lb]):
             continue
-        repeats = _repeats(d, lb)
-        if repeats:
-            whole = lp.parent is not None and lp.parent.perfect_child() is lp
-            entries = iters[lp.parent.label] if whole else tile_invs[lb] or invs[lb]
+        repeats, entries = _repeats(d, lb), _kernel_entries(d, lb, band_entries(d, invs, tile_invs))
+        if repeats and entries is not None:
             out[lb] = iters[lb] / repeats / entries if entries else 0.0
     return out
 
 
+def _kernel_entries(d: Design, label: str, bands: dict[str, float]) -> float | None:
+    """How often the kernel entered loop ``label``: its band's measured entries times the static trips of the
+    band's loops above it (a point loop's own count repeats with the tile loops between: `if (t == 2)` around
+    `L_a { L_b: j < t + 1 }`, both in tiles of 2, ran L_a's point loop 8 times for 4 rows, and 1.5 trips were
+    taken for 3); None where one of them has no static count or the band's entries were not counted."""
+    head = nest.band_head(d.tree, label)
+    if head.label not in bands:
+        return None
+    n = bands[head.label]
+    lp = d.tree.loops[label].parent
+    while lp is not None and nest.band_head(d.tree, lp.label) is head:
+        exact = nest.exact_trips(d, lp.label)
+        if exact is None:
+            return None
+        n *= exact
+        lp = lp.parent
+    return n
+
+
 def _repeats(d: Design, label: str) -> int | None:
     """How many times the point loop of ``label`` runs each of its kernel iterations in the mapped nest: the tiles
-    of the strip-mined loops of its band inside it (None: one of them has no static count, or is ordered ahead)."""
+    of the strip-mined loops of its band inside it (None: one of them has no static count, or is ordered ahead;
+    1 in a triangular band, strip-mined in place: no tile loop comes between, and `for j < i { for k (tiles of
+    2) } }` was divided by 4, 12 words written where 24 elements were, a refusal).
+    """
     band = nest.band_labels(d.tree, label)
+    if nest.is_triangular(d, band):
+        return 1
     inner = band[band.index(label) + 1:]
     seq = nest.loop_sequence(d.mapping.order, band)
     n = 1

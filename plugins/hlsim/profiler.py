@@ -140,7 +140,8 @@ from .tally import AccessTally, count_ops
 # 0.68: a loop whose point loop holds another band's tile loop is an outer loop whole; a triangular loop a
 #       tile sees one step of spans that step's measured trips; 0.69: every loop around bounds a guard's share
 # 0.70: a tile held across a triangle's outer loop spans its most trips; inner tile loops divided out of trips
-VERSION = "0.70"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.71: a triangle's measured trips per kernel entry (band entries x static trips above; in-place bands whole)
+VERSION = "0.71"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
