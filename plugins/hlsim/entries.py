@@ -35,18 +35,20 @@ def band_entries(d: Design, invs: Counter, tile_invs: Counter) -> dict[str, floa
 
 
 def triangle_trips(d: Design, iters: Counter, invs: Counter, tile_invs: Counter) -> dict[str, float]:
-    """A static triangular loop's measured trips per entry of the kernel's loop (its parent's iterations where
-    it is the parent's whole body: a strip-mined loop's point loop is entered once per tile): under `if (t == 3)`
+    """A static triangular loop's measured trips per entry of the kernel's loop (``_kernel_entries``: a point
+    loop is entered once per tile, and a tile loop between repeats it): under `if (t == 3)`
     its bound t + 1 gives 4, not the 2.5 of every t (before 0.68 the static mean; its tiles' words fell below
     what the run read, an outside probe). A loop of its band inside it that is cut into tiles runs its tile loop
     between this loop's tile and point loops, which repeats its iterations once per tile (8 counted where u ran
     4 times; a second probe): they are divided out. Where one of them has no static count, or the mapping orders
     one ahead of it, the static mean stands."""
-    out = {}
+    out: dict[str, float] = {}
+    bands = None
     for lb, lp in d.tree.loops.items():
         if not (lp.depends_on_outer and not (lp.data_dependent or lp.is_while) and invs[lb]):
             continue
-        repeats, entries = _repeats(d, lb), _kernel_entries(d, lb, band_entries(d, invs, tile_invs))
+        bands = band_entries(d, invs, tile_invs) if bands is None else bands
+        repeats, entries = _repeats(d, lb), _kernel_entries(d, lb, bands)
         if repeats and entries is not None:
             out[lb] = iters[lb] / repeats / entries if entries else 0.0
     return out
