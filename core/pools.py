@@ -9,11 +9,12 @@ killed). :func:`worker_pool` cancels the jobs not yet started when its block is 
 for the ones running. The work each job finished is already written (shards are atomic), so the same
 command resumes it.
 
-A generator over the pool that is left suspended, not closed, keeps its pool: SIGTERM raised while the relabel
-wrote a shard (outside the generator) left the generator in a reference cycle with the traceback, and the
-interpreter's exit joined the pool with its whole queue (2026-12-07: workers still busy 3 minutes after
-`terminated`, writing nothing). :func:`cancel_all`, which the command line calls on Ctrl-C and SIGTERM, cancels
-the queue of every pool still open.
+Left that way, the queue still ran on in about half the runs (2026-12-07: a relabel's workers busy 3 minutes after
+`terminated`, writing nothing; a 60-job script ran all 60 in 2 of 4 runs): ``shutdown(wait=False,
+cancel_futures=True)`` cancels only when the pool's manager thread next finds the executor alive, which it holds
+by a weak reference, and the closed generator dropped it at once. So :func:`as_done` cancels its own futures and
+a pool stopped early is kept alive; :func:`cancel_all`, which the command line calls on Ctrl-C and SIGTERM, also
+stops a pool whose generator was left suspended rather than closed.
 """
 
 from __future__ import annotations
@@ -24,10 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 _OPEN: weakref.WeakSet = weakref.WeakSet()  # the pools not yet shut down
-# pools shut down early, kept alive: ``shutdown(wait=False, cancel_futures=True)`` cancels the queue only when the
-# pool's manager thread next finds the executor alive (a weak reference); dropped first, the queue ran on, in
-# about half the runs of tests/test_pools.py's interrupt, all 40 jobs
-_STOPPED: list = []
+_STOPPED: list = []  # pools shut down early, kept alive until their manager thread has cancelled the queue
 
 
 @contextlib.contextmanager
