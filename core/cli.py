@@ -11,6 +11,7 @@ starts fast; torch is never imported here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -877,9 +878,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {escaped(str(e), lines=True)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as e:
-        from .pools import cancel_all
+        from .pools import cancel_all, wait_stopped
         cancel_all()  # a pool whose generator the interrupt left suspended would otherwise run its whole queue
         print("terminated" if isinstance(e, Terminated) else "interrupted", file=sys.stderr)
+        with contextlib.suppress(KeyboardInterrupt):  # (a second Ctrl-C leaves the running jobs to the exit)
+            wait_stopped()
         return 143 if isinstance(e, Terminated) else 130
     except BrokenPipeError:
         return 0

@@ -48,7 +48,9 @@ def worker_pool(workers: int, **kwargs: Any) -> Iterator[Any]:
 
 
 def _stop(ex) -> None:
-    _STOPPED.append(ex)
+    # (the manager thread kept for ``wait_stopped``: shutdown drops the executor's own reference to it, so a
+    # second ``shutdown(wait=True)`` returns at once; CPython's private attribute, None where it has none)
+    _STOPPED.append((ex, getattr(ex, "_executor_manager_thread", None)))
     ex.shutdown(wait=False, cancel_futures=True)
 
 
@@ -59,6 +61,16 @@ def cancel_all() -> int:
         _stop(ex)
         _OPEN.discard(ex)
     return len(pools)
+
+
+def wait_stopped() -> None:
+    """Wait for the pools :func:`cancel_all` stopped to finish their running jobs and close: the command line
+    calls it after saying it stops. Without it the interpreter's exit woke a pool's manager thread while that
+    thread was closing its pipe, and Python 3.11 printed a traceback (`OSError: Bad file descriptor`) after
+    `terminated` (seen on a SIGTERM to `synth --relabel`, 2026-12-07)."""
+    for _, thread in list(_STOPPED):
+        if thread is not None:
+            thread.join()
 
 
 def as_done(fn: Callable[[Any], Any], jobs: Iterable[Any], workers: int) -> Iterator[tuple[int, Any]]:

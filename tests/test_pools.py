@@ -82,3 +82,19 @@ def test_cancel_all_stops_a_pool_whose_generator_was_left_suspended(tmp_path):
     time.sleep(1.5)
     assert _ran(tmp_path) < 10
     gen.close()
+
+
+def test_wait_stopped_returns_once_the_running_jobs_are_done(tmp_path):
+    """After `terminated` the command line waits for the stopped pools (``wait_stopped``): the jobs that were
+    running have written their files when it returns, and nothing runs after it (before, the interpreter's exit
+    raced the pools' manager threads and Python printed a traceback after `terminated`)."""
+    from llmulator.pools import cancel_all, wait_stopped
+    jobs = [str(tmp_path / f"job-{i}") for i in range(20)]
+    gen = as_done(_job, jobs, 2)
+    next(gen)
+    cancel_all()
+    wait_stopped()
+    ran = _ran(tmp_path)
+    time.sleep(0.5)
+    assert _ran(tmp_path) == ran < 10
+    gen.close()
