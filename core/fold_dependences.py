@@ -10,7 +10,7 @@ validator says so, as it does for an order that reverses a dependence); the seco
 latency over its distance in stream steps bounds the II (Rau's bound, one dependence at a time).
 
 Pairs judged: a store and a load of one array in one statement whose subscripts are the same affine form up to
-constants (what ``order_legality.distance_vector`` compares; a load through another array is not judged, nor a
+constants (what ``order_legality.distance_vectors`` compares; a load through another array is not judged, nor a
 chain through two statements): what is found is real, and others can be missed.
 """
 

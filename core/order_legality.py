@@ -4,12 +4,16 @@ Why: ``order`` reorders the loops of a perfect band; when one iteration writes a
 iteration (in the kernel's order) reads or writes, the new order must still run the writer first. A
 wavefront ``A[i][j] = A[i - 1][j + 1] + 1`` under ``order: [L_j, L_i]`` reads ``A[i - 1][j + 1]`` before it is
 written: hlsim runs the reordered program and its functional check fails, but nothing said which field of the
-mapping was at fault. Here each pair of accesses to one array, one of them a write, whose subscripts are the
-same affine form up to constants gives a distance vector over the band's loops (in kernel order); the
-dependence holds in the new order when the vector, read in that order, is still lexicographically positive.
-Pairs this cannot compare (indirect or differently shaped subscripts) are not judged, and a band loop a
-subscript does not use is compared at distance 0 (one of the iteration pairs that touch the element): what this
-reports is a real violation, and it can miss others, which hlsim's functional check still catches.
+mapping was at fault. Here each pair of accesses to one array (statements and conditions), one of them a write,
+whose subscripts are the same affine form up to constants gives distance vectors in iterations of the band's loops
+(in kernel order; `a[p + t]` one per solution); the dependence holds in the new order when each vector, read in
+that order, is still lexicographically positive. Runs of one fold of an element commute (`a[p + t] += x`, a max
+written with `if`) and are let through. A local the band carries from one iteration to the next other than by
+one associative update (`acc = acc * 3 + x[p]`) orders every pair of iterations. Not judged: indirect or
+differently shaped subscripts, a coefficient only a parameter gives, writes in an expression (`acc++` inside
+another), a local written under an `if`; and a dependence that holds only by the values (every sweep the same
+function) is refused. What this reports is a dependence the mapping reverses; what it misses, hlsim's functional
+check still catches (an outside probe of 135 bands, 2026-12-07: 125 judged as the mapped run computes).
 
 Tiling reorders too: a band's tile loops run outside all its point loops (``llmulator.nest.mapped_band``), so
 `for t { for p (tiles of 3) a[p] = a[p - 1] - a[p + 1]; }` runs p's tiles outside t, and the element t + 1
@@ -25,7 +29,8 @@ import itertools
 import math
 
 from .expr import ExprError, evaluate
-from .reduction_legality import folds_element
+from .kernel import Loop
+from .reduction_legality import fold_op, illegal_tree, select_text
 
 
 def reversed_dependence(design, band: list[str], sequence: list[str], tiles: dict[str, int] | None = None
@@ -35,41 +40,93 @@ def reversed_dependence(design, band: list[str], sequence: list[str], tiles: dic
     point loop."""
     loops = design.tree.loops
     var_of = {lb: loops[lb].var for lb in band}
-    stmts = [n for n in loops[band[-1]].descendants() if getattr(n, "kind", "") == "stmt"]
+    nodes = list(loops[band[-1]].descendants())
+    stmts = [n for n in nodes if getattr(n, "kind", "") == "stmt"] + [  # (a condition's reads order too)
+        n.cond for n in nodes if getattr(n, "kind", "") == "branch"]
+    inner = [n for n in nodes if isinstance(n, Loop)]
     accesses = [(st, a) for st in stmts for a in st.accesses]
+    updates = _updates(nodes)
+    guarded = {id(m) for n in nodes if getattr(n, "kind", "") == "branch" for m in _under(n)}
     for st, w in ((st, a) for st, a in accesses if a.is_write):
         for other, r in accesses:
-            if r.array != w.array or r is w:
+            if r.array != w.array or _commute(updates.get(id(st), st), w, updates.get(id(other), other), r):
                 continue
-            base = distance_vector(design, w, r, var_of, band)
-            if base is None:
-                continue  # never the same element (or not comparable)
-            # a statement that updates the element other than by one associative operation (`s[0] = s[0] * 3 +
-            # x[p]`) orders every pair of its runs: its free loops move together too (a probe tiled p under t)
-            chain = other is st and not any(base.values()) and not folds_element(st.text, _text(w))
-            for dist in _with_free_loops(design, base, w, var_of, band, together=chain):
-                if not any(dist.values()) or any(abs(x) >= max(design.trips(lb), 1) for lb, x in dist.items()):
-                    continue  # within one iteration, or farther apart than a loop runs
-                if not _positive([dist[lb] for lb in band]):  # r comes first in the kernel: the write stays after it
-                    dist = {lb: -x for lb, x in dist.items()}
-                if not all(_positive(v) for v in _orders(dist, sequence, tiles or {})):
-                    run = " > ".join([f"{lb}'s tiles" for lb in sequence if lb in (tiles or {})] + sequence)
-                    return (f"`{_text(w)}` and `{_text(r)}` touch one element {_vector(dist, band)} iterations "
-                            f"apart, and {run} would run the later one first")
+            for base in distance_vectors(design, w, r, var_of, band, inner):  # none: never one element, or not judged
+                # any two iterations of the loops the subscripts do not use touch the element: they move together,
+                # but for a write and its own next run (the element's last writer: the last iteration stays last),
+                # one at a time, unless an `if` picks which runs write (a probe's `if (x > 0) s[0] = x`)
+                together = r is not w or id(st) in guarded
+                for dist in _with_free_loops(design, base, w.affine, var_of, band, together=together):
+                    if (why := _reversed(design, dist, band, sequence, tiles)) is not None:
+                        first, second = (_text(w), _text(r)) if why[0] else (_text(r), _text(w))
+                        return f"`{first}` and, {why[1]} iterations later, `{second}` touch one element, and {why[2]}"
+    if (chain := illegal_tree(design, band[-1], tree=False)) is not None:  # a local carried between iterations
+        for dist in _with_free_loops(design, dict.fromkeys(band, 0), [], var_of, band, together=True):
+            if (why := _reversed(design, dist, band, sequence, tiles)) is not None:
+                return f"{chain}: of its runs {why[1]} iterations apart, {why[2]}"
     return None
 
 
-def _with_free_loops(design, base: dict[str, int], w, var_of: dict[str, str | None], band: list[str],
+def _commute(st, w, other, r) -> bool:
+    """Whether runs of the two accesses may swap: a fold's own update of its element (`a[p + t] += x[t][p]`, the
+    write and its own read or its next run: a sum in any order), or two statements that fold one element with
+    the same operation. Before 2026-12-07 only a fold's runs at one element were let through (distance 0).
+    (``st``, ``other``: statements, or (the update, its text) for an `if` that selects a max or a min.)"""
+    if _text(w) != _text(r):
+        return False
+    op = fold_op(_text_of(st), _text(w))
+    return op is not None and (other is st or fold_op(_text_of(other), _text(r)) == op)
+
+
+def _updates(nodes: list) -> dict[int, tuple]:
+    """``id`` of the statement and of the condition of each `if (s[0] < x) s[0] = x;` -> one (update, its text):
+    `s[0] = (s[0] < x) ? (x) : s[0]`, a max whose runs commute (``_commute``; the condition's read of s[0] is
+    the update's own, not a read of what another run wrote)."""
+    out = {}
+    for n in nodes:
+        if (sel := select_text(n)) is not None:
+            out[id(n.then[0])] = out[id(n.cond)] = (n.then[0], sel[0])
+    return out
+
+
+def _under(branch):
+    """The statements on either side of ``branch``, nested ones included."""
+    stack = list(branch.then + branch.orelse)
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(getattr(n, "body", None) or (n.then + n.orelse if getattr(n, "kind", "") == "branch" else []))
+
+
+def _text_of(st) -> str:
+    return st[1] if isinstance(st, tuple) else st.text
+
+
+def _reversed(design, dist: dict[str, int], band: list[str], sequence: list[str], tiles: dict[str, int] | None
+              ) -> tuple[bool, str, str] | None:
+    """(whether the first access runs first in the kernel, the distance as text, how ``sequence`` swaps the two)
+    for two iterations ``dist`` apart that run in the wrong order, or None: the same iteration, farther apart than
+    a loop runs, or still in the kernel's order."""
+    if not any(dist.values()) or any(abs(x) >= max(design.trips(lb), 1) for lb, x in dist.items()):
+        return None
+    forward = _positive([dist[lb] for lb in band])
+    if not forward:  # the second access comes first in the kernel: it stays first
+        dist = {lb: -x for lb, x in dist.items()}
+    if all(_positive(v) for v in _orders(dist, sequence, tiles or {})):
+        return None
+    run = " > ".join([f"{lb}'s tiles" for lb in sequence if lb in (tiles or {})] + sequence)
+    return forward, _vector(dist, band), f"{run} would run the later one first"
+
+
+def _with_free_loops(design, base: dict[str, int], affine: list, var_of: dict[str, str | None], band: list[str],
                      together: bool = False):
-    """``base``, and ``base`` with one band loop the subscripts do not use (of at least 2 trips) at -1 and at +1:
-    any two of its iterations touch the element, so the pairs one step apart carry the dependence both ways.
-    Before 2026-12-07 such a loop was taken at 0 only, which misses a time loop's `a[p + 1]` read at t + 1, p - 1.
-    One loop at a time: a reduction (`O[k][p][q] += ...` over c, r, s: its elements' subscripts alike) then has
-    a single non-zero distance, which every order keeps; two at once, (r +1, s -1), would refuse reordering the
-    sum, which a reduction allows (every refusal of 12 in 1,200 generated rows, in a first draft)."""
-    used = {v for aff in w.affine if aff is not None for v, c in aff.coefs.items() if c}
+    """``base`` with the band loops the subscripts do not use (of at least 2 trips) at -1, 0 and +1: any two of
+    their iterations touch the element, so the pairs one step apart carry the dependence both ways (a time loop's
+    `a[p + 1]` read at t + 1, p - 1). ``together``: every combination; else one loop at a time (a write and its own
+    next run: only the last writer of the element matters, and a loop it does not use keeps it last)."""
+    used = {v for aff in affine if aff is not None for v, c in aff.coefs.items() if c}
     free = [lb for lb in band if var_of[lb] not in used and design.trips(lb) >= 2]
-    if together:  # (``together``: every combination, for an update no reordering keeps)
+    if together:
         for steps in itertools.product((-1, 0, 1), repeat=len(free)):
             yield {**base, **dict(zip(free, steps, strict=True))}
         return
@@ -114,33 +171,66 @@ def _orders(dist: dict[str, int], sequence: list[str], tiles: dict[str, int]):
         yield list(combo) + [dist[lb] for lb in sequence]
 
 
-def distance_vector(design, w, r, var_of: dict[str, str | None], band: list[str]) -> dict[str, int] | None:
-    """Iterations of each band loop from ``w``'s access to ``r``'s of the same element, where each subscript
-    is one band variable (coefficient 1) or none, the same in both, plus a constant; None otherwise."""
+def distance_vectors(design, w, r, var_of: dict[str, str | None], band: list[str], inner: list | None = None,
+                     budget: int = 4096) -> list[dict[str, int]]:
+    """The distances, in iterations of each band loop, from ``w``'s access to ``r``'s of the same element, where
+    the two subscripts of each dimension are the same affine form (integer coefficients) up to a constant. A
+    loop's coefficient counts its step (`a[p]` over p += 2 names even elements: `a[p - 1]` is never one of them).
+    A dimension of one loop fixes its distance; the rest (`a[p + t]`, several loops) are solved: each unknown but
+    the last over its trips, the last from the equations, at most ``budget`` combinations (before 2026-12-07 such
+    a pair was not judged: `a[p + t] = a[p + t - 1] - a[p + t + 1]` tiled under t passed `validate`, and `profile`
+    failed its functional check, an outside probe). ``inner``: loops inside the band's body, whose variables take
+    any two of their values (not a distance the band orders). A loop outside the band keeps its value. Empty:
+    never the same element, or not comparable (indirect, a step or constant only the run knows)."""
     if len(w.affine) != len(r.affine) or w.indirect or r.indirect:
-        return None
-    dist = {lb: 0 for lb in band}
+        return []
+    loops = {var_of[lb]: design.tree.loops[lb] for lb in band if var_of[lb]}
+    loops.update({lp.var: lp for lp in inner or [] if lp.var and lp.var not in loops})
+    rows = []  # ({variable: coefficient per iteration}, the constant their distances must sum to)
     for aw, ar in zip(w.affine, r.affine, strict=True):
         if aw.coefs != ar.coefs:
-            return None
-        used = [v for v, c in aw.coefs.items() if c]
-        if len(used) > 1 or any(aw.coefs[v] != 1 for v in used):
-            return None
+            return []
         try:
             delta = int(evaluate(aw.const, design.sizes)) - int(evaluate(ar.const, design.sizes))
         except (ExprError, TypeError, ValueError):
-            return None
-        if not used:
-            if delta:
-                return None  # different elements
-            continue
-        lb = next((b for b in band if var_of[b] == used[0]), None)
-        if lb is None:
-            if delta:
-                return None
-            continue
-        dist[lb] = delta  # w at v touches element v + cw, r at v' element v' + cr: the same one when v' - v = cw - cr
-    return dist
+            return []
+        coefs = {}
+        for v, c in aw.coefs.items():
+            if c and v in loops:
+                if loops[v].step_op != "+" or loops[v].step_text or not loops[v].step:
+                    return []
+                coefs[v] = int(c) * loops[v].step
+        if not coefs and delta:
+            return []  # different elements
+        rows.append((coefs, delta))
+    unknowns = sorted({v for coefs, _ in rows for v in coefs}, key=list(loops).index)
+    most = {v: max(int(math.ceil(max(design.trips(loops[v].label), 1))) - 1, 0) for v in unknowns}
+    out = {}
+    for cand in _solutions(rows, unknowns, most, budget):
+        dist = {lb: cand.get(var_of[lb], 0) for lb in band}
+        out.setdefault(tuple(dist.values()), dist)
+    return sorted(out.values(), key=lambda v: sum(map(abs, v.values())))  # the nearest first: what a message names
+
+
+def _solutions(rows: list, unknowns: list[str], most: dict[str, int], budget: int):
+    """Integer assignments of ``unknowns`` (each within +-``most``) that satisfy every row (coefficients, sum)."""
+    if not unknowns:
+        if all(delta == 0 for _, delta in rows):
+            yield {}
+        return
+    last, rest = unknowns[-1], unknowns[:-1]
+    reach = max(1, int(budget ** (1 / max(len(rest), 1)) // 2))
+    spans = [range(-min(most[v], reach), min(most[v], reach) + 1) for v in rest]
+    for steps in itertools.product(*spans):
+        cand = dict(zip(rest, steps, strict=True))
+        for coefs, delta in rows:  # the first equation that names the last unknown fixes it
+            if last in coefs:
+                left = delta - sum(c * cand[v] for v, c in coefs.items() if v != last)
+                if left % coefs[last] == 0 and abs(left // coefs[last]) <= most[last]:
+                    cand[last] = left // coefs[last]
+                break
+        if last in cand and all(sum(c * cand[v] for v, c in coefs.items()) == delta for coefs, delta in rows):
+            yield cand
 
 
 def _positive(vec: list[int]) -> bool:

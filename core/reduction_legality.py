@@ -24,8 +24,10 @@ _PARSER = c_parser.CParser()
 _GEN = c_generator.CGenerator()
 
 
-def illegal_tree(design, label: str) -> str | None:
-    """Why ``reduction: tree`` on loop ``label`` would change what the loop computes, as text, or None."""
+def illegal_tree(design, label: str, tree: bool = True) -> str | None:
+    """Why ``reduction: tree`` on loop ``label`` would change what the loop computes, as text, or None; with
+    ``tree`` False, why no reordering of its iterations keeps it (``llmulator.order_legality``), in the same
+    words less what partial results would do."""
     loop = design.tree.loops[label]
     stmts, conds, order = [], [], []
     for n in loop.descendants():
@@ -38,23 +40,27 @@ def illegal_tree(design, label: str) -> str | None:
         if getattr(n, "cond_stmt", None) is not None:
             conds.append(n.cond_stmt)
             order.append(n.cond_stmt)
+    selects = _selects(loop)
     for s in _carried(order, {st.writes_local for st in stmts if st.writes_local}):
         ops = set()
         for st in stmts:
             if st.writes_local == s:
-                op = _combines(st.text, s)
+                op = _combines(selects.get(id(st), (st.text,))[0], s)
                 if op is None:
-                    return (f"`{st.text}` is not an associative update of `{s}` (`{s} += e`, `{s} *= e`, "
-                            f"`{s} = max({s}, e)`, ... with `e` not reading `{s}`): its copies cannot run apart")
+                    return (f"`{st.text}` is not an associative update of `{s}`" + (
+                        f" (`{s} += e`, `{s} *= e`, `{s} = max({s}, e)`, ... with `e` not reading `{s}`): its copies "
+                        "cannot run apart" if tree else ", and carries it from one iteration to the next"))
                 ops.add(op)
             elif s in st.reads_locals:
-                return f"`{st.text}` reads the running value of `{s}`, which partial results do not hold"
+                return f"`{st.text}` reads the running value of `{s}`" + (
+                    ", which partial results do not hold" if tree else ", carried from one iteration to the next")
         if len(ops) > 1:
             return (f"`{s}` is updated by {len(ops)} different operations ({', '.join(sorted(ops))}): "
                     "a chain that mixes them cannot be regrouped")
         for c in conds:
-            if s in c.reads_locals:
-                return f"the condition `{c.text}` reads the running value of `{s}`, which partial results do not hold"
+            if s in c.reads_locals and not any(c is cond for _, cond in selects.values()):
+                return f"the condition `{c.text}` reads the running value of `{s}`" + (
+                    ", which partial results do not hold" if tree else ", carried from one iteration to the next")
     return None
 
 
@@ -76,17 +82,49 @@ def _carried(order: list, written: set[str]) -> list[str]:
 _OP_OF = {"+=": "+", "-=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}
 
 
+def _selects(loop) -> dict[int, tuple[str, object]]:
+    """``id(statement)`` -> (the ternary it means, the condition) for each `if (c) s = e;` whose condition reads
+    the local ``s`` it assigns: `if (x[i] < m) m = x[i];` is `m = (x[i] < m) ? x[i] : m`, a min (before
+    2026-12-07 the statement alone was read, a last-writer update, and its order refused; an outside probe)."""
+    out = {}
+    for n in loop.descendants():
+        sel = select_text(n)
+        if sel is not None and n.then[0].writes_local and n.then[0].writes_local in n.cond.reads_locals:
+            out[id(n.then[0])] = (sel[0], n.cond)
+    return out
+
+
+def select_text(n) -> tuple[str, str] | None:
+    """(`v = (c) ? (e) : v`, `v`) for a branch `if (c) v = e;` (no else, one assignment), else None: the update
+    it means, which ``fold_op`` reads as a max or a min where c compares v and e."""
+    if getattr(n, "kind", "") != "branch" or n.orelse or len(n.then) != 1 or getattr(n.then[0], "kind", "") != "stmt":
+        return None
+    try:
+        a = _PARSER.parse("void f(void) { " + n.then[0].text.rstrip(";") + "; }").ext[0].body.block_items[0]
+    except Exception:  # noqa: BLE001 - not a statement this reads back
+        return None
+    if not (isinstance(a, c_ast.Assignment) and a.op == "="):
+        return None
+    v = _GEN.visit(a.lvalue)
+    return f"{v} = ({n.cond_text}) ? ({_GEN.visit(a.rvalue)}) : {v}", v
+
+
 def folds_element(text: str, element: str) -> bool:
     """Whether the statement ``text`` folds into the array element ``element`` (`s[0]`) a value that does not read
     it, with one associative operation (`s[0] += x[p]`, `s[0] = s[0] * x[p]`): a reduction, which may run in any
     order (``llmulator.order_legality``); `s[0] = s[0] * 3 + x[p]` is not one."""
+    return fold_op(text, element) is not None
+
+
+def fold_op(text: str, element: str) -> str | None:
+    """The operation with which ``text`` folds into ``element`` (``folds_element``), or None."""
     try:
         elem = _GEN.visit(_PARSER.parse("void f(void) { " + element + "; }").ext[0].body.block_items[0])
         stmt = _PARSER.parse("void f(void) { " + text.rstrip(";") + "; }").ext[0].body.block_items[0]
     except Exception:  # noqa: BLE001 - not a statement this reads back: not judged a reduction
-        return False
+        return None
     swapped = re.sub(r"(?<![\w\].])" + re.escape(elem), "__acc", _GEN.visit(stmt))
-    return swapped != _GEN.visit(stmt) and _combines(swapped, "__acc") is not None
+    return _combines(swapped, "__acc") if swapped != _GEN.visit(stmt) else None
 
 
 def _combines(text: str, s: str) -> str | None:

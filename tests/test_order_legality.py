@@ -82,3 +82,63 @@ def test_tiling_under_a_time_loop_keeps_an_update_that_is_not_a_reduction_in_ord
         assert e.value.diagnostics[0].path == "mapping.loops.L_p.tile"
     else:
         kernel_design(write, ARCH, kernel, arrays, "    pass", "{L_p: {tile: 3}}", "{x: BRAM, s: BRAM}", params="{}")
+
+
+# -- a local carried through the band, and subscripts of two band loops (an outside probe, 2026-12-07) ----------
+LOCAL = ("    int acc = s[0];\n    L_t: for (int t = 0; t < 2; t++) {\n      L_p: for (int p = 0; p < 6; p++) {\n"
+         "        {update}\n      }\n    }\n    s[0] = acc;")
+LOCAL_ARRAYS = "    x: {shape: [6], dtype: int32, role: in}\n    s: {shape: [1], dtype: int32, role: inout}"
+
+
+def test_tiling_a_band_a_local_chains_through_is_refused_at_its_tile(write):
+    """`acc = acc * 3 + x[p]` runs in the band's order and nothing else gives its result: p's tiles outside t
+    reorder it (the probe's `validate` passed, and `profile` failed its functional check); the message names the
+    local's update and two runs the mapping swaps."""
+    with pytest.raises(SpecError) as e:
+        kernel_design(write, ARCH, LOCAL.replace("{update}", "acc = acc * 3 + x[p];"), LOCAL_ARRAYS, "    pass",
+                      "{L_p: {tile: 3}}", "{x: BRAM, s: BRAM}", params="{}")
+    dg = e.value.diagnostics[0]
+    assert dg.path == "mapping.loops.L_p.tile" and "is not an associative update of `acc`" in dg.message
+    assert "(L_t +1, L_p -1)" in dg.message
+
+
+@pytest.mark.parametrize("loops", ["{L_p: {tile: 3}}", "{L_t: {tile: 1}}"])
+def test_a_local_sum_through_the_band_may_be_tiled_and_runs_right(write, loops):
+    """A sum of the x[p] is the same in any order: accepted, and hlsim's run matches the NumPy reference."""
+    d = kernel_design(write, ARCH, LOCAL.replace("{update}", "acc += x[p];"), LOCAL_ARRAYS,
+                      "    s[0] = s[0] + 2 * x.sum()", loops, "{x: BRAM, s: BRAM}", params="{}")
+    assert plugins.get("profilers", "hlsim").profile(d).functional_check == "pass"
+
+
+def test_a_local_chain_under_the_outer_loops_tile_keeps_its_order_and_runs_right(write):
+    ref = "    for t in range(2):\n        for p in range(6):\n            s[0] = s[0] * 3 + x[p]"
+    d = kernel_design(write, ARCH, LOCAL.replace("{update}", "acc = acc * 3 + x[p];"), LOCAL_ARRAYS, ref,
+                      "{L_t: {tile: 1}}", "{x: BRAM, s: BRAM}", params="{}")
+    assert plugins.get("profilers", "hlsim").profile(d).functional_check == "pass"
+
+
+SKEWED = ("    L_t: for (int t = 0; t < 3; t++) {\n      L_p: for (int p = 1; p < 6; p++) {\n"
+          "        a[p + t] = a[p + t - 1] - a[p + t + 1];\n      }\n    }")
+SKEWED_REF = "    for t in range(3):\n        for p in range(1, 6):\n            a[p + t] = a[p + t - 1] - a[p + t + 1]"
+
+
+def _skewed(write, loops: str):
+    return kernel_design(write, ARCH, SKEWED, "    a: {shape: [9], dtype: int32, role: inout}", SKEWED_REF, loops,
+                         "{a: BRAM}", params="{}")
+
+
+def test_tiling_across_a_dependence_of_a_skewed_subscript_is_refused(write):
+    """`a[p + t]` names one element from many (t, p): (t + 1, p - 2) reads at p + t - 1 what (t, p) wrote... any
+    pair whose distances sum to the constants' difference. Before, a subscript of two band loops was not judged:
+    `validate` passed p in tiles of 2, and `profile` failed its functional check (an outside probe)."""
+    with pytest.raises(SpecError) as e:
+        _skewed(write, "{L_p: {tile: 2}}")
+    dg = e.value.diagnostics[0]
+    assert dg.path == "mapping.loops.L_p.tile" and "`a[p + t]`" in dg.message
+    assert "(L_t +1, L_p -2)" in dg.message and "L_p's tiles > L_t > L_p" in dg.message
+
+
+@pytest.mark.parametrize("loops", ["{}", "{L_t: {tile: 1}}", "{L_p: {tile: 5}}"])
+def test_tiles_of_a_skewed_stencil_that_keep_its_order_are_accepted_and_run_right(write, loops):
+    d = _skewed(write, loops)
+    assert plugins.get("profilers", "hlsim").profile(d).functional_check == "pass"
