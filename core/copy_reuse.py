@@ -38,7 +38,7 @@ def uniform(design, loop, copies: int, region: bool = False) -> bool:
     tiled, and the tiles divide it) the copies divide: a group the trips leave partial runs its first copies
     alone (`unroll: 2` over 15 trips), so they cannot leave the value to a copy that does not run."""
     if loop is None or loop.var is None or not loop.static or loop.depends_on_outer or loop.step_op != "+" \
-            or loop.step_text or design.longest_trips(loop.label) is not None:
+            or loop.step_text or design.longest_trips(loop.label, guarded=False) is not None:
         return False
     if has_jump(loop):
         return False

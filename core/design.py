@@ -101,31 +101,32 @@ class Design:
                           f"an expected trip count per entry of {label}", f"{fix} (its trips per entry), or one "
                           f"for {outer}, whose mean value it then takes")
 
-    def trip_profile(self, label: str) -> list[int] | None:
-        """Trips of every entry of a triangular loop (``LoopTree.trip_profile``), of a loop over one row
-        of a declared csr structure (``llmulator.structure_trips``), or of a while loop or data-bounded loop
-        whose control the declared inputs drive (``llmulator.input_trips``: one entry per lane, an entry of
-        the enclosing loops under one draw of the inputs), memoised per design."""
-        cache = self._profiles
-        if label not in cache:
+    def trip_profile(self, label: str, guarded: bool = True) -> list[int] | None:
+        """Trips of every entry of a triangular loop (``LoopTree.trip_profile``; with ``guarded`` False, whatever
+        the `if`s around it select), of a loop over one row of a declared csr structure (``structure_trips``), or
+        of a while loop or data-bounded loop whose control the declared inputs drive (``llmulator.input_trips``:
+        one entry per lane, an entry of the enclosing loops under one draw of the inputs), memoised per design."""
+        cache, key = self._profiles, (label if guarded else (label, False))
+        if key not in cache:
             from .input_trips import input_trip_profile
             from .structure_trips import csr_profile
             loop = self.tree.loops[label]
-            cache[label] = csr_profile(self, label) if loop.data_dependent and not loop.is_while else None
-            if cache[label] is None and (loop.data_dependent or loop.is_while):
-                cache[label] = input_trip_profile(self, label)
-            if cache[label] is None:
+            cache[key] = csr_profile(self, label) if loop.data_dependent and not loop.is_while else None
+            if cache[key] is None and (loop.data_dependent or loop.is_while):
+                cache[key] = input_trip_profile(self, label)
+            if cache[key] is None:
                 try:
-                    cache[label] = self.tree.trip_profile(label, self._names)
+                    cache[key] = self.tree.trip_profile(label, self._names, guarded=guarded)
                 except (ExprError, KeyError, ValueError, TypeError):
-                    cache[label] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
-        return cache[label]
+                    cache[key] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
+        return cache[key]
 
-    def longest_trips(self, label: str) -> float | None:
+    def longest_trips(self, label: str, guarded: bool = True) -> float | None:
         """The most trips an entry of a static loop runs (its trip profile's maximum: a triangular loop's last
-        entry), or None without a profile: what a region unrolls the loop to, what the unroll check allows, and
-        what a tile of an array it indexes spans."""
-        profile = self.trip_profile(label) if self.tree.loops[label].static else None
+        entry), or None without a profile: what a tile of an array it indexes spans (of the entries the `if`s
+        around it let through) and, ``guarded`` False, what the hardware is built for whatever they select: what
+        a region unrolls the loop to, the most a tile or an unroll factor may take."""
+        profile = self.trip_profile(label, guarded) if self.tree.loops[label].static else None
         return float(max(profile)) if profile else None
 
     def return_share(self, label: str) -> float:

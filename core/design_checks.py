@@ -115,7 +115,7 @@ def _check_loop(d: Design, label: str, lm, spatial_use: dict[str, float]) -> lis
     if lm.unroll and not (loop.data_dependent or loop.is_while):
         try:
             pt = d.tile(label)
-            if lm.tile is None and (most := d.longest_trips(label)) is not None:
+            if lm.tile is None and (most := d.longest_trips(label, guarded=False)) is not None:
                 pt = max(pt, most)  # a loop whose trips vary unrolls to its longest entry (not its mean)
             if lm.unroll > pt:
                 diags.append(_mdiag(m, ("loops", label, "unroll"), f"unroll factor {lm.unroll} exceeds "
@@ -141,7 +141,7 @@ def _check_tile(d: Design, label: str, loop: Loop, lm) -> tuple[list[Diagnostic]
                        "tiling rewrites the loop head; keep it untiled or write it in that form (a literal "
                        "step: `v += 4`)")], True
     try:
-        bound = d.longest_trips(label) or d.trips(label)  # a triangular loop's entries run up to its most trips
+        bound = d.longest_trips(label, guarded=False) or d.trips(label)  # a triangle's entries run up to its most
         for mb in lm.fuse:
             bound *= d.trips(mb) if mb in tree.loops else 1
     except SpecError as e:

@@ -148,3 +148,60 @@ def strided(per: list, var: str, limit: int) -> list[dict[str, float]]:
         out.extend({**env, var: vals[i]} for i in range((-start) % step, len(vals), step))
         start += len(vals)
     return out
+
+
+def index_guards(roots: list, target) -> list[tuple[str, bool, set[str]]]:
+    """The ``if`` conditions on the path from the kernel's top to loop ``target`` that read loop variables and
+    parameters only (``index_text``), with the side taken (True: the ``then`` side) and the names they read:
+    what selects the entries of the loops around ``target`` on which it runs at all (``LoopTree.trip_profile``)."""
+    def walk(nodes, path):
+        for n in nodes:
+            if n is target:
+                return path
+            kind = getattr(n, "kind", "")
+            if kind == "branch":
+                guard = [] if n.data_dependent or n.index_text is None else _readable(n.index_text)
+                found = walk(n.then, path + [(t, True, r) for t, r in guard])
+                if found is None:
+                    found = walk(n.orelse, path + [(t, False, r) for t, r in guard])
+            else:
+                found = walk(getattr(n, "body", []), path) if hasattr(n, "body") else None
+            if found is not None:
+                return found
+        return None
+    return walk(roots, []) or []
+
+
+def _readable(cond: str) -> list[tuple[str, set[str]]]:
+    """[(``cond``, the names it reads)] where ``condition`` compiles it, else []."""
+    try:
+        return [(cond, set(condition(cond)[1]))]
+    except ExprError:
+        return []
+
+
+def entry_trips(loop, sizes: dict[str, float], limit: int, guards: list[tuple[str, bool, set[str]]]
+                ) -> list[int] | None:
+    """``LoopTree.trip_profile`` of ``loop`` under ``guards`` (``index_guards``: the entries they let through)."""
+    ancestors = loop.ancestors()  # outermost first
+    needed = set(loop.depends_on_outer).union(*(r for _, _, r in guards))
+    for anc in reversed(ancestors):  # innermost first: what their own bounds need
+        if anc.var in needed or anc.depends_on_outer:
+            needed |= set(anc.depends_on_outer)
+    chain = [a for a in ancestors if (a.var is not None and a.var in needed) or a.depends_on_outer]
+    if any(a.data_dependent or a.is_while for a in chain):
+        return None
+    envs: list[dict[str, float]] = [dict(sizes)]
+    for anc in chain:
+        grown = []
+        for env in envs:
+            vals = values(anc, env)
+            if len(grown) + len(vals) > limit:  # (before listing them: a loop of 10^12 trips took 13 GB)
+                return None
+            grown.extend({**env, anc.var: v} if anc.var is not None else env for v in vals)
+        envs = grown
+    try:
+        envs = [env for env in envs if all(holds(t, env) == side for t, side, _ in guards)]
+    except (ExprError, ValueError, TypeError, ZeroDivisionError):
+        return None
+    return [len(values(loop, env)) for env in envs]

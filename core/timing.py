@@ -81,7 +81,7 @@ class Timing:
             return 1.0
         lm = self.d.mapping.loop(kl)
         full = self.d.trips(kl)
-        if not is_tile and (most := self.d.longest_trips(kl)) is not None:
+        if not is_tile and (most := self.d.longest_trips(kl, guarded=False)) is not None:
             # unrolled inside a region: as many copies as its longest entry (predicated in the shorter ones); at
             # its mean trips the copies of `for (j = 0; j < i; j++)` chained 4 adds where the last entry chains 7
             full = most

@@ -89,8 +89,7 @@ from . import model, top_statements
 #       (dataflow) nests share the units and the levels' bandwidth
 # 0.46: as hlsim 0.36 (whole SRAM words per scalar access, PE entries by accumulator width, SRAM default
 #       energy per bank, skew registers shift on every step the array advances)
-# 0.47-0.48: as hlsim 0.37-0.38 (whole bandwidth cycles; wide elements hold their SRAM port once per word;
-#       dataflow tasks wait for their producers; a region's exit test)
+# 0.47-0.48: as hlsim 0.37-0.38 (whole bandwidth cycles; wide SRAM elements; producers; a region's exit test)
 # 0.49: the exit-test floor only where a test the data decide ends the loop (0.48 put `groups x II` under static
 #       loops whose depth is below their II: one cycle an entry)
 # 0.50-0.57: as hlsim 0.39-0.46; 0.57: mapping.levels pays the backing store's latency (first read, last write)
@@ -103,7 +102,8 @@ from . import model, top_statements
 # 0.70: a triangular loop in tiles runs each entry's own tiles (5, 4, ..., 0 trips in tiles of 2: 9, not 12);
 #       hlsim 0.57's scopes and data-started segments
 # 0.71-0.84: as hlsim 0.58-0.71 (fold recurrences; a large body's banks; dataflow tasks; tiles; exit tests)
-VERSION = "0.84"
+# 0.85: a triangle's trips over the entries its index-only `if`s let through (as hlsim 0.72; before, every t)
+VERSION = "0.85"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
