@@ -74,7 +74,7 @@ def eval_c(text: str, names: dict[str, float]) -> float:
     text = text.replace("(int)", "")
     if "/" in text and not is_frac(names):
         text = text.replace("/", "//")
-    return float(evaluate(text, names))
+    return float(evaluate(text, names, c=True))
 
 
 _ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub, ast.UAdd, ast.Compare,
@@ -86,8 +86,9 @@ _ALLOWED = (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, a
 class _CDivision(ast.NodeTransformer):
     def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
         self.generic_visit(node)
-        if isinstance(node.op, ast.Div):  # integer loop indices: C's / truncates
-            node.op = ast.FloorDiv()
+        if isinstance(node.op, (ast.Div, ast.FloorDiv, ast.Mod)):  # integer loop indices: C's / and % truncate
+            fn = "_cmod" if isinstance(node.op, ast.Mod) else "_cdiv"
+            return ast.copy_location(ast.Call(ast.Name(fn, ast.Load()), [node.left, node.right], []), node)
         if isinstance(node.op, (ast.LShift, ast.RShift)):  # C's shifts stay within a word (as ``expr`` bounds them)
             fn = "_shl" if isinstance(node.op, ast.LShift) else "_shr"
             return ast.copy_location(ast.Call(ast.Name(fn, ast.Load()), [node.left, node.right], []), node)
@@ -133,7 +134,16 @@ def holds(cond: str, names: dict[str, float]) -> bool:
 
 
 _SAFE = {"__builtins__": {}, "min": min, "max": max, "_shl": lambda a, b: _shift(a, b, True),
-         "_shr": lambda a, b: _shift(a, b, False)}
+         "_shr": lambda a, b: _shift(a, b, False), "_cdiv": lambda a, b: _c_div(a, b)[0],
+         "_cmod": lambda a, b: _c_div(a, b)[1]}
+
+
+def _c_div(a, b) -> tuple:
+    """C's integer quotient (truncated toward zero) and remainder (the dividend's sign): `(t - 3) % 2 == -1` holds
+    at t = 0 and 2 (Python's floor never gives -1: the analytical model priced the guarded loop at 0 runs where the
+    run made 2, an outside probe)."""
+    q = abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1)
+    return q, a - b * q
 
 
 def strided(per: list, var: str, limit: int) -> list[dict[str, float]]:
@@ -151,25 +161,48 @@ def strided(per: list, var: str, limit: int) -> list[dict[str, float]]:
 
 
 def index_guards(roots: list, target) -> list[tuple[str, bool, set[str]]]:
-    """The ``if`` conditions on the path from the kernel's top to loop ``target`` that read loop variables and
-    parameters only (``index_text``), with the side taken (True: the ``then`` side) and the names they read:
-    what selects the entries of the loops around ``target`` on which it runs at all (``LoopTree.trip_profile``)."""
+    """The conditions on the path from the kernel's top to loop ``target`` that read loop variables and parameters
+    only, with the side taken (True: the ``then`` side) and the names they read: what selects the entries of the
+    loops around ``target`` on which it runs at all (``LoopTree.trip_profile``). An `if (c) continue;` before it in
+    its loop's body counts as `if (!c)` around it, and the index-only terms of a condition `a && b` that also reads
+    data select its then side (before 2026-12-07 neither did: the mean over every t, an outside probe)."""
     def walk(nodes, path):
         for n in nodes:
             if n is target:
                 return path
             kind = getattr(n, "kind", "")
             if kind == "branch":
-                guard = [] if n.data_dependent or n.index_text is None else _readable(n.index_text)
-                found = walk(n.then, path + [(t, True, r) for t, r in guard])
+                guard = _readable(n.index_text) if not n.data_dependent and n.index_text is not None else []
+                found = walk(n.then, path + [(t, True, r) for t, r in guard or _index_terms(n.cond_text)])
                 if found is None:
                     found = walk(n.orelse, path + [(t, False, r) for t, r in guard])
+                if found is None and _skips(n):  # the rest of this body runs where the condition does not hold
+                    path = path + [(t, False, r) for t, r in guard]
             else:
                 found = walk(getattr(n, "body", []), path) if hasattr(n, "body") else None
             if found is not None:
                 return found
         return None
     return walk(roots, []) or []
+
+
+def _skips(branch) -> bool:
+    """`if (c) continue;`: no else side, and a `continue` its then side ends with."""
+    then = branch.then
+    return not branch.orelse and bool(then) and getattr(then[-1], "kind", "") == "jump" \
+        and then[-1].text.rstrip(";").strip() == "continue"
+
+
+def _index_terms(cond: str) -> list[tuple[str, set[str]]]:
+    """The terms of a condition `a && b && ...` that read loop variables and parameters only (``_readable``): each
+    must hold on the then side, whatever the terms that read data decide."""
+    text = re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
+    try:
+        tree = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return []
+    terms = tree.values if isinstance(tree, ast.BoolOp) and isinstance(tree.op, ast.And) else []
+    return [g for t in terms for g in _readable(ast.unparse(t))]
 
 
 def _readable(cond: str) -> list[tuple[str, set[str]]]:
@@ -193,6 +226,9 @@ def entry_trips(loop, sizes: dict[str, float], limit: int, guards: list[tuple[st
         return None
     envs: list[dict[str, float]] = [dict(sizes)]
     for anc in chain:
+        if guards and anc.var is not None:  # above ``limit``, an even stride of the combinations stands for them
+            envs = strided([(env, values(anc, env)) for env in envs], anc.var, limit)  # (a probe's 210,000)
+            continue
         grown = []
         for env in envs:
             vals = values(anc, env)
@@ -201,7 +237,9 @@ def entry_trips(loop, sizes: dict[str, float], limit: int, guards: list[tuple[st
             grown.extend({**env, anc.var: v} if anc.var is not None else env for v in vals)
         envs = grown
     try:
-        envs = [env for env in envs if all(holds(t, env) == side for t, side, _ in guards)]
+        kept = [env for env in envs if all(holds(t, env) == side for t, side, _ in guards)]
     except (ExprError, ValueError, TypeError, ZeroDivisionError):
         return None
-    return [len(values(loop, env)) for env in envs]
+    if guards and not kept and len(envs) >= limit:
+        return None  # the stride missed every entry the guards let through: not a loop that never runs
+    return [len(values(loop, env)) for env in kept]

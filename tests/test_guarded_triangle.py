@@ -34,3 +34,33 @@ def test_the_analytical_model_prices_the_trips_the_guard_lets_through(write, gua
     assert p.counters["iterations.L_u"] == 2 * runs
     assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9)
     assert e.breakdown["reads.DRAM"] == pytest.approx(p.counters["reads.DRAM"], rel=1e-9)
+
+
+# -- a second probe (58) of these guards: C's division, `continue`, and a condition that also reads data ----------
+DIV = ONE.replace("      select:", "      div: {count: 1, bits: 32, latency_cycles: 4}\n      select:")
+SUM = ("    L_t: for (int t = 0; t < 4; t++) {{\n{head}      L_u: for (int u = 0; u < t + 1; u++) {{\n"
+       "        L_a: for (int i = 0; i < 4; i++) {{ o[u][i] += x[t][i]; }}\n      }}\n{tail}    }}")
+SUM_ARRAYS = "    x: {shape: [4, 4], dtype: int32, role: in}\n    o: {shape: [8, 4], dtype: int32, role: out}"
+
+
+@pytest.mark.parametrize(("head", "tail", "steps", "arrays", "inputs"), [
+    # C's % keeps the dividend's sign: -1 at t = 0 and 2 (Python's floor never gives -1: the static model ran none)
+    ("      if ((t - 3) % 2 == -1) {\n", "      }\n", (0, 2), "", ""),
+    ("      if ((t - 2) / 2 == 0) {\n", "      }\n", (1, 2, 3), "", ""),  # C's / truncates: -1 / 2 is 0
+    ("      if (t < 2) continue;\n", "", (2, 3), "", ""),  # the rest of the body runs where t >= 2
+    # `c[t] > 0` reads data; `t >= 2` still selects t = 2, 3 (c = 0, 1, 2, 3: both run)
+    ("      if (t >= 2 && c[t] > 0) {\n", "      }\n", (2, 3), "\n    c: {shape: [4], dtype: int32, role: in}",
+     "    arrays:\n      c: {distribution: arange}"),
+])
+def test_guards_in_c_semantics_select_the_triangles_entries(write, head, tail, steps, arrays, inputs):
+    """u's trips per entry by hand: the mean of t + 1 over the steps the guard lets through; hlsim runs them, and
+    the analytical model's cycles and DRAM words equal hlsim's (before, 29-88 % apart: an outside probe)."""
+    ref = f"    for t in {steps}:\n        for u in range(t + 1):\n            o[u] += x[t]"
+    d = kernel_design(write, DIV, SUM.format(head=head, tail=tail), SUM_ARRAYS + arrays, ref,
+                      "{L_u: {tile: 2}, L_a: {tile: 2}}", "{x: SRAM, o: SRAM" + (", c: SRAM}" if arrays else "}"),
+                      params="{}", inputs=inputs)
+    assert d.trips("L_u") == sum(t + 1 for t in steps) / len(steps)
+    p, e = profiled_and_estimated(d)
+    assert p.functional_check == "pass"
+    assert e.metrics["cycles"] == pytest.approx(p.metrics["cycles"], rel=1e-9)
+    assert e.breakdown["reads.DRAM"] == pytest.approx(p.counters["reads.DRAM"], rel=1e-9)

@@ -102,8 +102,8 @@ from . import model, top_statements
 # 0.70: a triangular loop in tiles runs each entry's own tiles (5, 4, ..., 0 trips in tiles of 2: 9, not 12);
 #       hlsim 0.57's scopes and data-started segments
 # 0.71-0.84: as hlsim 0.58-0.71 (fold recurrences; a large body's banks; dataflow tasks; tiles; exit tests)
-# 0.85: a triangle's trips over the entries its index-only `if`s let through (as hlsim 0.72; before, every t)
-VERSION = "0.85"
+# 0.85-0.86: a triangle's trips over the entries its index-only `if`s let through (as hlsim 0.72-0.73)
+VERSION = "0.86"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

@@ -127,10 +127,9 @@ from .tally import AccessTally, count_ops
 # 0.57: a tile of accesses that move apart as the loops run (`a[3 - k]` beside `a[k + 3]`, `A[j][i]` beside
 #       `A[i][j]`) holds each one's box, tile by tile (llmulator.access_boxes); an access names its own scope's
 #       loops; a segment whose start the data give moves per entry (bfs); words >= distinct elements, every run
-# 0.58: a fold's recurrences (an output kept in a PE waits for its whole update; one along the stream), a spatial
-#       loop whose PEs read each other's results refused; a very large body's banks each on their own; unrolled
-#       dataflow tasks share units and ports; a pipelined loop of 0 trips (llmulator.fold_dependences, bank_spread)
-# 0.59: those rules in every form a second probe tried (distances in iterations, coefficients, local chains)
+# 0.58-0.59: a fold's recurrences (an output kept in a PE waits for its whole update; one along the stream), a
+#       spatial loop whose PEs read each other's results refused; a very large body's banks each on their own;
+#       unrolled dataflow tasks share units and ports; a pipelined loop of 0 trips (fold_dependences, bank_spread)
 # 0.60-0.61: sibling loops of one name whose ranges or tiles differ from their tile axis move what they touch; a
 #       triangular loop's box follows its trips tile by tile (an LU row split moved 58 words of 64);
 # 0.62-0.65: a triangle's counters range over loops no access moves with; trips round up; wider affine checks;
@@ -140,8 +139,9 @@ from .tally import AccessTally, count_ops
 #       tile sees one step of spans that step's measured trips; 0.69: every loop around bounds a guard's share
 # 0.70: a tile held across a triangle's outer loop spans its most trips; inner tile loops divided out of trips
 # 0.71: a triangle's measured trips per kernel entry (band entries x static trips above; in-place bands whole)
-# 0.72: a tile spans a triangle's most trips among the entries the index-only `if`s around it let through
-VERSION = "0.72"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.72-0.73: a tile spans a triangle's most trips among the entries the index-only `if`s around it let through
+#       (0.73: C's / and %, `if (c) continue;`, the index terms of `a && data`; 0.72's relabel was stopped)
+VERSION = "0.73"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
