@@ -147,6 +147,10 @@ class Branch:
     index_text: str | None = None  # the condition over loop variables and parameters (locals substituted)
     ast: Any = attrs.field(default=None, eq=False, repr=False)  # its parsed ``if`` (pycparser)
 
+    def descendants(self):
+        """Every node on either side, nested ones included, in program order."""
+        return _subtree(self)
+
 
 @attrs.define
 class Loop:

@@ -16,7 +16,7 @@ import math
 import re
 
 from .errors import UserError
-from .expr import ExprError, evaluate
+from .expr import ExprError, c_divmod, evaluate
 
 MAX_VALUES = 10_000_000
 
@@ -107,7 +107,7 @@ def _shift(a, b, left: bool):
 def condition(cond: str):
     """A C condition over integer loop variables and parameters (``&&``, ``||``, ``!``, comparisons,
     + - * / %) compiled once; anything else (calls, array reads, fields) raises ExprError."""
-    text = re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
+    text = _python_text(cond)
     try:
         tree = ast.parse(text, mode="eval")
     except SyntaxError:
@@ -134,16 +134,8 @@ def holds(cond: str, names: dict[str, float]) -> bool:
 
 
 _SAFE = {"__builtins__": {}, "min": min, "max": max, "_shl": lambda a, b: _shift(a, b, True),
-         "_shr": lambda a, b: _shift(a, b, False), "_cdiv": lambda a, b: _c_div(a, b)[0],
-         "_cmod": lambda a, b: _c_div(a, b)[1]}
-
-
-def _c_div(a, b) -> tuple:
-    """C's integer quotient (truncated toward zero) and remainder (the dividend's sign): `(t - 3) % 2 == -1` holds
-    at t = 0 and 2 (Python's floor never gives -1: the analytical model priced the guarded loop at 0 runs where the
-    run made 2, an outside probe)."""
-    q = abs(a) // abs(b) * (1 if (a >= 0) == (b > 0) else -1)
-    return q, a - b * q
+         "_shr": lambda a, b: _shift(a, b, False), "_cdiv": lambda a, b: c_divmod(a, b)[0],
+         "_cmod": lambda a, b: c_divmod(a, b)[1]}
 
 
 def strided(per: list, var: str, limit: int) -> list[dict[str, float]]:
@@ -193,10 +185,15 @@ def _skips(branch) -> bool:
         and then[-1].text.rstrip(";").strip() == "continue"
 
 
+def _python_text(cond: str) -> str:
+    """A C condition in Python's spelling (`&&`, `||`, `!`), for ``ast``."""
+    return re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
+
+
 def _index_terms(cond: str) -> list[tuple[str, set[str]]]:
     """The terms of a condition `a && b && ...` that read loop variables and parameters only (``_readable``): each
     must hold on the then side, whatever the terms that read data decide."""
-    text = re.sub(r"!(?!=)", " not ", cond.replace("&&", " and ").replace("||", " or "))
+    text = _python_text(cond)
     try:
         tree = ast.parse(text, mode="eval").body
     except SyntaxError:

@@ -46,7 +46,7 @@ def reversed_dependence(design, band: list[str], sequence: list[str], tiles: dic
     inner = [n for n in nodes if isinstance(n, Loop)]
     accesses = [(st, a) for st in stmts for a in st.accesses]
     updates = _updates(nodes)
-    guarded = {id(m) for n in nodes if getattr(n, "kind", "") == "branch" for m in _under(n)}
+    guarded = {id(m) for n in nodes if getattr(n, "kind", "") == "branch" for m in n.descendants()}
     for st, w in ((st, a) for st, a in accesses if a.is_write):
         for other, r in accesses:
             if r.array != w.array or _commute(updates.get(id(st), st), w, updates.get(id(other), other), r):
@@ -87,15 +87,6 @@ def _updates(nodes: list) -> dict[int, tuple]:
         if (sel := select_text(n)) is not None:
             out[id(n.then[0])] = out[id(n.cond)] = (n.then[0], sel[0])
     return out
-
-
-def _under(branch):
-    """The statements on either side of ``branch``, nested ones included."""
-    stack = list(branch.then + branch.orelse)
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(getattr(n, "body", None) or (n.then + n.orelse if getattr(n, "kind", "") == "branch" else []))
 
 
 def _text_of(st) -> str:
