@@ -61,7 +61,7 @@ class Design:
     @cached_property
     def tree(self) -> LoopTree:
         """The kernel's loop tree (``llmulator.kernel``): loops, statements, branches, accesses."""
-        return analyze(self.workload)
+        return analyze(self.workload, sizes=self.sizes)
 
     def trips(self, label: str, hints: dict[str, Any] | None = None) -> float:
         """Expected trips of one loop per entry: what a profiler measured (``measured_trips``), else a loop's
@@ -116,8 +116,9 @@ class Design:
                 cache[key] = input_trip_profile(self, label)
             if cache[key] is None:
                 try:
-                    cache[key] = self.tree.trip_profile(label, self._names, guarded=guarded)
-                except (ExprError, KeyError, ValueError, TypeError):
+                    early = {a.label: self.trips(a.label) for a in loop.ancestors() if a.exits_early}  # (a prefix each)
+                    cache[key] = self.tree.trip_profile(label, self._names, guarded=guarded, prefix=early)
+                except (ExprError, KeyError, ValueError, TypeError, SpecError):
                     cache[key] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
         return cache[key]
 

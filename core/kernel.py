@@ -177,6 +177,8 @@ class Loop:
     simple: bool = True  # ``for (v = LO; v < HI; v += CONST)``: the form tiling and fusing rewrite
     dynamic_reason: str | None = None  # why the trip count is not known before the run
     induction: tuple[str, int] | None = None  # a while loop's counter local and its step (kernel_heads.while_counter)
+    #: data-dependent only because a `break` or `return` may end it: its variable runs a prefix of its static range
+    exits_early: bool = False
 
     @property
     def static(self) -> bool:
@@ -297,22 +299,24 @@ class LoopTree:
         span, step = (span, step) if step > 0 else (-span, -step)
         return max(0.0, span / step) if kv.is_frac(names) else max(0.0, -(-span // step))
 
-    def trip_profile(self, label: str, sizes: dict[str, float], limit: int = 200_000, guarded: bool = True
-                     ) -> list[int] | None:
+    def trip_profile(self, label: str, sizes: dict[str, float], limit: int = 200_000, guarded: bool = True,
+                     prefix: dict[str, float] | None = None) -> list[int] | None:
         """Trips of every entry of a static loop whose bounds move with outer loop variables (a triangular loop),
         one per combination of the outer variables it depends on that the index-only `if`s around it let through,
         the loops in between folded in by enumeration; None for a rectangular or data-dependent loop, or above
         ``limit`` entries. Why: a triangular loop's mean trips are not its bounds at the outer variables' means
         once two nest (``k < j < i``), a pipelined loop's cost per entry is not linear in its trips, and under
         `if (t == 3)` it runs t + 1 = 4 trips, not the 2.5 of every t (taken before 2026-12-07: the analytical
-        model's cycles 31 % under hlsim's, an outside probe)."""
-        loop = self.loops[label]
+        model's cycles 31 % under hlsim's, an outside probe). ``prefix``: the expected trips of loops around it
+        that a `break` may end (``Loop.exits_early``), whose variable then runs that many of its first values."""
+        loop, prefix = self.loops[label], prefix or {}
         if loop.data_dependent or loop.is_while or not loop.depends_on_outer:
             return None
-        known = {a.var for a in loop.ancestors() if a.var and not (a.data_dependent or a.is_while)} | set(sizes)
+        known = {a.var for a in loop.ancestors()
+                 if a.var and (a.label in prefix or not (a.data_dependent or a.is_while))} | set(sizes)
         guards = [(t, side, r) for t, side, r in kv.index_guards(self.roots, loop) if r <= known] if guarded else []
-        out = kv.entry_trips(loop, sizes, limit, guards) if guards else None
-        return kv.entry_trips(loop, sizes, limit, []) if out is None else out
+        out = kv.entry_trips(loop, sizes, limit, guards, prefix) if guards else None
+        return kv.entry_trips(loop, sizes, limit, [], prefix) if out is None else out
 
     def index_branch_probabilities(self, sizes: dict[str, float], limit: int = 100_000) -> dict[int, float]:
         """Taken probability of every branch whose condition reads only loop variables and parameters
@@ -366,7 +370,7 @@ def _subtree(node):
             stack.extend(reversed(n.then + n.orelse))
 
 
-def analyze(workload, file: str | None = None) -> LoopTree:
+def analyze(workload, file: str | None = None, sizes: dict[str, int] | None = None) -> LoopTree:
     """Parse ``workload.kernel`` into a LoopTree; SpecError (with YAML line) on bad C.
 
     Memoised on everything the analysis reads (``llmulator.kernel_parse.analyze_cached``): the
@@ -374,7 +378,7 @@ def analyze(workload, file: str | None = None) -> LoopTree:
     """
     from .kernel_parse import analyze_cached  # the parser imports this module's records
     try:
-        return analyze_cached(workload, file)
+        return analyze_cached(workload, file, sizes)
     except RecursionError:
         smap = workload.source_map
         raise SpecError(Diagnostic(file or (smap.file if smap else "<kernel>"), None, None, "workload.kernel",

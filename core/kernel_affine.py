@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from pycparser import c_ast
 
+from .expr import ExprError, evaluate
 from .kernel import Affine
 
 if TYPE_CHECKING:
@@ -48,20 +49,38 @@ def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
             coefs[k] = coefs.get(k, 0) + sign * v
         return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
     if isinstance(n, c_ast.BinaryOp) and n.op == "*":
-        return _product(affine(n.left, ctx), affine(n.right, ctx))
+        return _product(affine(n.left, ctx), affine(n.right, ctx), ctx.param_values)
     return None
 
 
-def _product(a: Affine | None, b: Affine | None) -> Affine | None:
-    """The affine form of ``a * b``: one side a constant integer, or both free of loop variables."""
+def _product(a: Affine | None, b: Affine | None, sizes: dict[str, int] | None = None) -> Affine | None:
+    """The affine form of ``a * b``: one side a constant integer (a literal, or parameters whose values
+    ``sizes`` gives: `A[m * K + k]` over a flattened matrix), or both free of loop variables."""
     if a is None or b is None:
         return None
-    if not a.coefs and a.const.lstrip("-").isdigit():
-        k = int(a.const)
-        return Affine({v: c * k for v, c in b.coefs.items()}, f"{k} * ({b.const})")
-    if not b.coefs and b.const.lstrip("-").isdigit():
-        k = int(b.const)
-        return Affine({v: c * k for v, c in a.coefs.items()}, f"{k} * ({a.const})")
+    pairs = ((a, b), (b, a))
+    for one, other in pairs:
+        if not one.coefs and one.const.lstrip("-").isdigit():
+            k = int(one.const)
+            return Affine({v: c * k for v, c in other.coefs.items()}, f"{k} * ({other.const})")
+    for one, other in pairs:
+        if not one.coefs and other.coefs and (k := _integer(one.const, sizes)) is not None:
+            return Affine({v: c * k for v, c in other.coefs.items()}, f"{k} * ({other.const})")
     if not a.coefs and not b.coefs:
         return Affine({}, f"({a.const}) * ({b.const})")
     return None
+
+
+def _integer(const: str, sizes: dict[str, int] | None) -> int | None:
+    """``const`` as an integer: a literal, or an expression of parameters at the design's ``sizes``. Before
+    hlsim 0.74 / analytical 0.87 a parameter's value was not known here: `C[m * N + n] += A[m * K + k] * ...`
+    (a matrix flattened into one dimension, as HLS code often writes it) had no affine form, its accesses were
+    priced as indirect, and GEMM with k unrolled by 4 ran 5,120 cycles where the same kernel with `A[m][k]`, or
+    with the literal `m * 16`, runs 2,480 (both models agreed with each other; an outside-code check)."""
+    if not sizes:
+        return None
+    try:
+        v = evaluate(const, sizes, c=True)
+    except (ExprError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return int(v) if float(v).is_integer() else None

@@ -28,6 +28,9 @@ class Ctx:
         self.auto = 0
         self.float_arrays: set[str] = set()
         self.float_scalars: set[str] = set()  # an int32 scalar is an integer (before hlsim 0.40 every scalar was float)
+        # the parameters' values where the tree is built for one design's sizes (``Design.tree``): a subscript
+        # `m * K + k` then has the integer coefficient K (``kernel_affine``); empty: parameters stay symbolic
+        self.param_values: dict[str, int] = {}
         self.values = lf.Values()  # what each local holds here (program order; see llmulator.loopforms)
 
     def value(self, node: c_ast.Node | None) -> lf.Static:

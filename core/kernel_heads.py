@@ -55,7 +55,8 @@ def for_head(node: c_ast.For, ctx: Ctx, parent: Loop | None, label: str, line: i
     dynamic = bool(reasons)
     return Loop(label, var, lower, upper, step, line, dynamic, outer, parent=parent, step_text=step_text,
                 step_op=step_op, cond_op=cond_op, simple=simple and simple_init and not dynamic,
-                dynamic_reason="; ".join(reasons) if reasons else None), changing
+                dynamic_reason="; ".join(reasons) if reasons else None,
+                exits_early=brk is not None and len(reasons) == 1), changing
 
 
 def _inits(node: c_ast.For, ctx: Ctx) -> list:

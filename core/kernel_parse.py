@@ -27,28 +27,31 @@ _CACHE_SIZE = 512
 MAX_KERNEL_CHARS = 1 << 18  # 256 Ki characters: ~1 s of pycparser on this machine
 
 
-def analyze_cached(workload, file: str | None = None) -> LoopTree:
+def analyze_cached(workload, file: str | None = None, sizes: dict[str, int] | None = None) -> LoopTree:
     """Parse ``workload.kernel`` into a LoopTree; SpecError (with YAML line) on bad C.
 
     Results are memoised on everything the analysis reads (kernel text, declarations, file and
     line), so the many designs that share one kernel (a sweep, a synthesized dataset) parse it once.
-    The returned tree is shared: treat it as read-only.
+    The returned tree is shared: treat it as read-only. ``sizes``: the parameters' values, which turn a
+    parameter that multiplies a loop variable in a subscript (`m * K + k`) into its coefficient; without
+    them such a subscript has no affine form.
     """
     smap = workload.source_map
     key = (file, smap.file if smap else None, smap.locate(("workload", "kernel")) if smap else None,
            workload.kernel, tuple((n, a.dtype, a.shape) for n, a in workload.arrays.items()),
-           tuple(workload.parameters), tuple((k, v["dtype"]) for k, v in workload.scalars.items()))
+           tuple(workload.parameters), tuple((k, v["dtype"]) for k, v in workload.scalars.items()),
+           tuple(sorted((sizes or {}).items())))
     hit = _CACHE.get(key)
     if hit is not None:
         return hit
-    tree = _analyze(workload, file)
+    tree = _analyze(workload, file, sizes)
     if len(_CACHE) >= _CACHE_SIZE:
         _CACHE.pop(next(iter(_CACHE)))
     _CACHE[key] = tree
     return tree
 
 
-def _analyze(workload, file: str | None = None) -> LoopTree:
+def _analyze(workload, file: str | None = None, sizes: dict[str, int] | None = None) -> LoopTree:
     smap = workload.source_map
     file = file or (smap.file if smap else "<kernel>")
     line0 = 1
@@ -60,6 +63,7 @@ def _analyze(workload, file: str | None = None) -> LoopTree:
         line0 = text_line + 1 if raw is not None and _is_block_scalar(smap.file, text_line) else text_line
     arrays = set(workload.arrays)
     ctx = Ctx(arrays, set(workload.scalars), set(workload.parameters), file, line0)
+    ctx.param_values = {k: v for k, v in (sizes or {}).items() if k in workload.parameters}
     if len(workload.kernel) > MAX_KERNEL_CHARS:  # parsed in this process: its size bounds the time and memory
         raise ctx.error(None, f"the kernel is {len(workload.kernel):,} characters long",
                         f"at most {MAX_KERNEL_CHARS:,} characters", "large constant tables belong in the inputs "

@@ -29,19 +29,16 @@ def illegal_tree(design, label: str, tree: bool = True) -> str | None:
     ``tree`` False, why no reordering of its iterations keeps it (``llmulator.order_legality``), in the same
     words less what partial results would do."""
     loop = design.tree.loops[label]
-    stmts, conds, order = [], [], []
+    stmts, conds = [], []
     for n in loop.descendants():
         if getattr(n, "kind", "") == "stmt":
             stmts.append(n)
-            order.append(n)
         elif getattr(n, "kind", "") == "branch":
             conds.append(n.cond)
-            order.append(n.cond)
         if getattr(n, "cond_stmt", None) is not None:
             conds.append(n.cond_stmt)
-            order.append(n.cond_stmt)
     selects = _selects(loop)
-    for s in _carried(order, {st.writes_local for st in stmts if st.writes_local}):
+    for s in _carried(loop, design.tree):
         ops = set()
         for st in stmts:
             if st.writes_local == s:
@@ -51,6 +48,9 @@ def illegal_tree(design, label: str, tree: bool = True) -> str | None:
                         f" (`{s} += e`, `{s} *= e`, `{s} = max({s}, e)`, ... with `e` not reading `{s}`): its copies "
                         "cannot run apart" if tree else ", and carries it from one iteration to the next"))
                 ops.add(op)
+            elif s in _assigns(st):
+                return f"`{st.text}` updates `{s}` inside an expression" + (
+                    ", which partial results do not hold" if tree else ", carried from one iteration to the next")
             elif s in st.reads_locals:
                 return f"`{st.text}` reads the running value of `{s}`" + (
                     ", which partial results do not hold" if tree else ", carried from one iteration to the next")
@@ -64,19 +64,54 @@ def illegal_tree(design, label: str, tree: bool = True) -> str | None:
     return None
 
 
-def _carried(order: list, written: set[str]) -> list[str]:
-    """Locals the body writes whose value one iteration reads from the one before: read (by a statement or a
-    condition, in the body's order) before this iteration writes them. ``t = s * x; s = t + a[i]`` carries
-    ``s`` through ``t`` (before this was found only where one statement both read and wrote the local: the
-    tree ran a multiply-add chain 2.5-7x faster than its latency allows, an outside probe)."""
-    seen: set[str] = set()
+def _carried(loop, tree) -> list[str]:
+    """Locals whose value one iteration of ``loop`` takes from an earlier one. (1) Read, by a statement or a
+    condition in the body's order, where some path through this iteration has not written them yet:
+    ``t = s * x; s = t + a[i]`` carries ``s`` through ``t`` (before, only a statement that both read and wrote
+    the local was found: the tree ran a multiply-add chain 2.5-7x faster than its latency allows, an outside
+    probe). (2) Written on some paths only and read outside the loop: which iteration wrote last is what the
+    order decides (`if (x[i] > 0) last = x[i];`). Before 2026-12-08 a write under an `if` counted as a write on
+    every path, and `acc` in `y = acc++` as not written: `validate` passed reorders whose run was wrong (b08,
+    b09, g01 of an outside probe)."""
+    names = set(tree.locals)
+    written = {v for n in loop.descendants() if getattr(n, "kind", "") == "stmt" for v in _assigns(n) & names}
     out: set[str] = set()
-    for n in order:
-        out |= (set(n.reads_locals) & written) - seen
-        w = getattr(n, "writes_local", None)
-        if w:
-            seen.add(w)
+    maybe = written - _flow(loop.body, set(), written, out)
+    if maybe:
+        inside = {id(n) for n in loop.descendants()} | {id(loop)}
+        for n in tree.walk():
+            if id(n) not in inside:
+                out |= _reads(n) & maybe
     return sorted(out)
+
+
+def _flow(nodes: list, seen: set[str], written: set[str], out: set[str]) -> set[str]:
+    """The locals of ``written`` every path through ``nodes`` has written, given ``seen`` before them; adds to
+    ``out`` those read before every path has. A loop inside the body is taken to run (as before)."""
+    for n in nodes:
+        kind = getattr(n, "kind", "")
+        out |= (_reads(n) & written) - seen
+        if kind == "stmt":
+            seen = seen | (_assigns(n) & written)
+        elif kind == "branch":
+            seen = seen | (_flow(n.then, set(seen), written, out) & _flow(n.orelse, set(seen), written, out))
+        else:
+            seen = _flow(n.body, set(seen), written, out)
+    return seen
+
+
+def _reads(n) -> set[str]:
+    """The locals node ``n`` itself reads: a statement's (its expression side effects too: `y = acc++`), a
+    branch's condition, a loop's own `while` condition."""
+    if getattr(n, "kind", "") == "stmt":
+        return set(n.reads_locals) | (_assigns(n) - {n.writes_local})
+    c = getattr(n, "cond", None) if getattr(n, "kind", "") == "branch" else getattr(n, "cond_stmt", None)
+    return set(c.reads_locals) if c is not None else set()
+
+
+def _assigns(st) -> set[str]:
+    from .load_reuse import written
+    return written(st)
 
 
 _OP_OF = {"+=": "+", "-=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}

@@ -98,12 +98,11 @@ from . import model, top_statements
 # 0.60-0.61: as hlsim 0.48-0.49 (a counter's test no comparator in a region; loads past a branch; names assigned)
 # 0.62-0.65: as hlsim 0.50-0.53 (body-assigned loop variables; inner loops unrolled; write energy; forwarding)
 # 0.66-0.68: as hlsim 0.54-0.56 (the copies of an unrolled body share loaded and stored elements; dead stores)
-# 0.69: as hlsim 0.57 (a tile of accesses that move apart holds each one's box, tile by tile)
-# 0.70: a triangular loop in tiles runs each entry's own tiles (5, 4, ..., 0 trips in tiles of 2: 9, not 12);
-#       hlsim 0.57's scopes and data-started segments
+# 0.69-0.70: as hlsim 0.57; a triangular loop in tiles runs each entry's own tiles (5, 4, ..., 0 in tiles of 2: 9)
 # 0.71-0.84: as hlsim 0.58-0.71 (fold recurrences; a large body's banks; dataflow tasks; tiles; exit tests)
 # 0.85-0.86: a triangle's trips over the entries its index-only `if`s let through (as hlsim 0.72-0.73)
-VERSION = "0.86"
+# 0.87: as hlsim 0.74 (parameter strides in subscripts; a triangle under an early-exit loop)
+VERSION = "0.87"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

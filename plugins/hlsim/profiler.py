@@ -137,11 +137,11 @@ from .tally import AccessTally, count_ops
 # 0.66-0.67: a loop under a branch moves its tiles as often as it runs (per tile position: traffic.Nest.entries)
 # 0.68: a loop whose point loop holds another band's tile loop is an outer loop whole; a triangular loop a
 #       tile sees one step of spans that step's measured trips; 0.69: every loop around bounds a guard's share
-# 0.70: a tile held across a triangle's outer loop spans its most trips; inner tile loops divided out of trips
-# 0.71: a triangle's measured trips per kernel entry (band entries x static trips above; in-place bands whole)
+# 0.70-0.71: a tile held across a triangle's outer loop spans its most trips; its measured trips per kernel entry
 # 0.72-0.73: a tile spans a triangle's most trips among the entries the index-only `if`s around it let through
 #       (0.73: C's / and %, `if (c) continue;`, the index terms of `a && data`; 0.72's relabel was stopped)
-VERSION = "0.73"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.74: parameter strides in subscripts (`A[m * K + k]`: kernel_affine); a triangle under an early-exit loop
+VERSION = "0.74"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
