@@ -1,0 +1,41 @@
+"""A triangle under a loop a `break` ends (hlsim 0.74 / analytical 0.87, 2026-12-08).
+
+A bubble sort whose pass loop stops once nothing swaps (an outside probe's kernel) made hlsim break its own
+physical bound: 28.5 words read of an array whose 48 elements the run read. The triangle `j < N - 1 - p` had no
+trip profile under the early-exit loop, so its tile took the mean pass, not the first (the longest). The hand
+counts: the first k passes of `p < N - 1` run N - 1, N - 2, ..., N - k trips; the run reads every element.
+"""
+
+from __future__ import annotations
+
+from conftest import kernel_design
+from llmulator import plugins
+from llmulator.library import resolve
+
+ARCH = resolve("architecture", "hls-fpga").read_text()
+
+
+BUBBLE = ("    L_p: for (int p = 0; p < N - 1; p++) {\n      int sw = 0;\n"
+          "      L_j: for (int j = 0; j < N - 1 - p; j++) {\n        if (a[j] > a[j + 1]) {\n"
+          "          int t = a[j];\n          a[j] = a[j + 1];\n          a[j + 1] = t;\n          sw = 1;\n"
+          "        }\n      }\n      if (sw == 0) {\n        break;\n      }\n    }")
+
+
+def _bubble(write, hints: str = "{L_p: {expected_trips: 5}}"):
+    return kernel_design(write, ARCH, BUBBLE, "    a: {shape: [N], dtype: int32, role: inout}",
+                         "    a[:] = np.sort(a)", "{}", "{a: BRAM}", params="{N: 12}", hints=hints)
+
+
+def test_a_triangle_under_an_early_exit_loop_runs_its_first_passes(write):
+    d = _bubble(write)
+    assert d.tree.loops["L_p"].exits_early and not d.tree.loops["L_p"].static
+    assert d.trip_profile("L_j") == [11, 10, 9, 8, 7]  # the first 5 passes of p < 11
+    assert d.longest_trips("L_j") == 11 and d.trips("L_j") == 9
+
+
+def test_hlsim_keeps_its_word_bound_on_an_early_exit_bubble_sort(write):
+    p = plugins.get("profilers", "hlsim").profile(_bubble(write))
+    assert p.functional_check == "pass"
+    # every element is read and written: the backing store moves at least the 12 words (28.5 of 48 before)
+    assert p.counters["distinct_read"] == p.counters["distinct_written"] == 12
+    assert p.counters["reads.DRAM"] >= 12 and p.counters["writes.DRAM"] >= 12
