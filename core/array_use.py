@@ -52,6 +52,7 @@ class ArrayUse:
     axis: tuple[int, ...] = ()  # each loop's tile axis as this array sees it (``scopes_within``)
     split: object = None  # ``sibling_tiles.Split``: its accesses in sibling loops tiled on their own, or None
     site: int = -1  # the innermost loop around all its accesses (-1: none); its entries gate its tiles' loads
+    accesses: float = math.inf  # its distinct subscripts (text and scope): a tile holds at most so many per point
 
 
 
@@ -169,7 +170,8 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
     encloses = enclosing(loops, u["at"]) | (dep if not any(indirect) else False)
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
                     u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
-                    patterns, boxes, named, encloses, tuple(scopes.axis), None, common_loop(loops, u["at"]))
+                    patterns, boxes, named, encloses, tuple(scopes.axis), None, common_loop(loops, u["at"]),
+                    float(len({(a.index_text, w) for a, w in zip(u["accs"], u["at"], strict=True)})))
 
 
 def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes, dep: np.ndarray,

@@ -116,17 +116,17 @@ class Design:
                 cache[key] = input_trip_profile(self, label)
             if cache[key] is None:
                 try:
-                    early = {a.label: self.trips(a.label) for a in loop.ancestors() if a.exits_early}  # (a prefix each)
+                    ups = [a.label for a in loop.ancestors() if a.exits_early]  # (unguarded: each one's every pass)
+                    early = {lb: self.trips(lb) if guarded else None for lb in ups}
                     cache[key] = self.tree.trip_profile(label, self._names, guarded=guarded, prefix=early)
                 except (ExprError, KeyError, ValueError, TypeError, SpecError):
                     cache[key] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
         return cache[key]
 
     def longest_trips(self, label: str, guarded: bool = True) -> float | None:
-        """The most trips an entry of a static loop runs (its trip profile's maximum: a triangular loop's last
-        entry), or None without a profile: what a tile of an array it indexes spans (of the entries the `if`s
-        around it let through) and, ``guarded`` False, what the hardware is built for whatever they select: what
-        a region unrolls the loop to, the most a tile or an unroll factor may take."""
+        """The most trips an entry of a static loop runs (its trip profile's maximum), or None without a profile:
+        what a tile of an array it indexes spans (of the entries the `if`s around it let through) and, ``guarded``
+        False, what the hardware is built for: what a region unrolls it to, the most a tile or unroll may take."""
         profile = self.trip_profile(label, guarded) if self.tree.loops[label].static else None
         return float(max(profile)) if profile else None
 

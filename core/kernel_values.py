@@ -213,7 +213,8 @@ def _readable(cond: str) -> list[tuple[str, set[str]]]:
 def entry_trips(loop, sizes: dict[str, float], limit: int, guards: list[tuple[str, bool, set[str]]],
                 prefix: dict[str, float] | None = None) -> list[int] | None:
     """``LoopTree.trip_profile`` of ``loop`` under ``guards`` (``index_guards``: the entries they let through);
-    an enclosing loop in ``prefix`` (one a `break` may end) runs the first ``ceil(prefix[label])`` of its values.
+    an enclosing loop in ``prefix`` (one a `break` may end) runs the first ``ceil(prefix[label])`` of its values
+    (None: all of them, what the hardware is built for: a hint of 2 passes must not refuse a tile of 4 trips).
     Before hlsim 0.74 / analytical 0.87 such a loop hid the triangle inside it: a bubble sort's `j < N - 1 - p`
     under a pass loop that stops once nothing swaps had no profile, its tile took the mean 27.5 trips where the
     first pass runs 47, and hlsim read 28.5 words of an array whose 48 elements the run read (an outside probe)."""
@@ -221,7 +222,7 @@ def entry_trips(loop, sizes: dict[str, float], limit: int, guards: list[tuple[st
 
     def vals(anc, env):
         out = values(anc, env)
-        return out[:math.ceil(prefix[anc.label])] if anc.label in prefix else out
+        return out[:math.ceil(prefix[anc.label])] if prefix.get(anc.label) is not None else out
 
     ancestors = loop.ancestors()  # outermost first
     needed = set(loop.depends_on_outer).union(*(r for _, _, r in guards))

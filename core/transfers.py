@@ -50,15 +50,17 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
 
 def _coupled_cap(arr: ArrayUse, tiles: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``out`` at most the elements the accesses can name: each distinct access one per point of the loops its
-    subscripts use (a whole subscript is one of the per-dimension patterns' combinations). It binds only where a
-    loop indexes two dimensions, which the per-dimension box counts twice: a diagonal `L[i][i]` over N points
-    names N elements, not the N x N box (before hlsim 0.74 / analytical 0.87: trisolv's diagonal loop moved the
-    whole matrix, 3.2x its DRAM energy, where the same kernel over `L[i * N + i]` moved N; an outside check)."""
+    subscripts use. It binds only where a loop indexes two dimensions, which the per-dimension box counts twice: a
+    diagonal `L[i][i]` over N points names N elements, not the N x N box (before hlsim 0.74 / analytical 0.87:
+    trisolv's diagonal loop moved the whole matrix, 3.2x its DRAM energy, where the same kernel over
+    `L[i * N + i]` moved N; an outside check). Still high where shifted diagonals overlap: `A[i][i]` beside
+    `A[i + 1][i + 1]` over 7 points counts 14 of the 8 they name (a probe of this change; it counted 28, the
+    per-dimension patterns' combinations, before the distinct subscripts)."""
     named = [li for d, c in enumerate(arr.coefs) if not arr.indirect_dims[d] for li, _ in c]
     if not arr.patterns or any(arr.indirect_dims) or len(set(named)) == len(named):
         return out
     points = np.prod([tiles[:, li] for li in sorted(set(named))], axis=0)
-    return np.minimum(out, points * math.prod(arr.patterns))
+    return np.minimum(out, points * min(math.prod(arr.patterns), arr.accesses))
 
 
 def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.ndarray | None = None,

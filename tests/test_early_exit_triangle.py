@@ -39,3 +39,16 @@ def test_hlsim_keeps_its_word_bound_on_an_early_exit_bubble_sort(write):
     # every element is read and written: the backing store moves at least the 12 words (28.5 of 48 before)
     assert p.counters["distinct_read"] == p.counters["distinct_written"] == 12
     assert p.counters["reads.DRAM"] >= 12 and p.counters["writes.DRAM"] >= 12
+
+
+def test_a_hint_of_few_passes_does_not_refuse_a_tile_the_first_passes_never_reach(write):
+    # `j <= p` under the early exit: 2 expected passes run 1 and 2 trips, but the hardware is built for every pass
+    # (up to 12 trips), so a tile of 4 stays legal (a probe of 0.74's first form: "tile 4 is larger than the bound
+    # of loop L_j (3 iterations)", from a hint)
+    kernel = ("    L_p: for (int p = 0; p < N; p++) {\n      float s = 0;\n"
+              "      L_j: for (int j = 0; j <= p; j++) {\n        s += x[j];\n      }\n"
+              "      y[p] = s;\n      if (s > 1.0) {\n        break;\n      }\n    }")
+    d = kernel_design(write, ARCH, kernel, "    x: {shape: [N], dtype: fp32, role: in}\n"
+                      "    y: {shape: [N], dtype: fp32, role: out}", "    pass", "{L_j: {tile: 4}}",
+                      "{x: BRAM, y: BRAM}", params="{N: 12}", hints="{L_p: {expected_trips: 2}}")
+    assert d.trip_profile("L_j") == [1, 2] and d.longest_trips("L_j", guarded=False) == 12

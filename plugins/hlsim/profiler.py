@@ -140,8 +140,8 @@ from .tally import AccessTally, count_ops
 # 0.70-0.71: a tile held across a triangle's outer loop spans its most trips; its measured trips per kernel entry
 # 0.72-0.73: a tile spans a triangle's most trips among the entries the index-only `if`s around it let through
 #       (0.73: C's / and %, `if (c) continue;`, the index terms of `a && data`; 0.72's relabel was stopped)
-# 0.74: parameter strides (`A[m * K + k]`); a triangle under an early-exit loop; a diagonal's elements, not box
-VERSION = "0.74"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.74-0.75: parameter strides (`A[m * K + k]`); a triangle under an early-exit loop; a diagonal's elements
+VERSION = "0.75"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
