@@ -23,6 +23,7 @@ from . import nest as lnest
 from .array_use import ArrayUse, array_use, enclosing, scopes_of, scopes_within
 from .design import Design, index_step
 from .kernel import Branch, Loop
+from .triangle_tiles import any_cut, longest, triangle_outer
 
 
 @attrs.define
@@ -52,6 +53,8 @@ class Nest:
     # (L,) how often each loop is entered over the nest's run (the branches around it as taken; a profiler's
     # count where it has one): a loop that does not run moves no tiles (``transfers.tile_loads``, hlsim 0.66-0.67)
     entries: np.ndarray | None = None
+    # a triangular loop in ``spans``: its trips at every entry (``Design.trip_profile``; ``triangle_tiles``)
+    profiles: dict[int, np.ndarray] = attrs.field(factory=dict)
 
 
 def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
@@ -64,9 +67,8 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
     labels = [lp.label for lp in loops]; trips = np.array([design.trips(lb) for lb in labels], dtype=float)  # noqa: E702
     scopes = scopes_of(loops)  # per loop: variable -> the loop it names there (sibling loops may reuse a name)
     # a loop over a segment its enclosing loops' data choose (`for (j = p[i]; j < p[i + 1]; j++)`): each outer
-    # step moves the segment on by its length, CSR's disjoint rows (before: one row's worth of v[j] was taken for
-    # the whole array, as if every row read the same elements); a triangular loop spans its most trips (spans)
-    segments, spans = {}, {}
+    # step moves the segment on by its length, CSR's disjoint rows; a triangular loop spans its most trips (spans)
+    segments, spans, profiles = {}, {}, {}
     for i, lp in enumerate(loops):
         # the outer loops it sees (loops, not tile axes: each array takes their axes as it sees them, hlsim 0.65)
         var_index = {v: j for v, j in scopes.names[i].items() if j != i}
@@ -77,6 +79,7 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
             segments[i] = [(oi, max(trips[i], 1.0)) for oi in outer]  # each entry (bfs read 2,289, moved 521)
         elif outer and (most := design.longest_trips(lp.label)) is not None:
             spans[i] = (outer, most)
+            profiles[i] = np.asarray(design.trip_profile(lp.label), dtype=float)
             if slide := _slide(design, lp, loops, var_index):
                 segments[i] = slide
     counters = while_span.counters(loops)
@@ -90,7 +93,7 @@ def nest_of(design: Design, top: Loop, shares: dict | None = None) -> Nest:
     total = float(np.prod(trips)) if is_band else 1.0
     per_iter = {k: n / total for k, n in c.ops.items()} if is_band and total > 0 else {}
     return Nest(top, loops, labels, trips, arrays, c.ops, is_band, per_iter, c.load_bits, c.store_bits, c.notes, spans,
-                written_before(design, top), _entries(design, loops, trips, c.entries))
+                written_before(design, top), _entries(design, loops, trips, c.entries), profiles)
 
 
 def _entries(design: Design, loops: list[Loop], trips: np.ndarray, expected: list[float]) -> np.ndarray:
@@ -284,8 +287,9 @@ def mappings_from_design(design: Design, nest: Nest) -> BatchMappings:
     # a loop that encloses another loop's tile loop in the mapped nest is an outer loop as a whole, its own tile
     # too: `for i (tile 4) { if (i < 2) for j (tile 2) o[i][j] = x[j]; }` runs j's tile loop inside i's point
     # loop, so o's tile is one row, not four (before hlsim 0.68, 64 words written where the run wrote 16)
+    most = longest(nest)  # (an untiled loop's tile is the whole loop: a triangle's most trips, not its mean)
     tiles = np.array([[1.0 if lnest.encloses_tile_loop(design, lb) else
-                       m.loop(lb).tile or (lnest.mapped_trips(design, lb) if m.loop(lb).fuse else nest.trips[i])
+                       m.loop(lb).tile or (lnest.mapped_trips(design, lb) if m.loop(lb).fuse else most[i])
                        for i, lb in enumerate(labels)]], dtype=float)
     spatial = np.array([[{"rows": 1, "cols": 2}.get(m.loop(lb).spatial or "", 0) for lb in labels]])
     pos = np.array([lnest.outer_positions(design, labels)])
@@ -299,7 +303,7 @@ def _outer_whole(design: Design, nest: Nest, tiles: np.ndarray) -> np.ndarray:
     what the code runs, not i's tile of rows (hlsim and analytical 0.68/0.81)."""
     fused = set(lnest.fused_into(design)) | {lb for lb in nest.labels if design.mapping.loop(lb).fuse}
     at = {lb: i for i, lb in enumerate(nest.labels)}
-    trips = nest.trips  # (an untiled loop's tile is its trips, a mean that may be under 1)
+    most = longest(nest)
     out = tiles
     for i, lp in enumerate(nest.loops):
         if lp.label in fused:
@@ -308,15 +312,10 @@ def _outer_whole(design: Design, nest: Nest, tiles: np.ndarray) -> np.ndarray:
         in_place = lnest.is_triangular(design, band)
         under = [at[n.label] for n in lp.descendants()
                  if isinstance(n, Loop) and n.label in at and (n.label not in band or in_place)]
-        if under and _cut(out, under, trips).any():
+        if under and any_cut(out, under, most).any():
             out = out.copy() if out is tiles else out
-            out[_cut(out, under, trips), i] = 1.0
+            out[any_cut(out, under, most), i] = 1.0
     return out
-
-
-def _cut(tiles: np.ndarray, under: list[int], trips: np.ndarray) -> np.ndarray:
-    """(B,) whether any of the loops ``under`` is cut into tiles."""
-    return (tiles[:, under] < trips[under][None, :]).any(axis=1)
 
 
 @attrs.define
@@ -333,6 +332,7 @@ class View:
     spatial: np.ndarray  # (B, G) 0 temporal, 1 PE rows, 2 PE cols
     pos: np.ndarray  # (B, G) position in the mapping sequence
     t_loops: np.ndarray  # (B, L) extent of each kernel loop inside one tile (fused members: what a tile spans)
+    cut: np.ndarray | None = None  # (B, L) each kernel loop cut into tiles (its tile below its longest entry)
 
     @property
     def is_sp(self) -> np.ndarray:
@@ -352,6 +352,7 @@ def view(design: Design, nest: Nest, maps: BatchMappings) -> View:
     tiles = _outer_whole(design, nest, maps.tiles)
     t = np.maximum(np.minimum(tiles[:, heads], trips[None, :]), 1.0)
     outer = np.ceil(np.maximum(trips[None, :], 1.0) / t)
+    cut = triangle_outer(nest, groups, tiles, t, outer)  # (B, L); a triangle in tiles: each entry its own
     t_loops = np.minimum(tiles, nest.trips[None, :])
     for gi, g in enumerate(groups):
         if len(g) > 1:  # a tile of T flattened indices spans T of the innermost member, T / N of the next, ...
@@ -359,7 +360,7 @@ def view(design: Design, nest: Nest, maps: BatchMappings) -> View:
             for li in sorted(g, reverse=True):
                 t_loops[:, li] = np.minimum(rem, nest.trips[li])
                 rem = np.ceil(rem / max(nest.trips[li], 1.0))
-    return View(groups, trips, t, outer, maps.spatial[:, heads], maps.pos[:, heads], t_loops)
+    return View(groups, trips, t, outer, maps.spatial[:, heads], maps.pos[:, heads], t_loops, cut)
 
 
 def overlapped(d: Design) -> bool:

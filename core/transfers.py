@@ -23,6 +23,7 @@ from .design import Design
 from .kernel import Loop
 from .traffic import ArrayUse, Nest, View, mappings_from_design, nest_of, view
 from .traffic import written_before as _written_before
+from .triangle_tiles import tile_counts
 
 
 def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = None, how: str = "mean",
@@ -150,7 +151,8 @@ def _spanned(nest: Nest, v: View, li: int, outer: list[int], arr) -> np.ndarray:
     stays: `for i { for j < i + 1 (tiles of 3) ... v[j] }` holds v across i, and 2.5 words fell below the 4 the run
     reads (a refusal by the distinct-element bound; a second probe)."""
     reloaded = _reload_loops(nest, v, arr)
-    return (v.t_loops[:, li] >= nest.trips[li]) & ((v.t_loops[:, outer] > 1) | ~reloaded[:, outer]).any(axis=1)
+    whole = (v.t_loops[:, li] >= nest.trips[li]) & (True if v.cut is None else ~v.cut[:, li])
+    return whole & ((v.t_loops[:, outer] > 1) | ~reloaded[:, outer]).any(axis=1)
 
 
 def _reload_loops(nest: Nest, v: View, arr) -> np.ndarray:
@@ -255,7 +257,12 @@ def _tile_elements(nest: Nest, v: View, arr) -> tuple[np.ndarray, np.ndarray, np
     counts = np.ceil(trips / t_full - 1e-9)  # (B, L) tiles per loop
     own = np.zeros(trips.shape[1], dtype=bool)  # loops tiled on their own (a fused tile spans its members)
     own[[g[0] for g in v.groups if len(g) == 1]] = True
-    mean = np.where(own & (t_full < trips), trips / np.ceil(trips / t_full), t_full)
+    cut = t_full < trips
+    for li in nest.profiles:  # a triangle in tiles: the mean of each entry's own tiles (traffic.tile_counts)
+        if own[li] and v.cut is not None:
+            counts[:, li] = np.where(v.cut[:, li], tile_counts(nest, t_full[:, li], li), counts[:, li])
+            cut[:, li] |= v.cut[:, li]
+    mean = np.where(own & cut, trips / np.maximum(counts, 1e-9), t_full)
     spans = _spans(nest, v, arr)
     return (footprints(arr, t_full, counts, "max", spans), footprints(arr, mean, counts, "mean", spans),
             (arr.dep[None, :] & (t_full < trips)).any(axis=1))

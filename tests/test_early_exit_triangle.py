@@ -3,7 +3,8 @@
 A bubble sort whose pass loop stops once nothing swaps (an outside probe's kernel) made hlsim break its own
 physical bound: 28.5 words read of an array whose 48 elements the run read. The triangle `j < N - 1 - p` had no
 trip profile under the early-exit loop, so its tile took the mean pass, not the first (the longest). The hand
-counts: the first k passes of `p < N - 1` run N - 1, N - 2, ..., N - k trips; the run reads every element.
+counts: the first k passes of `p < N - 1` run N - 1, N - 2, ..., N - k trips; the run reads every element. A
+probe of that fix found a tiled triangle priced by its mean entry (hlsim 0.76, the last test).
 """
 
 from __future__ import annotations
@@ -52,3 +53,24 @@ def test_a_hint_of_few_passes_does_not_refuse_a_tile_the_first_passes_never_reac
                       "    y: {shape: [N], dtype: fp32, role: out}", "    pass", "{L_j: {tile: 4}}",
                       "{x: BRAM, y: BRAM}", params="{N: 12}", hints="{L_p: {expected_trips: 2}}")
     assert d.trip_profile("L_j") == [1, 2] and d.longest_trips("L_j", guarded=False) == 12
+
+
+def _cumsum(write, n: int, loops: str):
+    kernel = ("    L_p: for (int p = 0; p < N; p++) {\n      float s = 0;\n"
+              "      L_j: for (int j = 0; j <= p; j++) {\n        s += x[j];\n      }\n      y[p] = s;\n    }")
+    return kernel_design(write, ARCH, kernel, "    x: {shape: [N], dtype: fp32, role: in}\n"
+                         "    y: {shape: [N], dtype: fp32, role: out}", "    y[:] = np.cumsum(x).astype(np.float32)",
+                         loops, "{x: BRAM, y: BRAM}", params=f"{{N: {n}}}")
+
+
+def test_a_tile_below_a_triangles_longest_entry_cuts_every_entry_it_exceeds(write):
+    # (hlsim 0.76) `j <= p` in tiles of 4: the tile loop runs inside p, so each pass loads the x it reads, sum(p + 1)
+    # words; before, the mean entry decided: at N = 7 (mean 4 trips, one tile) x stayed across p, 7 words and 702
+    # cycles, at N = 8 (mean 4.5) 36 words and 1,724 cycles (16 tiles counted where the run enters 12)
+    hlsim = plugins.get("profilers", "hlsim")
+    runs = {n: hlsim.profile(_cumsum(write, n, "{L_j: {tile: 4}}")) for n in (7, 8)}
+    assert [runs[n].counters["reads.DRAM"] for n in (7, 8)] == [28, 36]
+    assert [runs[n].counters["invocations.L_j"] for n in (7, 8)] == [10, 12]  # each entry's own tiles
+    assert runs[7].metrics["cycles"] < runs[8].metrics["cycles"] < 1.25 * runs[7].metrics["cycles"]
+    untiled = hlsim.profile(_cumsum(write, 7, "{}"))
+    assert untiled.counters["reads.DRAM"] == 7  # whole, x held across p

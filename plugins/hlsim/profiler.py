@@ -132,16 +132,16 @@ from .tally import AccessTally, count_ops
 #       unrolled dataflow tasks share units and ports; a pipelined loop of 0 trips (fold_dependences, bank_spread)
 # 0.60-0.61: sibling loops of one name whose ranges or tiles differ from their tile axis move what they touch; a
 #       triangular loop's box follows its trips tile by tile (an LU row split moved 58 words of 64);
-# 0.62-0.65: a triangle's counters range over loops no access moves with; trips round up; wider affine checks;
-#       a loop's exit test pays its control cycle; sibling loops tiled on their own (llmulator.sibling_tiles)
+# 0.62-0.65: a triangle's counters over loops no access moves with; trips round up; exit tests; sibling tiles
 # 0.66-0.67: a loop under a branch moves its tiles as often as it runs (per tile position: traffic.Nest.entries)
 # 0.68: a loop whose point loop holds another band's tile loop is an outer loop whole; a triangular loop a
 #       tile sees one step of spans that step's measured trips; 0.69: every loop around bounds a guard's share
-# 0.70-0.71: a tile held across a triangle's outer loop spans its most trips; its measured trips per kernel entry
+# 0.70-0.71: a tile held across a triangle's outer loop spans its most trips; its measured trips per kernel entry;
 # 0.72-0.73: a tile spans a triangle's most trips among the entries the index-only `if`s around it let through
 #       (0.73: C's / and %, `if (c) continue;`, the index terms of `a && data`; 0.72's relabel was stopped)
-# 0.74-0.75: parameter strides (`A[m * K + k]`); a triangle under an early-exit loop; a diagonal's elements
-VERSION = "0.75"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+# 0.74-0.76: parameter strides (`A[m * K + k]`); a triangle under an early-exit loop; a diagonal's elements;
+#       0.76: a tile cuts a triangle that its longest entry exceeds, into each entry's own tiles (triangle_tiles)
+VERSION = "0.76"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
