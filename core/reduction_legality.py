@@ -17,6 +17,8 @@ import re
 
 from pycparser import c_ast, c_generator, c_parser
 
+from .load_reuse import written as _assigns  # every name a statement assigns (`y = acc++` too)
+
 _ASSOC = {"+", "*", "&", "|", "^"}   # binary operators a chain of updates may regroup
 _COMPOUND = {"+=", "-=", "*=", "&=", "|=", "^="}   # `s -= e` is `s += -e`
 _MINMAX = {"max", "min", "fmax", "fmin", "fmaxf", "fminf"}
@@ -109,9 +111,6 @@ def _reads(n) -> set[str]:
     return set(c.reads_locals) if c is not None else set()
 
 
-def _assigns(st) -> set[str]:
-    from .load_reuse import written
-    return written(st)
 
 
 _OP_OF = {"+=": "+", "-=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}
