@@ -2,7 +2,8 @@
 
 Why a module of its own: a triangular loop (`for j <= p`) runs a different number of trips at each entry, so
 whether a tile cuts it, and into how many tiles, is a question of its entries, not of its mean trips. The tile
-model (``llmulator.traffic.view``, ``llmulator.transfers``) asks these two functions.
+model asks here: ``longest`` and ``any_cut`` (whether a tile cuts a loop), ``tile_counts`` and ``triangle_outer``
+(how many tiles each entry runs; ``llmulator.traffic.view``, ``llmulator.transfers``).
 """
 
 from __future__ import annotations
