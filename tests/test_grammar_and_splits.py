@@ -102,9 +102,11 @@ def test_split_rules_on_hand_made_records():
     fam = LIBRARY_FAMILIES[train_app]
     assert split_of(_rec(train_app + ".mut3", kept_hw, f"{train_app}:base"), holdout_family=fam) == "test_family"
     assert family_of(_rec(train_app + ".mut3", kept_hw, "x:base")) == fam
-    # a group's samples share val/train
-    assert {len({split_of(_rec(train_app, kept_hw, f"{train_app}:base", index=4 * g + k)) for k in range(4)})
-            for g in range(30)} == {1}
+    # val holds whole applications: every sample of one, on any hardware and input, and none of another
+    val_app = next(f"g{k}" for k in range(1000) if split_of(_rec(f"g{k}", kept_hw, "x:base")) == "val")
+    assert {split_of(_rec(val_app + m, hw, d, index=i)) for m in ("", ".mut2") for hw in (kept_hw, held_hw + ".v1")
+            for d in ("x:base", "x:v3", "x:v7") for i in range(8)} == {"val"}
+    assert {split_of(_rec(train_app, kept_hw, f"{train_app}:base", index=i)) for i in range(40)} == {"train"}
 
 
 def test_on_a_generated_dataset_no_test_split_leaks_into_training(tmp_path):
@@ -119,6 +121,9 @@ def test_on_a_generated_dataset_no_test_split_leaks_into_training(tmp_path):
     assert not {hw_family(r["hw"]) for r in by["test_hw"]} & {hw_family(r["hw"]) for r in train}
     assert all(r["stage"] != 1 for r in by["test_hw"])  # generated programs never meet held-out hardware
     assert not {r["input_dist"] for r in by.get("test_input", [])} & {r["input_dist"] for r in train}
+    # val's applications are neither trained on nor tested on (its intervals describe unseen code)
+    apps = {s: {r["app"].split(".mut")[0] for r in by.get(s, [])} for s in by}
+    assert not apps.get("val", set()) & (apps["train"] | apps.get("test_app", set()))
     fam = family_of(train[0])
     train_wo = [r for r in rows if split_of(r, holdout_family=fam) == "train"]
     assert train_wo and all(family_of(r) != fam for r in train_wo)

@@ -103,8 +103,9 @@ def _splits_section(rows: list[dict[str, Any]]) -> list[str]:
               f"first {HELD_OUT['hw']} % (every variant of it is held out; generated programs never use these "
               "families); `test_input` — samples of trained applications under a non-default input variant "
               f"that hashes into the first {HELD_OUT['input_dist']} % (the same code is trained on, under other "
-              f"data); `val` — {HELD_OUT['val']} % of the "
-              "remaining program+mapping groups. `--holdout-family F` (train, bench) moves every sample of "
+              f"data); `val` — every sample of an application whose name hashes into the next "
+              f"{HELD_OUT['val']} % (neither trained on nor tested on: early stopping and the 90 % intervals "
+              "are measured on unseen code). `--holdout-family F` (train, bench) moves every sample of "
               "family F into `test_family` first: leave-one-family-out.", "",
               "| split | samples |", "|---|---|"]
     lines += [f"| {k} | {splits.get(k, 0)} |" for k in SPLITS if k != "test_family"]
