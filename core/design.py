@@ -71,15 +71,15 @@ class Design:
             return float(self.measured_trips[label])
         if hints is None:
             hints = self.hints
-
         mean = self._profile_means.get(label)
         if mean is None and self.trip_profile(label) is not None:
             profile = self.trip_profile(label)
             mean = self._profile_means[label] = sum(profile) / len(profile) if profile else 0.0
         if mean is not None:
             return mean
+        from .variant_trips import variant_trip_scale  # a variant's scalars move a hint over undeclared inputs
         try:
-            return self.tree.static_trips(label, self._names, hints)
+            return self.tree.static_trips(label, self._names, hints) * variant_trip_scale(self, label)
         except KeyError as e:
             raise SpecError(self._missing_trips(label, e.args[0] if e.args else label)) from None
         except ExprError as e:

@@ -20,14 +20,14 @@ estimators price the mean and the per-entry spread, and follow an input variant.
 Only declared inputs count: an array the control reads must have a distribution under ``inputs.arrays`` (of
 the variant or the base) or come from a declared structure. The default fill of an undeclared input
 (``llmulator.inputs.default_description``) is a profiler's fallback, not a statement about the data, and a
-hint the user wrote says more. A loop under branches runs on the lanes that take their sides (each side's
-statements before it run too); a loop before it that sets one of its scalars, or one inside its slice, runs as
-well (within the caps), and so do the top-level statements before its nest that store in an array its control
-reads (``llmulator.earlier_writes``). A loop is also left to its hint when its control reads an array the kernel
-writes otherwise (in its own nest, or an element nothing before it wrote), needs ``continue`` or a ``return``
-(except in a loop at the kernel's top level), sits in a block that is neither a loop body nor a branch's side,
-or lies beyond the caps below; and always when the inputs come from a generator (user code, which this never
-runs).
+hint the user wrote says more (``llmulator.variant_trips`` only asks the fill how a variant's scalars move
+it). A loop under branches runs on the lanes that take their sides (each side's statements before it run too);
+a loop before it that sets one of its scalars, or one inside its slice, runs as well (within the caps), and so
+do the top-level statements before its nest that store in an array its control reads (``earlier_writes``). A
+loop is also left to its hint when its control reads an array the kernel writes otherwise (in its own nest, or
+an element nothing before it wrote), needs ``continue`` or a ``return`` (except in a loop at the kernel's top
+level), sits in a block that is neither a loop body nor a branch's side, or lies beyond the caps below; and
+always when the inputs come from a generator (user code, which this never runs).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from .c_names import LOOPS, array_reads, assigned, read_names
 from .c_slice import chain_to, kept_statements, narrow, slice_body, step_nodes
 from .earlier_writes import earlier_writes, run_earlier
 from .errors import UserError
-from .inputs import _structure_outputs
+from .inputs import _structure_outputs, resolve_inputs
 
 MAX_ENTRIES = 65_536  # entries of the enclosing loops enumerated; beyond, the loop is left to its hint
 MAX_LANES = 4_096  # lanes (entries x draws) run; above, an even stride of the entries
@@ -104,11 +104,22 @@ def input_branch_share(design, branch, any_branch: bool = False) -> float | None
     return _cached(design, ("branch", branch.line, branch.cond_text), lambda run: run.share(branch.ast))
 
 
+def default_fill_mean(design, label: str, variant: str | None, names: dict[str, float]) -> float | None:
+    """The mean trips of loop ``label`` on lanes that draw ``variant``'s inputs, the undeclared ones on the
+    profilers' default fill, with ``names`` as the parameter and scalar values (``variant_trips`` compares two
+    of these); None where the lanes cannot run its control."""
+    try:
+        got = _Run(design, resolve_inputs(design.workload, variant), names, variant, fill_default=True).profile(label)
+    except (Unsupported, UserError, kv.ExprError, ArithmeticError, LookupError, ValueError, TypeError,
+            AttributeError, RecursionError, MemoryError):
+        return None
+    return sum(got[0]) / len(got[0]) if got[0] else None
+
+
 def _cached(design, what: tuple, compute):
     tree = design.tree
     if tree.body is None:
         return None
-    from .inputs import resolve_inputs
     desc = resolve_inputs(design.workload, design.variant)
     if desc["generator"]:
         return None  # user code may fill any array
@@ -128,8 +139,10 @@ def _cached(design, what: tuple, compute):
 class _Run:
     """Lanes for one loop's control or one branch's condition."""
 
-    def __init__(self, design, desc):
-        self.d, self.tree, self.desc = design, design.tree, desc
+    def __init__(self, design, desc, names=None, variant="", fill_default=False):
+        self.d, self.tree, self.desc, self.fill_default = design, design.tree, desc, fill_default  # default:
+        self.names = dict(design._names if names is None else names)  # undeclared inputs on the default fill
+        self.variant = design.variant if variant == "" else variant  # whose inputs the draws are
 
     def profile(self, label: str) -> tuple[list[int], float, list[float]]:
         """(each lane's trips, the share of lanes a ``return`` ended, the trips of each draw's lanes together)
@@ -263,14 +276,14 @@ class _Run:
 
         def drawn(a: str) -> bool:
             spec = w.arrays.get(a)
-            return spec is not None and spec.role in ("in", "inout") and a in declared
+            return spec is not None and spec.role in ("in", "inout") and (a in declared or self.fill_default)
 
         pre, held = earlier_writes(self.tree.body, top, reads & written, written) if reads & written else ([], set())
         for a in reads - held:
             spec = w.arrays.get(a)
             if spec is None or spec.role not in ("in", "inout") or a in written:
                 raise Unsupported(f"array {a} is not an input the kernel leaves alone")
-            if a not in declared:
+            if a not in declared and not self.fill_default:
                 raise Unsupported(f"array {a} has no declared distribution (the default is no statement)")
         # what the earlier statements read and nothing declares is not drawn: a lane that reads it is refused
         extra = {a for a in set().union(*(array_reads(s) for s in pre)) - held if drawn(a) and a not in written}
@@ -294,7 +307,7 @@ class _Run:
                 entries = [entries[i] for i in pick]
             draws = max(1, MAX_LANES // len(entries))
             arrays = {a: v[:draws] for a, v in arrays.items()}
-        names = dict(self.d._names)
+        names = dict(self.names)
         ints = set(w.parameters) | {k for k, v in w.scalars.items() if not v["dtype"].startswith("fp")}
         known = {}
         if held:  # the earlier statements run first, on one lane per draw
@@ -320,7 +333,7 @@ class _Run:
         return lanes
 
     def _entries(self, ancestors: list) -> list[dict[str, float]]:
-        envs: list[dict[str, float]] = [dict(self.d._names)]
+        envs: list[dict[str, float]] = [dict(self.names)]
         for anc in ancestors:
             if anc.data_dependent or anc.is_while or anc.var is None:
                 raise _DynamicEntries("an enclosing loop with data-dependent trips")
@@ -341,7 +354,7 @@ class _Run:
             raise Unsupported("inputs too large to draw")
         n = max(1, min(MAX_DRAWS, math.ceil(MIN_LANES / max(lanes_per_draw, 1)), MAX_INPUT_ELEMENTS // max(size, 1)))
         from .inputs import generate_inputs
-        got = [generate_inputs(w, sizes, self.d.variant, seed=SEED0 + k) for k in range(n)]
+        got = [generate_inputs(w, sizes, self.variant, seed=SEED0 + k) for k in range(n)]
         return {a: np.stack([g[a] for g in got]) for a in reads}
 
 
