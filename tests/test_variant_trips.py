@@ -12,7 +12,6 @@ base (``llmulator.variant_trips``).
 from __future__ import annotations
 
 import pytest
-
 from llmulator import plugins
 from llmulator.design import load_design
 from llmulator.library import resolve
