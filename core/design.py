@@ -22,6 +22,7 @@ from .errors import Diagnostic, SpecError
 from .expr import ExprError, evaluate
 from .kernel import Access, Branch, Loop, LoopTree, analyze
 from .specs import Architecture, Mapping, Workload, load_architecture, load_mapping, load_workload
+from .variant_trips import variant_branch_probability, variant_trip_scale
 
 
 def index_step(loop: Loop) -> int:
@@ -77,8 +78,7 @@ class Design:
             mean = self._profile_means[label] = sum(profile) / len(profile) if profile else 0.0
         if mean is not None:
             return mean
-        from .variant_trips import variant_trip_scale  # a variant's scalars move a hint over undeclared inputs
-        try:
+        try:  # a variant's scalars move a hint over undeclared inputs (variant_trips)
             return self.tree.static_trips(label, self._names, hints) * variant_trip_scale(self, label)
         except KeyError as e:
             raise SpecError(self._missing_trips(label, e.args[0] if e.args else label)) from None
@@ -229,8 +229,8 @@ class Design:
         if not br.data_dependent and id(br) in self._scalar_branches:
             return self._scalar_branches[id(br)], None
         h = self.hints.get(br.label or "", {})
-        if "taken_probability" in h:
-            return float(h["taken_probability"]), None
+        if "taken_probability" in h:  # a variant's scalars move a hint over undeclared inputs (variant_trips)
+            return variant_branch_probability(self, br, float(h["taken_probability"])), None
         how = (f"add workload.hints.{br.label}.taken_probability" if br.label else
                "label it (L_name: if (...)) and add workload.hints.L_name.taken_probability")
         return 0.5, f"branch at line {br.line} (`{br.cond_text}`) has no taken_probability hint; assumed 0.5 ({how})"

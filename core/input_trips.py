@@ -1,5 +1,4 @@
-"""Trips of a loop whose control reads input data, from the inputs the workload declares: the control run on
-draws of them.
+"""Trips of a loop whose control reads input data, from the inputs the workload declares: its control on draws.
 
 ``int x = a[i]; int c = 0; L_w: while (x > 1 && c < 64) { x = (x & 1) ? 3 * x + 1 : x >> 1; c++; }`` runs as
 many trips as its recurrence takes from ``a[i]``; ``while (k < n && d[k] != key[q]) k++;`` as many as the first
@@ -56,6 +55,8 @@ MAX_WORK = 20_000_000  # lane-trips in all
 SEED0 = 1_000_003  # the draws' seeds: SEED0, SEED0 + 1, ... (not a workload's own seed)
 _CACHE: dict[tuple, object] = {}  # per design content and question: trips and return share, a share, or None
 _CACHE_SIZE = 256
+_REFUSED = (Unsupported, UserError, kv.ExprError, ArithmeticError, LookupError, ValueError, TypeError, AttributeError,
+            RecursionError, MemoryError)
 
 
 def input_trip_profile(design, label: str) -> list[int] | None:
@@ -104,16 +105,17 @@ def input_branch_share(design, branch, any_branch: bool = False) -> float | None
     return _cached(design, ("branch", branch.line, branch.cond_text), lambda run: run.share(branch.ast))
 
 
-def default_fill_mean(design, label: str, variant: str | None, names: dict[str, float]) -> float | None:
-    """The mean trips of loop ``label`` on lanes that draw ``variant``'s inputs, the undeclared ones on the
-    profilers' default fill, with ``names`` as the parameter and scalar values (``variant_trips`` compares two
-    of these); None where the lanes cannot run its control."""
+def default_fill(design, what, variant: str | None, names: dict[str, float]) -> float | None:
+    """Loop ``what``'s mean trips (a label) or branch ``what``'s taken share on lanes of ``variant``'s inputs with
+    the default fill for undeclared ones and ``names``' values (``variant_trips``); None: the lanes cannot."""
     try:
-        got = _Run(design, resolve_inputs(design.workload, variant), names, variant, fill_default=True).profile(label)
-    except (Unsupported, UserError, kv.ExprError, ArithmeticError, LookupError, ValueError, TypeError,
-            AttributeError, RecursionError, MemoryError):
+        run = _Run(design, resolve_inputs(design.workload, variant), names, variant, fill_default=True)
+        if not isinstance(what, str):
+            return run.share(what.ast)
+        got = run.profile(what)[0]
+    except _REFUSED:
         return None
-    return sum(got[0]) / len(got[0]) if got[0] else None
+    return sum(got) / len(got) if got else None
 
 
 def _cached(design, what: tuple, compute):
@@ -128,8 +130,7 @@ def _cached(design, what: tuple, compute):
     if key not in _CACHE:
         try:
             _CACHE[key] = compute(_Run(design, desc))
-        except (Unsupported, UserError, kv.ExprError, ArithmeticError, LookupError, ValueError, TypeError,
-                AttributeError, RecursionError, MemoryError):
+        except _REFUSED:
             _CACHE[key] = None  # outside what this module runs (or inputs it cannot draw): the hint's, as before
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))

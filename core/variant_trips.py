@@ -9,41 +9,68 @@ profilers draw for it, so it says how the count responds to the scalar even wher
 count itself: the hint is scaled by the ratio of the loop's mean trips under the variant's scalars to those
 under the base scalars, both on the default fill.
 
-The hint stays as written where the variant changes no scalar value, names a hint of its own for the loop, or
-the hint's expression reads a changed scalar (it follows the variant already), and where the lanes cannot run
-the control (a generator fills the inputs, the control is outside what they run).
+A ``taken_probability`` hint of a branch over undeclared inputs (``if (a[i] > thr)``) moves the same way, on
+the log-odds scale (a probability stays in [0, 1]): logit(hint) + logit(share under the variant's scalars) -
+logit(share under the base's), the shares clipped to half a lane from 0 and 1.
+
+The hint stays as written where the variant changes no scalar value, names a hint of its own for the loop or
+branch, or the hint's expression reads a changed scalar (it follows the variant already), and where the lanes
+cannot run the control (a generator fills the inputs, the control is outside what they run).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 
-from .input_trips import default_fill_mean
+from .input_trips import MAX_LANES, default_fill
 
-_CACHE: dict[tuple, float] = {}
+_CACHE: dict[tuple, float | None] = {}
 _CACHE_SIZE = 256
 
 
 def variant_trip_scale(design, label: str) -> float:
     """The factor the design's variant moves loop ``label``'s hint by (1.0 where the rule above leaves it)."""
-    loop, v, w = design.tree.loops[label], design.variant, design.workload
-    if v is None or design.tree.body is None or not (loop.is_while or loop.data_dependent):
+    loop = design.tree.loops[label]
+    if not (loop.is_while or loop.data_dependent):
         return 1.0
+    got = _pair(design, label, label, "expected_trips")
+    return got[0] / got[1] if got is not None and got[1] else 1.0
+
+
+def variant_branch_probability(design, br, p: float) -> float:
+    """Branch ``br``'s ``taken_probability`` hint ``p`` moved by the design's variant (``p`` as written where the
+    rule above leaves it)."""
+    got = _pair(design, br.label or "", br, "taken_probability") if br.data_dependent else None
+    if got is None or not 0.0 < p < 1.0:
+        return p
+    lo = 0.5 / MAX_LANES
+    now, was = (min(max(x, lo), 1.0 - lo) for x in got)
+    z = math.log(p / (1 - p)) + math.log(now / (1 - now)) - math.log(was / (1 - was))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def _pair(design, label: str, what, key: str) -> tuple[float, float] | None:
+    """(under the variant's scalars, under the base's) of ``what`` on the default fill, or None where the rule
+    leaves the hint as written."""
+    v, w = design.variant, design.workload
+    if v is None or design.tree.body is None:
+        return None
     from .inputs import resolve_inputs
     desc = resolve_inputs(w, v)
     own = ((w.inputs or {}).get("variants", {}).get(v) or {}).get("hints") or {}
     base = {k: s["value"] for k, s in (w.raw.get("scalars") or {}).items()}
     moved = {k for k, s in desc["scalars"].items() if k in base and base[k] != s["value"]}
-    hint = str((design.hints.get(label) or {}).get("expected_trips", ""))
-    if not moved or label in own or desc["generator"] or moved & set(re.findall(r"[A-Za-z_]\w*", hint)):
-        return 1.0
-    key = (design.tree.source, label, v, tuple(sorted(design._names.items())),
-           json.dumps({k: desc[k] for k in ("arrays", "structures")}, sort_keys=True, default=str))
-    if key not in _CACHE:
-        now = default_fill_mean(design, label, v, design._names)
-        was = default_fill_mean(design, label, None, {**design._names, **base})
-        _CACHE[key] = now / was if now is not None and was else 1.0
+    hint = str((design.hints.get(label) or {}).get(key, ""))
+    if not moved or key in own.get(label, {}) or desc["generator"] or moved & set(re.findall(r"[A-Za-z_]\w*", hint)):
+        return None
+    ckey = (design.tree.source, label, getattr(what, "line", None), v, tuple(sorted(design._names.items())),
+            json.dumps({k: desc[k] for k in ("arrays", "structures")}, sort_keys=True, default=str))
+    if ckey not in _CACHE:
+        now = default_fill(design, what, v, design._names)
+        was = default_fill(design, what, None, {**design._names, **base})
+        _CACHE[ckey] = (now, was) if now is not None and was is not None else None
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))
-    return _CACHE[key]
+    return _CACHE[ckey]

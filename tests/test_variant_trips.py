@@ -11,6 +11,8 @@ base (``llmulator.variant_trips``).
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from llmulator import plugins
 from llmulator.design import load_design
@@ -104,3 +106,52 @@ def test_the_hint_stays_where_the_variant_or_the_hint_already_speaks(write):
     assert _design(write, "same").trips("L_s") == 9.0  # no scalar value changes
     # a hint that reads the scalar follows the variant already: no second scaling
     assert _design(write, "high", hint="thr / 10").trips("L_s") == pytest.approx(12.6)
+
+
+BRANCH = """    L_i: for (int i = 0; i < N; i++) {
+      int v = 2 * a[i];
+      L_b: if (v > thr) {
+        y[i] = a[i] * a[i] + 3 * a[i];
+      } else {
+        y[i] = 0;
+      }
+    }"""
+
+
+def _branch_design(write, variant):
+    w = f"""
+workload:
+  version: 1
+  name: above
+  parameters: {{N: 256}}
+  scalars: {{thr: {{dtype: int32, value: 200}}}}
+  arrays:
+    a: {{shape: [N], dtype: int16, role: in}}
+    y: {{shape: [N], dtype: int32, role: out}}
+  kernel: |
+{BRANCH}
+  hints: {{L_b: {{taken_probability: 0.1}}}}
+  inputs:
+    variants:
+      half: {{scalars: {{thr: -2}}}}
+  reference: |
+    y[:] = np.where(2 * a.astype(np.int32) > thr, a.astype(np.int32) ** 2 + 3 * a, 0)
+"""
+    return load_design(resolve("architecture", "hls-fpga"), write("w.yaml", w),
+                       write("m.yaml", MAPPING.replace("a: BRAM, first: BRAM", "a: BRAM, y: BRAM")), variant=variant)
+
+
+def test_a_taken_probability_hint_moves_on_the_log_odds_scale(write):
+    logit = lambda p: math.log(p / (1 - p))  # noqa: E731
+    # `2 * a[i] > thr` is no single-element comparison (``branch_inputs``), and `a` has no declared distribution,
+    # so the base answers with the hint; P(2a > thr) on the default fill: thr 200 and -2
+    base, half = 27 / 256, 128 / 256
+    want = 1 / (1 + math.exp(-(logit(0.1) + logit(half) - logit(base))))  # 0.486
+    d = _branch_design(write, "half")
+    br = next(n for n in d.tree.walk() if getattr(n, "label", None) == "L_b")
+    assert d.branch_probability(br)[0] == pytest.approx(want, abs=0.04)
+    b = _branch_design(write, None)
+    assert b.branch_probability(next(n for n in b.tree.walk() if getattr(n, "label", None) == "L_b"))[0] == 0.1
+    p, e = (plugins.get("profilers", "hlsim").profile(x) for x in (b, d)), plugins.get("estimators", "analytical")
+    runs, ests = [q.metrics["cycles"] for q in p], [r.metrics["cycles"] for r in e.estimate([b, d])]
+    assert runs[1] > runs[0] and ests[1] > ests[0]  # the run's direction (flat before)
