@@ -53,6 +53,9 @@ class ArrayUse:
     split: object = None  # ``sibling_tiles.Split``: its accesses in sibling loops tiled on their own, or None
     site: int = -1  # the innermost loop around all its accesses (-1: none); its entries gate its tiles' loads
     accesses: float = math.inf  # its distinct subscripts (text and scope): a tile holds at most so many per point
+    # where every access has one linear part: (tile axes (K,), elements per trip (D, K), distinct offsets (A, D));
+    # accesses a constant apart name the union of their translates (``shifted_union``), else None
+    shifts: tuple | None = None
 
 
 
@@ -171,7 +174,41 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
     return ArrayUse(name, spec.bits, spec.role, level, dep, coefs, spread, indirect, shape, u["r"], u["w"],
                     u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
                     patterns, boxes, named, encloses, tuple(scopes.axis), None, common_loop(loops, u["at"]),
-                    float(len({(a.index_text, w) for a, w in zip(u["accs"], u["at"], strict=True)})))
+                    float(len({(a.index_text, w) for a, w in zip(u["accs"], u["at"], strict=True)})),
+                    _shifts(design, u, loops, scopes, ndim))
+
+
+def _shifts(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int) -> tuple | None:
+    """``ArrayUse.shifts``: the accesses' one linear part over the tile axes (each coefficient times its loop's
+    step) and their distinct constant offsets; None where they have several linear parts, a subscript without an
+    affine form, or an offset no number gives."""
+    forms: dict[tuple, set] = {}
+    for acc, at in zip(u["accs"], u["at"], strict=True):
+        if len(acc.affine) < ndim or any(a is None for a in acc.affine[:ndim]):
+            return None
+        lin, off = [], []
+        for aff in acc.affine[:ndim]:
+            terms: dict[int, float] = {}
+            for v, c in aff.coefs.items():
+                if c and (li := scopes.loop(at, v)) is None:
+                    return None  # a name that is no loop: a value the nest does not move
+                if c:
+                    terms[li] = terms.get(li, 0) + c * index_step(loops[li])
+            lin.append(tuple(sorted(terms.items())))
+            try:
+                off.append(float(evaluate(aff.const, design.sizes)))
+            except ExprError:
+                return None
+        forms.setdefault(tuple(lin), set()).add(tuple(off))
+    if len(forms) != 1:
+        return None
+    (lin, offs), = forms.items()
+    axes = sorted({li for dim in lin for li, _ in dim})
+    coefs = np.zeros((ndim, len(axes)))
+    for d, dim in enumerate(lin):
+        for li, c in dim:
+            coefs[d, axes.index(li)] = c
+    return tuple(axes), coefs, np.asarray(sorted(offs))
 
 
 def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes, dep: np.ndarray,

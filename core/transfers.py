@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from . import access_boxes
+from . import access_boxes, shifted_union
 from .array_use import scopes_of
 from .design import Design
 from .kernel import Loop
@@ -54,14 +54,22 @@ def _coupled_cap(arr: ArrayUse, tiles: np.ndarray, out: np.ndarray) -> np.ndarra
     subscripts use. It binds only where a loop indexes two dimensions, which the per-dimension box counts twice: a
     diagonal `L[i][i]` over N points names N elements, not the N x N box (before hlsim 0.74 / analytical 0.87:
     trisolv's diagonal loop moved the whole matrix, 3.2x its DRAM energy, where the same kernel over
-    `L[i * N + i]` moved N; an outside check). Still high where shifted diagonals overlap: `A[i][i]` beside
-    `A[i + 1][i + 1]` over 7 points counts 14 of the 8 they name (a probe of this change; it counted 28, the
-    per-dimension patterns' combinations, before the distinct subscripts)."""
+    `L[i * N + i]` moved N; an outside check). Accesses of one linear part a constant apart name the union of their
+    translates (``shifted_union``, hlsim 0.77): `A[i][i]`, `A[i + 1][i + 1]` over 7 points name 8 (14 before)."""
     named = [li for d, c in enumerate(arr.coefs) if not arr.indirect_dims[d] for li, _ in c]
     if not arr.patterns or any(arr.indirect_dims) or len(set(named)) == len(named):
         return out
     points = np.prod([tiles[:, li] for li in sorted(set(named))], axis=0)
-    return np.minimum(out, points * min(math.prod(arr.patterns), arr.accesses))
+    per_point = np.full(points.shape, float(min(math.prod(arr.patterns), arr.accesses)))
+    if arr.shifts is not None and len(arr.shifts[2]) > 1 and list(arr.shifts[0]) == sorted(set(named)):
+        axes, coefs, offsets = arr.shifts
+        cache: dict[tuple, float | None] = {}
+        for b, ext in enumerate(np.stack([np.maximum(np.round(tiles[:, li]), 1.0) for li in axes], axis=1)):
+            if tuple(ext) not in cache:
+                union = shifted_union.named(coefs, offsets, ext)
+                cache[tuple(ext)] = None if union is None else union / float(np.prod(ext))
+            per_point[b] = min(per_point[b], cache[tuple(ext)] or math.inf)
+    return np.minimum(out, points * per_point)
 
 
 def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.ndarray | None = None,
