@@ -68,14 +68,3 @@ def test_a_diagonal_moves_the_elements_it_names_not_its_box():
     assert (p.counters["reads.DRAM"], p.counters["writes.DRAM"]) == (900, 80)
     est = plugins.get("estimators", "analytical").estimate([d])[0]
     assert est.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=0.02)
-
-
-def test_shifted_diagonals_count_each_distinct_subscript_once_per_point(write):
-    kernel = "    L_i: for (int i = 0; i < N - 1; i++) {\n      y[i] = A[i][i] + A[i + 1][i + 1];\n    }"
-    d = kernel_design(write, ARCH, kernel, "    A: {shape: [N, N], dtype: fp32, role: in}\n"
-                      "    y: {shape: [N], dtype: fp32, role: out}", "    y[:N - 1] = np.diag(A)[:-1] + np.diag(A)[1:]",
-                      "{}", "{A: BRAM, y: BRAM}", params="{N: 8}")
-    # 7 points, two subscripts: at most 14 (they name 8: shifted diagonals overlap, which this does not see; the
-    # per-dimension patterns' combinations counted 28, the box 64)
-    p = plugins.get("profilers", "hlsim").profile(d)
-    assert p.counters["distinct_read"] == 8 and p.counters["reads.DRAM"] == 14

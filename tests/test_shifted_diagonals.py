@@ -1,9 +1,9 @@
 """Diagonals a constant apart name the union of their elements (hlsim 0.77 / analytical 0.91, 2026-12-08).
 
 An outside probe of hlsim 0.75: `y[i] = A[i][i] + A[i + 1][i + 1]` over 7 points reads the 8 diagonal elements
-A[0][0] .. A[7][7], and hlsim moved 14 words (one per point per subscript; 28 under 0.74). The hand counts: two
-translates of one diagonal by k overlap in all but k elements; subscripts that leave the diagonal (`A[i][i + 1]`)
-name elements of their own.
+A[0][0] .. A[7][7], and hlsim moved 14 words (one per point per subscript; 28 under 0.74; test_parameter_strides
+held the 14 as a known excess until this change). The hand counts: two translates of one diagonal by k overlap
+in all but k elements; subscripts that leave the diagonal (`A[i][i + 1]`) name elements of their own.
 """
 
 from __future__ import annotations
