@@ -25,3 +25,9 @@ def named(coefs: np.ndarray, offsets: np.ndarray, extents) -> int | None:
     base = grid @ coefs.T  # (P, D)
     elements = (base[None, :, :] + offsets[:, None, :]).reshape(-1, coefs.shape[0])
     return int(np.unique(elements, axis=0).shape[0])
+
+
+def per_point(coefs: np.ndarray, offsets: np.ndarray, extents) -> float | None:
+    """:func:`named` per point of the tile (what ``transfers._coupled_cap`` multiplies its points by)."""
+    union = named(coefs, offsets, extents)
+    return None if union is None else union / float(np.prod([max(int(round(e)), 1) for e in extents]))

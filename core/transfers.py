@@ -55,19 +55,19 @@ def _coupled_cap(arr: ArrayUse, tiles: np.ndarray, out: np.ndarray) -> np.ndarra
     diagonal `L[i][i]` over N points names N elements, not the N x N box (before hlsim 0.74 / analytical 0.87:
     trisolv's diagonal loop moved the whole matrix, 3.2x its DRAM energy, where the same kernel over
     `L[i * N + i]` moved N; an outside check). Accesses of one linear part a constant apart name the union of their
-    translates (``shifted_union``, hlsim 0.77): `A[i][i]`, `A[i + 1][i + 1]` over 7 points name 8 (14 before)."""
+    translates (``shifted_union``, hlsim 0.77): `A[i][i]`, `A[i + 1][i + 1]` over 7 points name 8 (14 before). A
+    while counter's dimension spans one step more than its trips, the exit test's (``while_span``; a probe)."""
     named = [li for d, c in enumerate(arr.coefs) if not arr.indirect_dims[d] for li, _ in c]
     if not arr.patterns or any(arr.indirect_dims) or len(set(named)) == len(named):
         return out
-    points = np.prod([tiles[:, li] for li in sorted(set(named))], axis=0)
+    counted = {li for d, c in enumerate(arr.coefs) if arr.patterns[d] == math.inf for li, _ in c}
+    points = np.prod([tiles[:, li] + (li in counted) for li in sorted(set(named))], axis=0)
     per_point = np.full(points.shape, float(min(math.prod(arr.patterns), arr.accesses)))
     if arr.shifts is not None and len(arr.shifts[2]) > 1 and list(arr.shifts[0]) == sorted(set(named)):
-        axes, coefs, offsets = arr.shifts
-        cache: dict[tuple, float | None] = {}
+        (axes, coefs, offsets), cache = arr.shifts, {}
         for b, ext in enumerate(np.stack([np.maximum(np.round(tiles[:, li]), 1.0) for li in axes], axis=1)):
             if tuple(ext) not in cache:
-                union = shifted_union.named(coefs, offsets, ext)
-                cache[tuple(ext)] = None if union is None else union / float(np.prod(ext))
+                cache[tuple(ext)] = shifted_union.per_point(coefs, offsets, ext)
             per_point[b] = min(per_point[b], cache[tuple(ext)] or math.inf)
     return np.minimum(out, points * per_point)
 

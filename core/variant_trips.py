@@ -51,6 +51,15 @@ def variant_branch_probability(design, br, p: float) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
+def variant_moves(design, node) -> bool:
+    """Whether the design's variant moves the hint of loop or branch ``node`` (``analytical.variant_notes``: a note
+    that the variant gives no hint there would say the estimate stays at the base's, which it does not)."""
+    if getattr(node, "kind", "") == "loop":
+        return variant_trip_scale(design, node.label) != 1.0
+    p = (design.hints.get(node.label or "") or {}).get("taken_probability")
+    return p is not None and variant_branch_probability(design, node, float(p)) != float(p)
+
+
 def _pair(design, label: str, what, key: str) -> tuple[float, float] | None:
     """(under the variant's scalars, under the base's) of ``what`` on the default fill, or None where the rule
     leaves the hint as written."""

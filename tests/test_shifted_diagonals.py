@@ -43,3 +43,16 @@ def test_tiles_of_shifted_diagonals_each_hold_their_union(write):
     # one: 8.75, between the 8 distinct elements and the hand count
     p, _ = profiled_and_estimated(_diag(write, "0", "N - 1", "A[i][i] + A[i + 1][i + 1]", "{L_i: {tile: 4}}"))
     assert p.counters["distinct_read"] == 8 and 8 <= p.counters["reads.DRAM"] <= 9
+
+
+def test_a_while_loop_whose_exit_test_reads_a_diagonal_moves_the_element_it_stopped_on(write):
+    # an outside probe of 0.77's first form: `while (i < N && A[i][i] < 100) i++;` stopped by the data after 18
+    # trips reads 19 diagonal elements (the last test's too), and hlsim refused its own count (18 words: one per
+    # trip, InvariantError); the twin with a 1-D `a[i]` had always counted the exit test's element
+    kernel = "    int i = 0;\n    L_x: while (i < N && A[i][i] < 100) {\n      i++;\n    }\n    o[0] = i;"
+    d = kernel_design(write, ARCH, kernel, "    A: {shape: [N, N], dtype: int16, role: in}\n"
+                      "    o: {shape: [1], dtype: int32, role: out}",
+                      "    i = 0\n    while i < N and A[i, i] < 100:\n        i += 1\n    o[0] = i", "{}",
+                      "{A: BRAM, o: BRAM}", params="{N: 32}", hints="{L_x: {expected_trips: 8}}")
+    p, _ = profiled_and_estimated(d)
+    assert p.counters["distinct_read"] <= p.counters["reads.DRAM"] <= p.counters["distinct_read"] + 1

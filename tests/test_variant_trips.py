@@ -99,6 +99,10 @@ def test_the_estimate_follows_hlsim_across_the_variants(write):
     assert got["high"][0] > 4 * got[None][0] > 16 * got["low"][0]
     for e, h in got.values():
         assert e == pytest.approx(h, rel=0.15)
+    # no note that the variant leaves the loop at the base's expectation (a probe: it said so while moving it);
+    # a variant that moves nothing still gets it
+    assert not any("gives no hint" in n for n in est.estimate([_design(write, "high")])[0].notes)
+    assert any("gives no hint" in n for n in est.estimate([_design(write, "same")])[0].notes)
 
 
 def test_the_hint_stays_where_the_variant_or_the_hint_already_speaks(write):

@@ -24,6 +24,7 @@ from llmulator.expected_cycles import expected_cycles
 from llmulator.instrument import instrumented
 from llmulator.results import Estimate
 from llmulator.timing import Timing
+from llmulator.variant_trips import variant_moves
 from llmulator.words import moved_bits
 
 from . import model, top_statements
@@ -351,9 +352,8 @@ class AnalyticalEstimator:
 
 
 def variant_notes(d: Design) -> list[str]:
-    """A static model sees an input variant through its hints, except where it prices the control from the
-    declared inputs: say so when the variant leaves a data-dependent loop or branch at the base workload's
-    expectation."""
+    """A static model sees an input variant through its hints, except where it prices the control from the declared
+    inputs or moves a hint with the variant's scalars: say so where the variant leaves the base's expectation."""
     if d.variant is None:
         return []
     own = ((d.workload.inputs or {}).get("variants", {}).get(d.variant, {}) or {}).get("hints", {})
@@ -362,7 +362,7 @@ def variant_notes(d: Design) -> list[str]:
         kind, label = getattr(n, "kind", ""), getattr(n, "label", None)
         dependent = (kind == "loop" and (n.data_dependent or n.is_while) and d.trip_profile(label) is None) or \
             (kind == "branch" and n.data_dependent and id(n) not in d._input_branches)
-        if dependent and label and label not in own:
+        if dependent and label and label not in own and not variant_moves(d, n):
             missing.append(label)
     if not missing:
         return []

@@ -140,7 +140,7 @@ from .tally import AccessTally, count_ops
 # 0.72-0.73: a tile spans a triangle's most trips among the entries the index-only `if`s around it let through
 #       (0.73: C's / and %, `if (c) continue;`, the index terms of `a && data`; 0.72's relabel was stopped)
 # 0.74-0.76: parameter strides (`A[m * K + k]`); a triangle under an early-exit loop; a diagonal's elements;
-#       0.76: a tile cuts a triangle its longest entry exceeds (triangle_tiles); 0.77: shifted diagonals' union
+#       0.76: a tile cuts a triangle its longest entry exceeds; 0.77: shifted diagonals, a while counter diagonal
 VERSION = "0.77"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
