@@ -22,6 +22,7 @@ import hashlib
 import json
 import os
 import pickle
+import signal
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -135,6 +136,8 @@ def run_user_code(kind: str, workload: str, code: str, namespace: dict[str, Any]
         prefix = f"{kind} of workload '{workload}'"
         if r.timed_out:
             raise UserError(f"{prefix} did not finish within {LIMITS.wall_s:g} s (an infinite loop?)")
+        if r.returncode in (-signal.SIGXCPU, 128 + signal.SIGXCPU):  # the CPU-time limit can fire first (bwrap: 128+)
+            raise UserError(f"{prefix} did not finish within {LIMITS.cpu_s:g} s of CPU time (an infinite loop?)")
         meta = _read_json(t)
         if meta is None:
             raise UserError(f"{prefix} did not finish normally (exit status {r.returncode}"

@@ -571,6 +571,23 @@ def test_profiles_time_limit_bounds_the_reference_too(tmp_path, capsys, monkeypa
     assert "did not finish within 3 s" in capsys.readouterr().err
 
 
+@needs_sandbox
+def test_a_reference_stopped_by_the_cpu_limit_is_named_a_time_limit(tmp_path, capsys, monkeypatch):
+    """The CPU-time limit (SIGXCPU, exit status 152 through bwrap) can fire before the wall clock's: the run
+    above once failed with "did not finish normally (exit status 152) ... a crash" on an idle core."""
+    import attrs
+    import yaml
+    monkeypatch.setattr(usercode, "LIMITS", attrs.evolve(usercode.LIMITS, wall_s=60.0, cpu_s=1.0))
+    w = _copy_workload(tmp_path, "L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
+    doc = yaml.safe_load(w.read_text())
+    doc["workload"]["reference"] = "while True:\n    pass\n"
+    w.write_text(yaml.safe_dump(doc))
+    m = tmp_path / "m.yaml"
+    m.write_text("mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {x: BRAM, y: BRAM}\n")
+    assert main(["profile", "hls-fpga", str(w), str(m)]) == 2
+    assert "did not finish within 1 s of CPU time" in capsys.readouterr().err
+
+
 def test_validate_refuses_an_oversized_generator_before_compiling_it(tmp_path, capsys, monkeypatch):
     """Running workload Python refused code over MAX_CODE_CHARS, but `validate` compiled a generator of any size in
     this process for its syntax errors (an outside probe: 3 MB, 1.15 GB of memory)."""
