@@ -553,11 +553,8 @@ def test_a_file_named_where_a_spec_belongs_is_not_echoed(tmp_path, capsys):
     assert "hashvalue" not in err and "alice" not in err and "is not a mapping file" in err, err
 
 
-@needs_sandbox
-def test_profiles_time_limit_bounds_the_reference_too(tmp_path, capsys, monkeypatch):
-    """`profile --time-limit 5` bounded the kernel only: a reference that sleeps ran its own 120 s (an outside
-    probe). The limit now holds for the reference and the generator of that command."""
-    monkeypatch.setattr(usercode, "LIMITS", usercode.LIMITS)  # restored after the test
+def _spinning_reference(tmp_path):
+    """(workload, mapping) files of a copy kernel whose NumPy reference never ends."""
     import yaml
     w = _copy_workload(tmp_path, "L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
     doc = yaml.safe_load(w.read_text())
@@ -565,6 +562,15 @@ def test_profiles_time_limit_bounds_the_reference_too(tmp_path, capsys, monkeypa
     w.write_text(yaml.safe_dump(doc))
     m = tmp_path / "m.yaml"
     m.write_text("mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {x: BRAM, y: BRAM}\n")
+    return w, m
+
+
+@needs_sandbox
+def test_profiles_time_limit_bounds_the_reference_too(tmp_path, capsys, monkeypatch):
+    """`profile --time-limit 5` bounded the kernel only: a reference that sleeps ran its own 120 s (an outside
+    probe). The limit now holds for the reference and the generator of that command."""
+    monkeypatch.setattr(usercode, "LIMITS", usercode.LIMITS)  # restored after the test
+    w, m = _spinning_reference(tmp_path)
     t0 = time.monotonic()
     assert main(["profile", "hls-fpga", str(w), str(m), "--time-limit", "3"]) == 2
     assert time.monotonic() - t0 < 60
@@ -576,14 +582,8 @@ def test_a_reference_stopped_by_the_cpu_limit_is_named_a_time_limit(tmp_path, ca
     """The CPU-time limit (SIGXCPU, exit status 152 through bwrap) can fire before the wall clock's: the run
     above once failed with "did not finish normally (exit status 152) ... a crash" on an idle core."""
     import attrs
-    import yaml
     monkeypatch.setattr(usercode, "LIMITS", attrs.evolve(usercode.LIMITS, wall_s=60.0, cpu_s=1.0))
-    w = _copy_workload(tmp_path, "L_i: for (int i = 0; i < N; i++) { y[i] = x[i]; }")
-    doc = yaml.safe_load(w.read_text())
-    doc["workload"]["reference"] = "while True:\n    pass\n"
-    w.write_text(yaml.safe_dump(doc))
-    m = tmp_path / "m.yaml"
-    m.write_text("mapping:\n  version: 1\n  name: m\n  loops: {}\n  placement: {x: BRAM, y: BRAM}\n")
+    w, m = _spinning_reference(tmp_path)
     assert main(["profile", "hls-fpga", str(w), str(m)]) == 2
     assert "did not finish within 1 s of CPU time" in capsys.readouterr().err
 
