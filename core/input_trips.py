@@ -138,12 +138,12 @@ def _cached(design, what: tuple, compute):
 
 
 class _Run:
-    """Lanes for one loop's control or one branch's condition."""
+    """Lanes for one loop's control or one branch's condition: on the design's values and inputs, or on ``names``
+    and ``variant``'s inputs (``default_fill``); ``fill_default``: undeclared inputs on the profilers' default fill."""
 
-    def __init__(self, design, desc, names=None, variant="", fill_default=False):
-        self.d, self.tree, self.desc, self.fill_default = design, design.tree, desc, fill_default  # default:
-        self.names = dict(design._names if names is None else names)  # undeclared inputs on the default fill
-        self.variant = design.variant if variant == "" else variant  # whose inputs the draws are
+    def __init__(self, design, desc, names=None, variant=None, fill_default=False):
+        self.d, self.tree, self.desc, self.fill_default = design, design.tree, desc, fill_default
+        self.names, self.variant = (dict(design._names), design.variant) if names is None else (dict(names), variant)
 
     def profile(self, label: str) -> tuple[list[int], float, list[float]]:
         """(each lane's trips, the share of lanes a ``return`` ended, the trips of each draw's lanes together)
