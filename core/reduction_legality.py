@@ -111,8 +111,6 @@ def _reads(n) -> set[str]:
     return set(c.reads_locals) if c is not None else set()
 
 
-
-
 _OP_OF = {"+=": "+", "-=": "+", "*=": "*", "&=": "&", "|=": "|", "^=": "^"}
 
 

@@ -23,10 +23,12 @@ from __future__ import annotations
 import json
 import math
 import re
+import weakref
 
 from .input_trips import MAX_LANES, default_fill
 
 _CACHE: dict[tuple, float | None] = {}
+_PER_DESIGN: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # design -> {(label, line, key): _pair}
 _CACHE_SIZE = 256
 
 
@@ -63,8 +65,18 @@ def variant_moves(design, node) -> bool:
 def _pair(design, label: str, what, key: str) -> tuple[float, float] | None:
     """(under the variant's scalars, under the base's) of ``what`` on the default fill, or None where the rule
     leaves the hint as written."""
+    if design.variant is None:
+        return None
+    memo = _PER_DESIGN.setdefault(design, {})  # Design.trips asks once per loop per pass: the gate runs once
+    at = (label, getattr(what, "line", None), key)
+    if at not in memo:
+        memo[at] = _pair_of(design, label, what, key)
+    return memo[at]
+
+
+def _pair_of(design, label: str, what, key: str) -> tuple[float, float] | None:
     v, w = design.variant, design.workload
-    if v is None or design.tree.body is None:
+    if design.tree.body is None:
         return None
     from .inputs import resolve_inputs
     desc = resolve_inputs(w, v)
