@@ -179,7 +179,7 @@ def _place(design, dim: tuple, values: list, base: np.ndarray, slope: np.ndarray
     coefs, const = dim
     terms: dict = {}
     try:
-        base[0] = float(evaluate(const, design.sizes))
+        base[0] = float(evaluate(const, design.values))
     except ExprError:
         terms["const " + const] = 1
     for li, c in coefs:

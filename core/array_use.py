@@ -196,7 +196,7 @@ def _shifts(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: in
                     terms[li] = terms.get(li, 0) + c * index_step(loops[li])
             lin.append(tuple(sorted(terms.items())))
             try:
-                off.append(float(evaluate(aff.const, design.sizes)))
+                off.append(float(evaluate(aff.const, design.values)))
             except ExprError:
                 return None
         forms.setdefault(tuple(lin), set()).add(tuple(off))
@@ -236,7 +236,7 @@ def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes,
                 dep[li] = True
                 best[li] = max(best.get(li, 0), abs(c) * index_step(loops[li]))
         try:
-            consts.append(float(evaluate(aff.const, design.sizes)))
+            consts.append(float(evaluate(aff.const, design.values)))
         except ExprError:
             pass
     return (sorted(best.items()), (max(consts) - min(consts)) if consts else 0.0, ind,

@@ -121,7 +121,7 @@ def input_branch_probabilities(design) -> dict[int, float]:
         d = desc["arrays"].get(name) or default_description(spec.dtype)
         if d.get("order"):
             continue
-        c = _constant(const, design._names)
+        c = _constant(const, design.values)
         if c is None:
             continue
         p = share(d, spec.dtype, op, c)

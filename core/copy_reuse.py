@@ -56,7 +56,7 @@ def first_value(design, loop) -> int | str:
     if tile and tile < design.trips(loop.label):
         return f"{loop.var}@tile"
     try:
-        v = evaluate(loop.lower_text, design.sizes)
+        v = evaluate(loop.lower_text, design.values)
     except (ExprError, KeyError, TypeError, ValueError):
         return loop.lower_text
     return int(v) if float(v).is_integer() else loop.lower_text

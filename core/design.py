@@ -79,7 +79,7 @@ class Design:
         if mean is not None:
             return mean
         try:  # a variant's scalars move a hint over undeclared inputs (variant_trips)
-            return self.tree.static_trips(label, self._names, hints) * variant_trip_scale(self, label)
+            return self.tree.static_trips(label, self.values, hints) * variant_trip_scale(self, label)
         except KeyError as e:
             raise SpecError(self._missing_trips(label, e.args[0] if e.args else label)) from None
         except ExprError as e:
@@ -118,7 +118,7 @@ class Design:
                 try:
                     ups = [a.label for a in loop.ancestors() if a.exits_early]  # (unguarded: each one's every pass)
                     early = {lb: self.trips(lb) if guarded else None for lb in ups}
-                    cache[key] = self.tree.trip_profile(label, self._names, guarded=guarded, prefix=early)
+                    cache[key] = self.tree.trip_profile(label, self.values, guarded=guarded, prefix=early)
                 except (ExprError, KeyError, ValueError, TypeError, SpecError):
                     cache[key] = None  # bounds the enumeration cannot evaluate: the mean-value estimate stands
         return cache[key]
@@ -149,9 +149,9 @@ class Design:
         return {}
 
     @cached_property
-    def _names(self) -> dict[str, float]:
+    def values(self) -> dict[str, float]:
         """Values of the parameters and scalars (the input variant's, when it sets any), for evaluating
-        loop bounds."""
+        loop bounds and the constant part of a subscript (``A[i + k]``, k an integer scalar)."""
         scalars = self.workload.scalars
         if self.variant is not None:
             from .inputs import resolve_inputs
@@ -160,7 +160,7 @@ class Design:
 
     @cached_property
     def _index_branches(self) -> dict[int, float]:
-        return self.tree.index_branch_probabilities(self._names)
+        return self.tree.index_branch_probabilities(self.values)
 
     @cached_property
     def _input_branches(self) -> dict[int, float]:
@@ -341,7 +341,7 @@ class Design:
                 ext, points = max(ext, e), max(points, p)
                 seen.add((tuple(sorted(aff.coefs.items())), str(aff.const)))
                 try:
-                    consts.append(float(evaluate(aff.const, self.sizes)))
+                    consts.append(float(evaluate(aff.const, self.values)))
                 except ExprError:
                     pass
             spread = (max(consts) - min(consts)) if consts else 0.0

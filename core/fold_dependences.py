@@ -39,7 +39,7 @@ def _value_distance(design, w, r, moving: dict[str, str]) -> dict[str, int] | No
         if aw.coefs != ar.coefs:
             return None
         try:
-            dc = int(evaluate(aw.const, design.sizes)) - int(evaluate(ar.const, design.sizes))
+            dc = int(evaluate(aw.const, design.values)) - int(evaluate(ar.const, design.values))
         except (ExprError, TypeError, ValueError):
             return None
         used = [v for v, c in aw.coefs.items() if c and v in moving]

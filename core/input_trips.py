@@ -125,7 +125,7 @@ def _cached(design, what: tuple, compute):
     desc = resolve_inputs(design.workload, design.variant)
     if desc["generator"]:
         return None  # user code may fill any array
-    key = (tree.source, what, tuple(sorted(design._names.items())), tuple(sorted(design.sizes.items())),
+    key = (tree.source, what, tuple(sorted(design.values.items())), tuple(sorted(design.sizes.items())),
            json.dumps({k: desc[k] for k in ("arrays", "structures")}, sort_keys=True, default=str))
     if key not in _CACHE:
         try:
@@ -143,7 +143,7 @@ class _Run:
 
     def __init__(self, design, desc, names=None, variant=None, fill_default=False):
         self.d, self.tree, self.desc, self.fill_default = design, design.tree, desc, fill_default
-        self.names, self.variant = (dict(design._names), design.variant) if names is None else (dict(names), variant)
+        self.names, self.variant = (dict(design.values), design.variant) if names is None else (dict(names), variant)
 
     def profile(self, label: str) -> tuple[list[int], float, list[float]]:
         """(each lane's trips, the share of lanes a ``return`` ended, the trips of each draw's lanes together)

@@ -30,7 +30,11 @@ def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
             return None
         if n.name in ctx.loop_vars:
             return Affine({n.name: 1}, "0")
-        if n.name in ctx.params:
+        if n.name in ctx.params or (n.name in ctx.scalars and n.name not in ctx.float_scalars):
+            # an integer scalar is fixed for the run (a kernel cannot assign it), so it shifts the subscript as a
+            # parameter does; its value, the variant's, is read where the constant is evaluated (Design.values).
+            # Before hlsim 0.78 / analytical 0.92 `A[i + k][i + k]` had no affine form: priced as indirect, a tile
+            # of A moved the whole array (20,736 words from DRAM where the loop reads 142: an outside probe)
             return Affine({}, n.name)
         held = ctx.values.static.get(n.name) if n.name in ctx.locals else None
         if held is not None:

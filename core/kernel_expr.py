@@ -198,8 +198,19 @@ class _Builder:
         self.count(cls)
         return self.add(cls, [a, b], fl=is_float(e, self.ctx))
 
+    def assignable(self, lv: c_ast.Node) -> None:
+        """Refuse a store to a workload name: the estimators take a parameter or scalar as fixed for the whole
+        run (a scalar shifts a subscript as a constant does), so `k++` on a scalar would price another kernel."""
+        ctx = self.ctx
+        if isinstance(lv, c_ast.ID) and (lv.name in ctx.arrays or lv.name in ctx.params or lv.name in ctx.scalars):
+            kind = "an array" if lv.name in ctx.arrays else "a parameter" if lv.name in ctx.params else "a scalar"
+            hint = "" if kind == "an array" else f"copy it into a local first: int t = {lv.name};"
+            raise self.error(f"cannot assign to '{lv.name}', {kind} of the workload", "a local or an array element",
+                             hint)
+
     def unary(self, e: c_ast.UnaryOp) -> int:
         if e.op in ("p++", "++", "p--", "--"):
+            self.assignable(e.expr)
             target = self.visit(e.expr)
             self.count("add")
             r = self.add("add", [target])
@@ -294,8 +305,7 @@ class _Builder:
             self.loaded = {k: v for k, v in self.loaded.items() if k[0] != name}
             return self.add_store(r, deps, name, acc)
         if isinstance(lv, c_ast.ID):
-            if lv.name in ctx.arrays or lv.name in ctx.params:
-                raise self.error(f"cannot assign to '{lv.name}'", "a local or an array element")
+            self.assignable(lv)
             if lv.name not in ctx.locals:
                 raise self.error(f"unknown name '{lv.name}'", "a declared local variable")
             self.written = lv.name

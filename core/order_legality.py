@@ -182,7 +182,7 @@ def distance_vectors(design, w, r, var_of: dict[str, str | None], band: list[str
         if aw.coefs != ar.coefs:
             return _enumerated(design, w, r, band, budget)
         try:
-            delta = int(evaluate(aw.const, design.sizes)) - int(evaluate(ar.const, design.sizes))
+            delta = int(evaluate(aw.const, design.values)) - int(evaluate(ar.const, design.values))
         except (ExprError, TypeError, ValueError):
             return []
         coefs = {}
@@ -216,9 +216,9 @@ def _enumerated(design, w, r, band: list[str], budget: int) -> list[dict[str, in
             lp = loops[v]  # KeyError: a loop outside the band
             if lp.step_op != "+" or lp.step_text or not lp.step or lp.depends_on_outer or not lp.static:
                 return []
-            lo = int(evaluate(lp.lower_text, design.sizes, c=True))
+            lo = int(evaluate(lp.lower_text, design.values, c=True))
             values.append([lo + i * lp.step for i in range(int(design.trips(lp.label)))])
-        consts = [[int(evaluate(a.const, design.sizes)) for a in acc.affine] for acc in (w, r)]
+        consts = [[int(evaluate(a.const, design.values)) for a in acc.affine] for acc in (w, r)]
     except (KeyError, ExprError, TypeError, ValueError):
         return []
     if math.prod(map(len, values)) > budget:

@@ -37,7 +37,7 @@ def scalar_branch_shares(design, known: set[int]) -> dict[int, float]:
                and n.ast is not None]
     if not targets or tree.body is None:
         return {}
-    key = (tree.source, tuple(sorted(design._names.items())), tuple(b.line for b in targets))
+    key = (tree.source, tuple(sorted(design.values.items())), tuple(b.line for b in targets))
     if key not in _CACHE and _loop_trips(design) > MAX_TRIPS:
         _CACHE[key] = {}  # past the budget before it starts: not worth running up to it
     if key not in _CACHE:
@@ -73,7 +73,7 @@ def _run(body, watched: list, design) -> dict[int, float]:
     skip = _skipped(body, watched)
     w = design.workload
     ints = set(w.parameters) | {k for k, v in w.scalars.items() if not v["dtype"].startswith("fp")}
-    lanes = Lanes(dict(design._names), ints, {}, np.zeros(1, dtype=np.int64))
+    lanes = Lanes(dict(design.values), ints, {}, np.zeros(1, dtype=np.int64))
     lanes.loop_budget = MAX_TRIPS
     lanes.watch = {id(n): [0, 0] for n in watched}
     lanes.block(body.block_items or [], np.ones(1, dtype=bool), skip)

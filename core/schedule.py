@@ -81,7 +81,7 @@ class GraphBuilder:
 
     def _value(self, text: str) -> int | str:
         try:
-            v = evaluate(text, self.d.sizes)
+            v = evaluate(text, self.d.values)
         except (ExprError, KeyError, TypeError, ValueError):
             return text
         return int(v) if float(v).is_integer() else text
@@ -132,7 +132,7 @@ class GraphBuilder:
         if lp is None or not lp.static or lp.step_op != "+" or lp.step_text or lp.step <= 0:
             return None
         try:
-            lo, hi = int(evaluate(lp.lower_text, self.d.sizes)), int(evaluate(lp.upper_text, self.d.sizes)) - 1
+            lo, hi = int(evaluate(lp.lower_text, self.d.values)), int(evaluate(lp.upper_text, self.d.values)) - 1
         except (ExprError, KeyError, TypeError, ValueError):
             return None
         a, b = sorted((offset + coef * lo, offset + coef * hi))

@@ -243,7 +243,7 @@ def _data_start(design: Design, lp: Loop) -> bool:
     if any(a.is_read for st in lp.init_stmts for a in st.accesses):  # `e = row_ptr[u]`: its head reads an array
         return True
     try:
-        kv.eval_c(lp.lower_text, {k: float(v) for k, v in design.sizes.items()})
+        kv.eval_c(lp.lower_text, {k: float(v) for k, v in design.values.items()})
     except Exception:  # a name the evaluator does not know: a local or an array element
         return True
     return False
@@ -253,7 +253,7 @@ def _slide(design: Design, lp: Loop, loops: list[Loop], var_index: dict[str, int
     """(outer loop index, elements its trip moves the first) for a loop whose lower bound moves with outer loops:
     a window, ``for (j = i; j < i + K; j++)``, slides over the array as i runs (before hlsim 0.46 its tile was
     the K elements of one window: 2 DRAM words where the loop reads 32; an outside probe)."""
-    names = {k: float(v) for k, v in design.sizes.items()}
+    names = {k: float(v) for k, v in design.values.items()}
     base = {**names, **{v: 0.0 for v in lp.depends_on_outer}}
     out = []
     for v in lp.depends_on_outer:

@@ -86,11 +86,11 @@ def _pair_of(design, label: str, what, key: str) -> tuple[float, float] | None:
     hint = str((design.hints.get(label) or {}).get(key, ""))
     if not moved or key in own.get(label, {}) or desc["generator"] or moved & set(re.findall(r"[A-Za-z_]\w*", hint)):
         return None
-    ckey = (design.tree.source, label, getattr(what, "line", None), v, tuple(sorted(design._names.items())),
+    ckey = (design.tree.source, label, getattr(what, "line", None), v, tuple(sorted(design.values.items())),
             json.dumps({k: desc[k] for k in ("arrays", "structures")}, sort_keys=True, default=str))
     if ckey not in _CACHE:
-        now = default_fill(design, what, v, design._names)
-        was = default_fill(design, what, None, {**design._names, **base})
+        now = default_fill(design, what, v, design.values)
+        was = default_fill(design, what, None, {**design.values, **base})
         _CACHE[ckey] = (now, was) if now is not None and was is not None else None
         if len(_CACHE) > _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)))

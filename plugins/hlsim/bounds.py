@@ -149,7 +149,7 @@ def _uniform_distance(design: Design, loop, store, load) -> int | None:
         if fs is None or fl is None or fs.coefs != fl.coefs or inner & {k for k, c in fs.coefs.items() if c}:
             return None
         try:
-            delta = evaluate(fs.const or "0", design.sizes) - evaluate(fl.const or "0", design.sizes)
+            delta = evaluate(fs.const or "0", design.values) - evaluate(fl.const or "0", design.values)
         except ExprError:
             return None
         coef = fs.coefs.get(v, 0) if v is not None else 0

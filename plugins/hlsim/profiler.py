@@ -54,8 +54,7 @@ from .tally import AccessTally, count_ops
 # 0.17-0.18: lanes that run on across two spatial loops share words (llmulator.words._lanes); on the 465
 #       replayable PE-array buffer rows of synth-v3 none above the replay (0.11: 188, up to 11.2x; word_bound.py)
 # 0.19: the buffer periphery of a systolic PE array on a measured technology table: the memory system's
-#       registers around the buffer (engines' rings and lines, the output queue) in area and energy
-#       (llmulator.periphery); only osu018 designs
+#       registers around the buffer (engines' rings and lines, the output queue), area and energy; osu018 only
 # 0.20: ... and the buffers' crossbar in area (llmulator.periphery: crosspoints x measured ones); osu018 only
 # 0.21: a do-while loop is counted (its sites were left out of the instrumented code: its body ran, its
 #       cycles and operations were not counted), its test once per trip; no library or synth-v3 kernel has one
@@ -105,8 +104,8 @@ from .tally import AccessTally, count_ops
 # 0.35-0.36: a scalar access takes its SRAM port for whole words; osu018 PE entries by accumulator width
 #       too; SRAM default energy per bank; skew registers shift on every step the array advances
 # 0.37: banks below 8 KiB priced by a power law (not a floor); a PE without an rtl plan still sign-extends
-# 0.38: a level's bandwidth time and the dataflow shared bound in whole cycles (40.8 -> 41); an element wider
-#       than its SRAM port holds the port once per word in the schedule (II), as its energy already counted; under
+# 0.38: a level's bandwidth time and the dataflow shared bound in whole cycles (40.8 -> 41); an element wider than
+#       its SRAM port holds the port once per word in the schedule (II), as its energy already counted; under
 #       dataflow a nest waits for the nests whose buffers it reads; a region a data-dependent test ends pays that test
 # 0.39-0.41: a carried dependence's consumer issues no earlier than its producer's finish less distance x II (its
 #       producers first among ready nodes, releases recomputed until they settle); an int scalar is an integer; the
@@ -140,8 +139,9 @@ from .tally import AccessTally, count_ops
 # 0.72-0.73: a tile spans a triangle's most trips among the entries the index-only `if`s around it let through
 #       (0.73: C's / and %, `if (c) continue;`, the index terms of `a && data`; 0.72's relabel was stopped)
 # 0.74-0.76: parameter strides (`A[m * K + k]`); a triangle under an early-exit loop; a diagonal's elements;
-#       0.76: a tile cuts a triangle its longest entry exceeds; 0.77: shifted diagonals, a while counter diagonal
-VERSION = "0.77"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+#       0.76: a tile cuts a triangle its longest entry exceeds; 0.77: shifted diagonals, a while counter diagonal;
+#       0.78: an integer scalar in a subscript shifts it as a constant does (`A[i + k]`: no indirect index)
+VERSION = "0.78"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
