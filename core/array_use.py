@@ -224,19 +224,22 @@ def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes,
             by_counter.append((d, while_span.take(counted[id(acc)][d], dep, best, consts)))
             seen.add(None)
             continue
+        div = 1
+        if aff is None and d < len(acc.coarse) and acc.coarse[d] is not None:
+            aff, div = acc.coarse[d]  # `i / 2`: half an element per trip (kernel_affine.coarse)
         if aff is None:
             ind = True
             continue
         seen.add((tuple(sorted(((scopes.loop(at, v), c) for v, c in aff.coefs.items() if c), key=repr)),
-                  str(aff.const)))
+                  str(aff.const), div))
         for v, c in aff.coefs.items():
             if c and (li := scopes.loop(at, v)) is not None:
                 own = loops[scopes.names[at][v]]  # the loop the name means here (``li`` is its tile axis)
                 ind |= own.step_op != "+" or own.step_text is not None  # `d <<= 1`, `k += 2 * d`: span unknown
                 dep[li] = True
-                best[li] = max(best.get(li, 0), abs(c) * index_step(loops[li]))
+                best[li] = max(best.get(li, 0), abs(c) * index_step(loops[li]) / div)
         try:
-            consts.append(float(evaluate(aff.const, design.values)))
+            consts.append(float(evaluate(aff.const, design.values)) / div)
         except ExprError:
             pass
     return (sorted(best.items()), (max(consts) - min(consts)) if consts else 0.0, ind,

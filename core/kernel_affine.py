@@ -88,3 +88,28 @@ def _integer(const: str, sizes: dict[str, int] | None) -> int | None:
     except (ExprError, TypeError, ValueError, ZeroDivisionError):
         return None
     return int(v) if float(v).is_integer() else None
+
+
+def coarse(n: c_ast.Node, ctx: Ctx) -> tuple[Affine, int] | None:
+    """A subscript with no affine form that is one divided by a positive integer, ``(numerator, divisor)``:
+    ``i / 2``, ``i >> 2`` (a divisor of 4), ``(i >> 2) + 8`` (the numerator ``i + 32``: floor((e + k c) / c) is
+    floor(e / c) + k). Its elements over a range of the loop are the range's over the divisor, so the footprint
+    models read it as coefficients divided by the divisor; the analyses that need every address exact (bank
+    conflicts, dependences) still take it as indirect. Before hlsim 0.79 / analytical 0.93 such a subscript
+    moved the whole array with every tile: `A[i / 2][i / 2]` over 52 rows, 2,704 words where the run reads 16
+    (an outside probe); pooling and upsampling kernels index this way."""
+    if isinstance(n, c_ast.BinaryOp) and n.op in ("/", ">>"):
+        num, right = affine(n.left, ctx), affine(n.right, ctx)
+        if num is None or right is None or right.coefs or not num.coefs:
+            return None
+        k = int(right.const) if right.const.isdigit() else _integer(right.const, ctx.param_values)
+        div = k if n.op == "/" else (1 << k if k is not None and 0 <= k < 31 else None)
+        return (num, div) if div is not None and div > 1 else None
+    if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
+        for one, other, sign in ((n.left, n.right, n.op), (n.right, n.left, "+" if n.op == "+" else None)):
+            part, shift = coarse(one, ctx), affine(other, ctx)
+            if part is None or shift is None or shift.coefs or sign is None:
+                continue
+            num, div = part
+            return Affine(dict(num.coefs), f"({num.const}) {sign} {div} * ({shift.const})"), div
+    return None

@@ -20,7 +20,7 @@ from pycparser import c_ast
 from .c_names import has_step, nodes
 from .errors import SpecError
 from .kernel import _GEN, BINOP_CLASSES, FUNC_CLASSES, Access, OpNode, Statement
-from .kernel_affine import affine
+from .kernel_affine import affine, coarse
 from .kernel_ctx import Ctx
 
 
@@ -140,8 +140,10 @@ class _Builder:
         finally:
             combined = self.addr_mode.pop()
         deps = list(dict.fromkeys(deps + combined))
-        acc = Access(name, tuple(_GEN.visit(i) for i in idx_nodes), tuple(affine(i, ctx) for i in idx_nodes),
-                     write, read, conditional=self.conditional > 0)
+        forms = tuple(affine(i, ctx) for i in idx_nodes)
+        acc = Access(name, tuple(_GEN.visit(i) for i in idx_nodes), forms, write, read,
+                     conditional=self.conditional > 0,
+                     coarse=tuple(coarse(i, ctx) if f is None else None for i, f in zip(idx_nodes, forms, strict=True)))
         if name in ctx.arrays:  # the workload's arrays: what traffic and footprints count
             self.accesses.append(acc)
         return name, deps, acc

@@ -1,6 +1,6 @@
 """How many elements accesses that differ only by a constant offset name together over a tile's points.
 
-Why a module of its own: ``transfers._coupled_cap`` bounds a tile by one element per point of its loops per
+Why a module of its own: ``named_elements.cap`` bounds a tile by one element per point of its loops per
 distinct subscript, which is exact for `L[i][i]` alone but counts `A[i][i]` beside `A[i + 1][i + 1]` twice
 where the two diagonals overlap (7 points: 14 where they name 8; an outside probe of hlsim 0.75). Accesses with
 one linear part and offsets Δ_a name the union of the translates ``S p + Δ_a`` of one lattice of points; its size
@@ -28,6 +28,6 @@ def named(coefs: np.ndarray, offsets: np.ndarray, extents) -> int | None:
 
 
 def per_point(coefs: np.ndarray, offsets: np.ndarray, extents) -> float | None:
-    """:func:`named` per point of the tile (what ``transfers._coupled_cap`` multiplies its points by)."""
+    """:func:`named` per point of the tile (what ``named_elements.cap`` multiplies its points by)."""
     union = named(coefs, offsets, extents)
     return None if union is None else union / float(np.prod([max(int(round(e)), 1) for e in extents]))

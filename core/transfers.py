@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from . import access_boxes, shifted_union
+from . import access_boxes, named_elements
 from .array_use import scopes_of
 from .design import Design
 from .kernel import Loop
@@ -46,30 +46,7 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
             points *= tiles[:, li]
         named = points * (arr.patterns[d] if arr.patterns else math.inf)
         out *= np.minimum(size, np.minimum(ext + arr.spread[d], named))
-    return _coupled_cap(arr, tiles, out)
-
-
-def _coupled_cap(arr: ArrayUse, tiles: np.ndarray, out: np.ndarray) -> np.ndarray:
-    """``out`` at most the elements the accesses can name: each distinct access one per point of the loops its
-    subscripts use. It binds only where a loop indexes two dimensions, which the per-dimension box counts twice: a
-    diagonal `L[i][i]` over N points names N elements, not the N x N box (before hlsim 0.74 / analytical 0.87:
-    trisolv's diagonal loop moved the whole matrix, 3.2x its DRAM energy, where the same kernel over
-    `L[i * N + i]` moved N; an outside check). Accesses of one linear part a constant apart name the union of their
-    translates (``shifted_union``, hlsim 0.77): `A[i][i]`, `A[i + 1][i + 1]` over 7 points name 8 (14 before). A
-    while counter's dimension spans one step more than its trips, the exit test's (``while_span``; a probe)."""
-    named = [li for d, c in enumerate(arr.coefs) if not arr.indirect_dims[d] for li, _ in c]
-    if not arr.patterns or any(arr.indirect_dims) or len(set(named)) == len(named):
-        return out
-    counted = {li for d, c in enumerate(arr.coefs) if arr.patterns[d] == math.inf for li, _ in c}
-    points = np.prod([tiles[:, li] + (li in counted) for li in sorted(set(named))], axis=0)
-    per_point = np.full(points.shape, float(min(math.prod(arr.patterns), arr.accesses)))
-    if arr.shifts is not None and len(arr.shifts[2]) > 1 and list(arr.shifts[0]) == sorted(set(named)):
-        (axes, coefs, offsets), cache = arr.shifts, {}
-        for b, ext in enumerate(np.stack([np.maximum(np.round(tiles[:, li]), 1.0) for li in axes], axis=1)):
-            if tuple(ext) not in cache:
-                cache[tuple(ext)] = shifted_union.per_point(coefs, offsets, ext)
-            per_point[b] = min(per_point[b], cache[tuple(ext)] or math.inf)
-    return np.minimum(out, points * per_point)
+    return named_elements.cap(arr, tiles, out)
 
 
 def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.ndarray | None = None,

@@ -94,9 +94,8 @@ from .tally import AccessTally, count_ops
 # 0.31: a data-dependent loop test takes its schedule each evaluation (it took none outside regions); countdowns
 #       by more than 1 run whole trips; an inner loop of varying trips unrolls to its longest entry in a region;
 #       a pipelined do-while tests after its body; a nest that never runs moves nothing
-# 0.32: a counter's test (`j < N` of a for loop left by break) stays free: only a test that reads data is timed
-# 0.33: a mac split into a mul and an add: the mul waits for its own local and shared-load operands (`s = s + s*x`
-#       had no multiply on its recurrence); a loop that runs no trip moves what its head reads
+# 0.32: a counter's test (`j < N` of a for loop left by break) stays free; 0.33: a mac's mul waits for its own
+#       operands (`s = s + s*x` had no multiply on its recurrence); a loop that runs no trip moves its head's reads
 # 0.34: a fixed-start while counter moves the run its trips touched; top-level `if` statements move their
 #       elements; backing-store words checked; a read the statement before loaded is reused; a branch's sides,
 #       a block partition's moving index, a dynamic index and geometric copies share ports; PE-array waits
@@ -140,8 +139,9 @@ from .tally import AccessTally, count_ops
 #       (0.73: C's / and %, `if (c) continue;`, the index terms of `a && data`; 0.72's relabel was stopped)
 # 0.74-0.76: parameter strides (`A[m * K + k]`); a triangle under an early-exit loop; a diagonal's elements;
 #       0.76: a tile cuts a triangle its longest entry exceeds; 0.77: shifted diagonals, a while counter diagonal;
-#       0.78: an integer scalar in a subscript shifts it as a constant does (`A[i + k]`: no indirect index)
-VERSION = "0.78"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
+#       0.78: an integer scalar in a subscript shifts it as a constant does (`A[i + k]`: no indirect index);
+#       0.79: a subscript divided by an integer (`i / 2`, `i >> 2`) spans its range over the divisor
+VERSION = "0.79"  # (0.46: the last write's latency); the last os fold's drain; 0.48-0.49: loads past a branch
 
 
 class HlsimProfiler:
