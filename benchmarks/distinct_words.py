@@ -24,6 +24,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _report import md_table, write_report  # noqa: E402
 
+TOP = 15  # designs listed in the over-count table
+OVER = """
+## The most words per element read, among designs with no tiled loop and every array on chip
+
+The other side of the bound, where it can be read: with no tile loop and every array on chip, a nest loads each
+array it reads once, so words well above the elements read point at a footprint larger than what the subscripts
+name (or at several nests that each load the array: read the design before calling it an error). The {top}
+highest of {of}:
+
+"""
+
 
 def _library() -> list[tuple[str, object, str | None]]:
     from llmulator import library
@@ -74,7 +85,9 @@ def measure(items) -> list[dict]:
         try:
             p = prof.profile(d, inputs_for(d, "0", variant))
             row.update(read=p.counters.get("distinct_read", 0.0), written=p.counters.get("distinct_written", 0.0),
-                       words=p.counters.get(f"reads.{d.arch.memory[0].name}", 0.0))
+                       words=p.counters.get(f"reads.{d.arch.memory[0].name}", 0.0),
+                       untiled=not any(lm.tile for lm in d.mapping.loops.values())
+                       and all(d.placement(a) != d.arch.memory[0].name for a in d.workload.arrays))
         except InvariantError as e:
             row["short"] = str(e).split(": ", 1)[-1][:200]
         except Exception as e:  # noqa: BLE001 - a design hlsim refuses for another reason is counted, not fatal
@@ -92,6 +105,13 @@ def report(rows: list[dict], seconds: float) -> str:
                         f"{sum(r['written'] for r in ok):,.0f}", sum(1 for r in rs if "short" in r),
                         sum(1 for r in rs if "error" in r)])
     broken = [[r["source"], r["design"], r["variant"], r["short"]] for r in rows if "short" in r]
+    over, seen = [], set()  # one row per workload and mapping (its architectures and variants read alike)
+    for r in sorted((r for r in rows if r.get("untiled") and r.get("read")), key=lambda r: -r["words"] / r["read"]):
+        if r["design"].rsplit("/", 1)[0] not in seen:
+            seen.add(r["design"].rsplit("/", 1)[0])
+            over.append(r)
+    top = [[r["source"], r["design"], r["variant"], f"{r['words']:,.0f}", f"{r['read']:,.0f}",
+            f"{r['words'] / r['read']:.2f}"] for r in over[:TOP]]
     return (f"{len(rows)} profiles in {seconds:.0f} s. Each run counts the distinct elements it read (of `in`/`inout` "
             "arrays, before writing them) and wrote (of `out`/`inout` arrays); the backing store must have moved at "
             "least that many words, whatever the tiles, reuse and forwarding (`bounds.check_words` refuses a profile "
@@ -99,7 +119,10 @@ def report(rows: list[dict], seconds: float) -> str:
             + md_table(["source", "designs", "profiled", "distinct read", "distinct written", "break the bound",
                         "refused otherwise"], summary)
             + "\n\n## Designs that break the bound\n\n"
-            + (md_table(["source", "design", "variant", "what hlsim reported"], broken) if broken else "None.") + "\n")
+            + (md_table(["source", "design", "variant", "what hlsim reported"], broken) if broken else "None.") + "\n"
+            + OVER.format(top=TOP, of=len(over))
+            + md_table(["source", "design", "variant", "backing-store words read", "distinct read", "ratio"], top)
+            + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:

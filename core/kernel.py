@@ -84,8 +84,8 @@ class Access:
     is_write: bool  # the statement stores to it
     is_read: bool  # the statement loads from it (``x[i] += ...`` both)
     conditional: bool = False  # only some evaluations of the statement make it (`c ? b[i] = 1 : 0`, `p && x[i]`)
-    # per dimension without an affine form, (numerator, divisor) where it is one divided by an integer (`i / 2`,
-    # `i >> 1`): the footprint models read its span from it (llmulator.kernel_affine.coarse); else None
+    #: per dimension without an affine form, (numerator, divisor) where it is one divided by an integer (`i / 2`,
+    #: `i >> 1`): the footprint models read its span from it (llmulator.kernel_affine.coarse); else None
     coarse: tuple[tuple[Affine, int] | None, ...] = ()
 
     @property
