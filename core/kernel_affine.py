@@ -54,6 +54,23 @@ def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
         return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
     if isinstance(n, c_ast.BinaryOp) and n.op == "*":
         return _product(affine(n.left, ctx), affine(n.right, ctx), ctx.param_values)
+    if isinstance(n, c_ast.BinaryOp) and n.op in ("/", ">>", "%", "<<"):
+        return _integer_op(n.op, affine(n.left, ctx), affine(n.right, ctx), ctx.param_values)
+    return None
+
+
+def _integer_op(op: str, a: Affine | None, b: Affine | None, sizes: dict[str, int] | None) -> Affine | None:
+    """``a op b`` for C's integer operators: of two constants (`A[len / 2]`, `A[N >> 1]`, parameters or scalars:
+    a constant element, which before hlsim 0.79 was priced as indirect, the whole array with every tile), or a
+    left shift of an affine form by a constant (`i << 1` is `2 * i`). A quotient of a loop variable has no affine
+    form (``coarse`` reads its span)."""
+    if a is None or b is None or b.coefs:
+        return None
+    if not a.coefs:
+        return Affine({}, f"({a.const}) {'//' if op == '/' else op} ({b.const})")
+    k = int(b.const) if b.const.isdigit() else _integer(b.const, sizes)
+    if op == "<<" and k is not None and 0 <= k < 31:
+        return Affine({v: c << k for v, c in a.coefs.items()}, f"({a.const}) << {k}")
     return None
 
 

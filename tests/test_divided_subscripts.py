@@ -49,3 +49,22 @@ def test_tiles_that_start_on_an_odd_point_still_move_every_element_they_read(wri
     p, _ = profiled_and_estimated(_design(write, "A[i / 2] + A[(i + 1) / 2]", "A[i // 2] + A[(i + 1) // 2]", tile))
     assert p.counters["distinct_read"] == 33  # A[0] .. A[32]
     assert 33 <= p.counters["reads.DRAM"] <= 33 + -(-64 // tile)  # at most one element more per tile
+
+
+@pytest.mark.parametrize("body,ref", [("A[N / 2] + A[(N >> 2) + 1]", "A[N // 2] + A[(N >> 2) + 1]"),
+                                      ("A[N % 5]", "A[N % 5]")])
+def test_a_constant_quotient_is_one_element(write, body, ref):
+    # the elements are A[32] and A[17] (A[4]) whatever the tile: 0.78 priced `N / 2` as indirect, 256 words
+    p, e = profiled_and_estimated(_design(write, body, ref, 16))
+    assert p.counters["reads.DRAM"] == p.counters["distinct_read"] == body.count("A[")
+    assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-6)
+
+
+def test_a_left_shift_is_the_product_it_stands_for(write):
+    wide = "    A: {shape: [2 * N], dtype: fp32, role: in}"
+    p, e = profiled_and_estimated(_design(write, "A[i << 1]", "A[2 * i]", 16, wide))
+    q, _ = profiled_and_estimated(_design(write, "A[2 * i]", "A[2 * i]", 16, wide))
+    assert p.counters["distinct_read"] == 64
+    assert p.counters["reads.DRAM"] == q.counters["reads.DRAM"] < 2 * 64  # 0.78: 512, the whole array per tile
+    assert p.metrics["cycles"] == q.metrics["cycles"]
+    assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-6)

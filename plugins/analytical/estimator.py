@@ -103,8 +103,8 @@ from . import model, top_statements
 # 0.71-0.84: as hlsim 0.58-0.71 (fold recurrences; a large body's banks; dataflow tasks; tiles; exit tests)
 # 0.85-0.86: a triangle's trips over the entries its index-only `if`s let through (as hlsim 0.72-0.73)
 # 0.87-0.89: as hlsim 0.74-0.76 (parameter strides; a triangle under an early exit; diagonals; triangle tiles)
-# 0.90: a variant's scalars move a hint over undeclared inputs (variant_trips); 0.91-0.93: as hlsim 0.77-0.79
-VERSION = "0.93"
+# 0.90: a variant's scalars move a hint over undeclared inputs (variant_trips); 0.91-0.94: as hlsim 0.77-0.80
+VERSION = "0.94"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
