@@ -175,19 +175,27 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
                     u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
                     patterns, boxes, named, encloses, tuple(scopes.axis), None, common_loop(loops, u["at"]),
                     float(len({(a.index_text, w) for a, w in zip(u["accs"], u["at"], strict=True)})),
-                    _shifts(design, u, loops, scopes, ndim))
+                    _shifts(design, u, loops, scopes, ndim, counted))
 
 
-def _shifts(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int) -> tuple | None:
+def _shifts(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int, counted: dict) -> tuple | None:
     """``ArrayUse.shifts``: the accesses' one linear part over the tile axes (each coefficient times its loop's
-    step) and their distinct constant offsets; None where they have several linear parts, a subscript without an
-    affine form, or an offset no number gives."""
+    step; a while counter's dimension its step, ``while_span.dims``: `A[i][i] + A[i + 1][i + 1]` under
+    `while (i < N - 1)` named 32 elements and moved 64 before hlsim 0.81) and their distinct constant offsets;
+    None where they have several linear parts, a subscript without an affine form, or an offset no number
+    gives."""
     forms: dict[tuple, set] = {}
     for acc, at in zip(u["accs"], u["at"], strict=True):
-        if len(acc.affine) < ndim or any(a is None for a in acc.affine[:ndim]):
+        by_counter = counted.get(id(acc), {})
+        if len(acc.affine) < ndim or any(a is None and d not in by_counter for d, a in enumerate(acc.affine[:ndim])):
             return None
         lin, off = [], []
-        for aff in acc.affine[:ndim]:
+        for d, aff in enumerate(acc.affine[:ndim]):
+            if aff is None:  # a while counter plus a constant
+                li, step, k, _ = by_counter[d]
+                lin.append(((li, float(step)),))
+                off.append(float(k))
+                continue
             terms: dict[int, float] = {}
             for v, c in aff.coefs.items():
                 if c and (li := scopes.loop(at, v)) is None:

@@ -56,3 +56,18 @@ def test_a_while_loop_whose_exit_test_reads_a_diagonal_moves_the_element_it_stop
                       "{A: BRAM, o: BRAM}", params="{N: 32}", hints="{L_x: {expected_trips: 8}}")
     p, _ = profiled_and_estimated(d)
     assert p.counters["distinct_read"] <= p.counters["reads.DRAM"] <= p.counters["distinct_read"] + 1
+
+
+def test_shifted_diagonals_under_a_while_counter_name_their_union(write):
+    # an outside probe of 0.77: the while twin of the first case above, `y[i] = A[i][i] + A[i + 1][i + 1]; i++;`
+    # while i < N - 1, reads the 32 diagonal elements of a 32 x 32 A and moved 64 (two per trip); the counter's
+    # dimension spans one step more than its 31 trips, so the model's mean is 32 / 31 per point over 32 points
+    kernel = "    int i = 0;\n    L_w: while (i < N - 1) {\n      y[i] = A[i][i] + A[i + 1][i + 1];\n      i++;\n    }"
+    d = kernel_design(write, ARCH, kernel, "    A: {shape: [N, N], dtype: fp32, role: in}\n"
+                      "    y: {shape: [N], dtype: fp32, role: out}",
+                      "    for i in range(N - 1):\n        y[i] = A[i, i] + A[i + 1, i + 1]", "{}",
+                      "{A: BRAM, y: BRAM}", params="{N: 32}")
+    p, e = profiled_and_estimated(d)
+    assert p.counters["distinct_read"] == 32
+    assert 32 <= p.counters["reads.DRAM"] <= 33.1
+    assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-6)

@@ -29,82 +29,8 @@ from llmulator.words import moved_bits
 
 from . import model, top_statements
 
-# 0.3: arrays declared in the kernel are accesses of their own in the schedule; break and return end loops early
-# 0.4: ws/is PE folds +1 cycle, os folds drain R without a 2nd PE accumulator; PE area/energy from measured PEs
-# 0.5: a nest on a systolic array pays the array's I/O registers once (nest.array_io_cycles, 4 cycles)
-# 0.6: a PE array's operand streams cost their level's bandwidth in whole words (llmulator.words)
-# 0.7: ... and the lanes' lines also serve a packed window sliding along the word (conv inputs)
-# 0.8: ... but a lane's line is its own: packing and a line do not multiply (0.7 under-counted windows)
-# 0.9: a PE array waits for its banked buffers (llmulator.banks; one design at a time, not evaluate_batch)
-# 0.10: a top-level statement's operations and accesses cost energy (before, only its cycles counted)
-# 0.11: a branch on an input element takes its share from the declared distribution (llmulator.branch_inputs)
-# 0.12: a loop over one row of a declared csr structure is priced row by row (llmulator.structure_trips)
-# 0.13: a while loop whose control the declared inputs drive runs it on draws of them (llmulator.while_inputs)
-# 0.14: ... also against a parenthesised constant (``a0[i] > (-0.5f)``, as C printers write a negative literal)
-# 0.15: any other branch whose condition reads scalars and declared inputs: its share of draws (input_trips)
-# 0.16: ... also a branch in the body of such a loop, counted on the trips that reach it
-# 0.17: ... and loops and branches under branches, on the entries that take the branches' sides
-# 0.18: a branch on a scalar the kernel carries across trips takes its share from one run of the kernel's scalar
-#       control (llmulator.scalar_control); an index condition under a data branch, its share of draws; what follows
-#       a top-level loop with a ``return`` runs on the share of runs it does not end (input_trips.input_return_share)
-# 0.19: ... and a loop before it that sets one of its scalars, or one inside its slice, runs on the lanes too
-# 0.20: a PE-array nest's buffers carry the words its bank schedule moves (llmulator.banks.schedule), as hlsim
-#       0.10 charges them, not the closed-form word bound (the batch path keeps the bound)
-# 0.21: the closed-form word bound (batch path, and nests the schedule cannot replay) lets strided lanes share
-#       words and runs a line on across loops that continue it (llmulator.words): no longer above the schedule's
-#       words on a stride-2 convolution's weights (dse's batch rows were up to 1.08x their exact cycles there)
-# 0.22: ... and a walk the loop around it may bring back to the lane's word is charged the element bits
-# 0.23: ... a walk's first fetch is free where the loop that starts it, or the next fold, may leave the lane in
-#       its word (the dse batch rows of a stride-2 convolution on 32- to 256-bit buffers: none above the
-#       one-design path's words)
-# 0.24: ... also after a run that starts on a stride of a word or more
-# 0.25: ... and PE-array energy on a measured table: the clock of the PE's own flip-flops in every cycle where the
-#       data is narrower than the PE (llmulator.pecost; conv2d on int16 PEs)
-# 0.26: ... lanes that run on across two spatial loops share words together (llmulator.words)
-# 0.27: ... a stationary lane's word across folds; lanes and steps at two strides: at least a word per walk
-# 0.28: ... and the buffer periphery of a systolic PE array on a measured table (llmulator.periphery; osu018)
-# 0.29: ... and the buffers' crossbar in area (crosspoints x the measured xbar_in / xbar_out crosspoint; osu018);
-#       the note on output-stationary folds that overlap their drain with a shadow accumulator
-# 0.30: a `continue` skips the rest of its loop's body (cycles and operations follow the branch's share; the
-#       control run on input draws follows it too, so a loop with `continue` and an early `return` needs no hint);
-#       a do-while loop counted (hlsim 0.21)
-# 0.31: `x = x + a*b` (and `a*b + x`, `x - a*b`) is one mac, as `x += a*b` is (hlsim 0.22); the control run on
-#       input draws divides only on the lanes C runs the division on (Euclid's `v = t % v` on a lane whose loop
-#       ended, `b ? a / b : 0`): such loops were left to their hint
-# 0.32: branches predicated and temp arrays on chip as hlsim 0.23; two branches of one condition text each take
-#       their own probability (the instrumented sites shared the first one's); a loop whose bounds follow a loop
-#       only the run counts (`for (j = i*i; j < N; j += i)` in `for (i = 2; i*i < N; i++)`) reads its own hint;
-#       a single-step PE-array stream as hlsim 0.23
-# 0.33: edge tiles move the elements they hold (hlsim 0.24)
-# 0.34: `k++` and constant folding as hlsim 0.25
-# 0.35: a loop entry that ends in a `break` or `return` is not charged the exit test it never runs (as hlsim
-#       0.24 counts it), and the statements after a branch that breaks or returns run on the other share only
-# 0.36: top-level statements' DRAM words, CSR segments and the transposed preload as hlsim 0.26
-# 0.37: a loop inside a loop whose trips the data decide runs on that loop's entries in the control run (run
-#       lengths: `while (i < N && a[i] == c)` inside `while (i < N)` asked for a hint); `for (;;)` left by break
-#       runs on the draws as its `while` form does
-# 0.38: transfers by what a nest does, for-head loads and triangular spans as hlsim 0.27
-# 0.39-0.44: as hlsim 0.28-0.33 (element reuse, partial writes, recurrences, split macs, leakage, operand bits,
-#       variant ranges, loop tests, countdowns, unrolled varying loops); earlier_writes; a break ends its pass
-# 0.45: as hlsim 0.34; top-level `if` statements and loops count their operations, accesses and words; overlapped
-#       (dataflow) nests share the units and the levels' bandwidth
-# 0.46: as hlsim 0.36 (whole SRAM words per scalar access, PE entries by accumulator width, SRAM default
-#       energy per bank, skew registers shift on every step the array advances)
-# 0.47-0.48: as hlsim 0.37-0.38 (whole bandwidth cycles; wide SRAM elements; producers; a region's exit test)
-# 0.49: the exit-test floor only where a test the data decide ends the loop (0.48 put `groups x II` under static
-#       loops whose depth is below their II: one cycle an entry)
-# 0.50-0.57: as hlsim 0.39-0.46; 0.57: mapping.levels pays the backing store's latency (first read, last write)
-# 0.58: a double-buffered level's tiles count twice against its capacity (occupancy; the dse batch path's validity)
-# 0.59: as hlsim 0.47 (an output-stationary nest pays its last fold's drain where a shadow accumulator hides the rest)
-# 0.60-0.61: as hlsim 0.48-0.49 (a counter's test no comparator in a region; loads past a branch; names assigned)
-# 0.62-0.65: as hlsim 0.50-0.53 (body-assigned loop variables; inner loops unrolled; write energy; forwarding)
-# 0.66-0.68: as hlsim 0.54-0.56 (the copies of an unrolled body share loaded and stored elements; dead stores)
-# 0.69-0.70: as hlsim 0.57; a triangular loop in tiles runs each entry's own tiles (5, 4, ..., 0 in tiles of 2: 9)
-# 0.71-0.84: as hlsim 0.58-0.71 (fold recurrences; a large body's banks; dataflow tasks; tiles; exit tests)
-# 0.85-0.86: a triangle's trips over the entries its index-only `if`s let through (as hlsim 0.72-0.73)
-# 0.87-0.89: as hlsim 0.74-0.76 (parameter strides; a triangle under an early exit; diagonals; triangle tiles)
-# 0.90: a variant's scalars move a hint over undeclared inputs (variant_trips); 0.91-0.94: as hlsim 0.77-0.80
-VERSION = "0.94"
+# What each version changed: docs/analytical-versions.md (bump VERSION with every change to an estimate).
+VERSION = "0.95"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 
