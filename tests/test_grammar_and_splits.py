@@ -76,6 +76,8 @@ def test_the_grammar_covers_the_constructs_it_promises():
         seen["bitwise"] += " ^ " in k or " & " in k
         seen["recurrence"] += "[i - 1];" in k or "* o" in k and "[i - 1]" in k
         seen["branch"] += "if (" in k
+        seen["divided subscript"] += "/ 2]" in k or ">> 1]" in k or ">> 2) +" in k
+        seen["scalar-shifted subscript"] += "[i + k" in k
     assert all(v >= 3 for v in seen.values()), seen
 
 

@@ -51,7 +51,8 @@ def _stats(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
     for k, what in (("while_loops", "while loops"), ("geometric_loops", "geometric loops (<<=, *=)"),
                     ("strided_loops", "strided loops (+= c, += expr)"), ("triangular_loops", "triangular loops"),
-                    ("local_arrays", "local arrays")):
+                    ("local_arrays", "local arrays"), ("divided_subscripts", "subscripts divided by an integer"),
+                    ("scalar_subscripts", "subscripts shifted by a scalar")):
         out[f"programs with {what}"] = (f"{sum(r.get(k, 0) > 0 for r in rows) / n:.0%}"
                                         if rows and k in rows[0] else "-")
     out["programs with bitwise/shift ops"] = f"{sum(_has_ops(r, ('logic', 'shift')) for r in rows) / n:.0%}"

@@ -59,6 +59,7 @@ class Builder:
         self.structures: list[dict[str, Any]] = []
         self.hints: dict[str, dict[str, Any]] = {}
         self.variants: dict[str, dict[str, Any]] = {}
+        self.scalars: dict[str, dict[str, Any]] = {}
         self.lines: list[str] = []
         self.n_labels = 0
         self.n_locals = 0
@@ -98,6 +99,14 @@ class Builder:
             self.inputs[name] = dist or self.float_dist()
         return name
 
+    def scalar(self, value: int, prefix: str = "k") -> str:
+        """An int32 workload scalar (fixed for a run; a variant may set another value)."""
+        name = f"{prefix}{len(self.scalars)}"
+        while name in self.arrays or name in self.local_names or name in self.params:
+            name += "_"
+        self.scalars[name] = {"dtype": "int32", "value": int(value)}
+        return name
+
     def float_dist(self) -> dict[str, Any]:
         if self.rng.random() < 0.5:
             spec: dict[str, Any] = {"distribution": "uniform", "range": [-1.0, 1.0]}
@@ -113,10 +122,13 @@ class Builder:
         return self.array(dims, "in", "int32", {"distribution": "randint", "range": [low, hi]}, prefix)
 
     def variant(self, name: str, description: str, arrays: dict[str, Any] | None = None,
-                hints: dict[str, Any] | None = None, structures: list[dict[str, Any]] | None = None) -> None:
+                hints: dict[str, Any] | None = None, structures: list[dict[str, Any]] | None = None,
+                scalars: dict[str, Any] | None = None) -> None:
         v: dict[str, Any] = {"description": description}
         if arrays:
             v["arrays"] = arrays
+        if scalars:
+            v["scalars"] = scalars
         if hints:
             v["hints"] = hints
         if structures:
@@ -177,6 +189,27 @@ def _loop(b: Builder, ind: int, var: str, bound: str, start: str = "0", step: st
     return lab
 
 
+def _resampled(b: Builder, n: str, dtype: str, dist: dict[str, Any] | None) -> str:
+    """A read of a new 1-D input at a subscript other than ``i`` (in bounds for i < n): nearest-neighbour
+    upsampling (`x[i / 2]`, `x[i >> 1]`, `x[(i >> 2) + c]`), a broadcast element (`x[N / 2]`), or a window
+    shifted by an int32 scalar (`x[i + k]`, x a pad longer; a variant moves k). Pooling, upsampling and offset
+    kernels index this way; before 2026-12-08 the grammar wrote none of them, and hlsim priced them as
+    indirect until 0.78-0.80 (docs/hlsim-versions.md)."""
+    rng = b.rng
+    form = choice(rng, ["half", "shift", "quarter", "broadcast", "scalar", "scalar"])
+    if form == "scalar":
+        pad = int(choice(rng, [4, 8]))
+        k = b.scalar(int(rng.integers(0, pad + 1)))
+        x = b.array([f"{n} + {pad}"], "in", dtype, dist)
+        other = (b.scalars[k]["value"] + pad // 2) % (pad + 1)
+        b.variant(f"offset-{other}", f"{k} = {other}: the window starts {other} elements in", scalars={k: other})
+        return f"{x}[i + {k}]"
+    x = b.array([n], "in", dtype, dist)
+    if form == "quarter":
+        return f"{x}[(i >> 2) + {int(rng.integers(0, b.params[n] // 2 + 1))}]"
+    return x + {"half": "[i / 2]", "shift": "[i >> 1]", "broadcast": f"[{n} / 2]"}[form]
+
+
 def t_map(b: Builder, ind: int) -> None:
     rng = b.rng
     integer = rng.random() < 0.3
@@ -191,7 +224,9 @@ def t_map(b: Builder, ind: int) -> None:
         o = b.array([n, m], "out", dtype)
         _loop(b, ind, "i", n)
         _loop(b, ind + 1, "j", m)
-        reads, dst, inner = [f"{a}[i][j]", f"{c}[j]"], f"{o}[i][j]", ind + 2
+        # a nearest-neighbour upsampling reads each element of a for 2 x 2 outputs (`i / 2`, `i >> 1`)
+        up = choice(rng, ["[i / 2][j / 2]", "[i >> 1][j >> 1]", "[i / 2][j]"]) if rng.random() < 0.3 else "[i][j]"
+        reads, dst, inner = [f"{a}{up}", f"{c}[j]"], f"{o}[i][j]", ind + 2
         b.add_work(b.params[n] * b.params[m])
     else:
         earlier: list[str] = []
@@ -199,10 +234,14 @@ def t_map(b: Builder, ind: int) -> None:
             prev = choice(rng, b.floats)  # read what an earlier nest wrote, over its own extent
             n = b.arrays[prev]["shape"][0]
             earlier = [prev]
-        srcs = [b.array([n], "in", dtype, dist) for _ in range(int(rng.integers(1, 3)))] + earlier
+        resample = rng.random() < 0.4
+        first = _resampled(b, n, dtype, dist) if resample else None
+        srcs = [b.array([n], "in", dtype, dist) for _ in range(int(rng.integers(1, 3)) - resample)] + earlier
         o = b.array([n], "out", dtype)
         _loop(b, ind, "i", n, step=step)
         reads, dst, inner = [f"{s}[i]" for s in srcs], f"{o}[i]", ind + 1
+        if first:
+            reads.insert(0, first)
         b.add_work(b.params[n])
         if not integer:
             b.floats.append(o)
@@ -564,4 +603,6 @@ def generate_program(rng: np.random.Generator, template: str | None = None) -> d
                          "arrays": b.arrays, "kernel": "\n".join(b.lines) + "\n", "inputs": inputs}
     if b.hints:
         w["hints"] = b.hints
+    if b.scalars:
+        w["scalars"] = b.scalars
     return {"workload": w, "family": TEMPLATE_FAMILY[first], "templates": list(b.templates)}

@@ -35,6 +35,7 @@ from llmulator.kernel import Branch
 from llmulator.render import prompt
 
 _LOCAL_ARRAY = re.compile(r"\b(?:float|double|int|char|short|long|u?int(?:8|16|32|64)_t)\s+\w+\s*\[")
+_NAME = re.compile(r"[A-Za-z_]\w*")  # the names in a subscript's constant (a scalar: `x[i + k]`)
 
 
 def label(spec: SampleSpec, profiler) -> dict[str, Any]:
@@ -59,7 +60,8 @@ def structure_stats(d: Design) -> dict[str, Any]:
     def depth(loop):
         return 1 + max((depth(c) for c in loop.loops()), default=0)
     ops: dict[str, float] = {}
-    affine = indirect = 0
+    affine = indirect = divided = shifted = 0
+    scalars = set(d.workload.scalars)
     for st, _ in d.statements_with_loops():
         for k, v in st.ops.items():
             ops[k] = ops.get(k, 0) + v
@@ -68,6 +70,8 @@ def structure_stats(d: Design) -> dict[str, Any]:
                 indirect += 1
             else:
                 affine += 1
+            divided += any(c is not None for c in a.coarse)  # `x[i / 2]` (kernel_affine.coarse)
+            shifted += any(f is not None and scalars & set(_NAME.findall(f.const)) for f in a.affine)
     m = d.mapping
     loops = list(tree.loops.values())
     return {
@@ -82,6 +86,7 @@ def structure_stats(d: Design) -> dict[str, Any]:
         "branches": sum(1 for n in tree.walk() if isinstance(n, Branch)),
         "op_mix_json": json.dumps(ops, sort_keys=True),
         "affine_accesses": affine, "indirect_accesses": indirect,
+        "divided_subscripts": divided, "scalar_subscripts": shifted,
         "pragma_pipeline": sum(1 for lm in m.loops.values() if lm.pipeline_ii),
         "pragma_unroll": sum(1 for lm in m.loops.values() if lm.unroll and lm.unroll > 1),
         "pragma_tile": sum(1 for lm in m.loops.values() if lm.tile),
