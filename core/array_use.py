@@ -56,6 +56,10 @@ class ArrayUse:
     # where every access has one linear part: (tile axes (K,), elements per trip (D, K), distinct offsets (A, D));
     # accesses a constant apart name the union of their translates (``shifted_union``), else None
     shifts: tuple | None = None
+    # per dim: (tile axis, numerator units per trip, divisor, phase, offsets' spread) where every access divides
+    # one loop's index by one integer (`x[i / 2]`, `x[(i + 1) / 2]`): its tile holds floor((phase + units x (T - 1)
+    # + spread) / divisor) + 1 elements (``transfers.footprints``), else None
+    divided: list | None = None
 
 
 
@@ -175,7 +179,40 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
                     u.get("read", False), any(a.is_write for a in u["accs"]), u.get("partly", False),
                     patterns, boxes, named, encloses, tuple(scopes.axis), None, common_loop(loops, u["at"]),
                     float(len({(a.index_text, w) for a, w in zip(u["accs"], u["at"], strict=True)})),
-                    _shifts(design, u, loops, scopes, ndim, counted))
+                    _shifts(design, u, loops, scopes, ndim, counted),
+                    [_divided(design, u, d, loops, scopes) for d in range(ndim)])
+
+
+def _divided(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes) -> tuple | None:
+    """``ArrayUse.divided`` of dimension ``d``: where every access divides one loop's index by the same integer,
+    (tile axis, numerator units per trip, divisor, the phase of the lowest numerator at the loop's first trip
+    modulo the divisor (divisor - 1 where no number gives it: the worst), the numerators' spread). Where a tile's
+    trips times the units are a multiple of the divisor every tile starts at that phase, and its count is exact;
+    else the worst phase bounds it. Before hlsim 0.82 a tile held the mean, 1 + units x (T - 1) / divisor, and an
+    untiled `A[(i + 3) / 4]` over 8 trips moved 2.75 words for the 3 it read (an outside probe; InvariantError)."""
+    forms, consts = set(), []
+    for acc, at in zip(u["accs"], u["at"], strict=True):
+        part = acc.coarse[d] if d < len(acc.coarse) and acc.affine[d] is None else None
+        terms = [(scopes.loop(at, v), c, v) for v, c in part[0].coefs.items() if c] if part else []
+        if len(terms) != 1 or terms[0][0] is None:
+            return None
+        (li, c, var), (num, div) = terms[0], part
+        own = loops[scopes.names[at][var]]
+        if own.step_op != "+" or own.step_text is not None:
+            return None
+        forms.add((li, c, own.step, div, own.lower_text))
+        try:
+            consts.append(float(evaluate(num.const, design.values)))
+        except ExprError:
+            return None
+    if len(forms) != 1:
+        return None
+    (li, c, step, div, lower), = forms
+    try:
+        phase = (c * float(evaluate(lower, design.values)) + min(consts)) % div
+    except ExprError:
+        phase = div - 1.0
+    return li, float(abs(c * step)), div, phase if c * step > 0 else div - 1.0, max(consts) - min(consts)
 
 
 def _shifts(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int, counted: dict) -> tuple | None:

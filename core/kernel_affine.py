@@ -69,6 +69,8 @@ def _integer_op(op: str, a: Affine | None, b: Affine | None, sizes: dict[str, in
     if not a.coefs:
         return Affine({}, f"({a.const}) {'//' if op == '/' else op} ({b.const})")
     k = int(b.const) if b.const.isdigit() else _integer(b.const, sizes)
+    if (op == "/" and k == 1) or (op == ">>" and k == 0):  # `i / 1`, `i >> 0`: i itself
+        return a
     if op == "<<" and k is not None and 0 <= k < 31:
         return Affine({v: c << k for v, c in a.coefs.items()}, f"({a.const}) << {k}")
     return None
@@ -115,18 +117,29 @@ def coarse(n: c_ast.Node, ctx: Ctx) -> tuple[Affine, int] | None:
     conflicts, dependences) still take it as indirect. Before hlsim 0.79 / analytical 0.93 such a subscript
     moved the whole array with every tile: `A[i / 2][i / 2]` over 52 rows, 2,704 words where the run reads 16
     (an outside probe); pooling and upsampling kernels index this way."""
+    if isinstance(n, c_ast.ID):  # a local that holds a quotient (`int t = i / 2; x[t]`)
+        held = ctx.values.static.get(n.name) if n.name in ctx.locals and n.name not in ctx.body_set_vars else None
+        return coarse(held, ctx) if held is not None else None
     if isinstance(n, c_ast.BinaryOp) and n.op in ("/", ">>"):
-        num, right = affine(n.left, ctx), affine(n.right, ctx)
-        if num is None or right is None or right.coefs or not num.coefs:
-            return None
-        k = int(right.const) if right.const.isdigit() else _integer(right.const, ctx.param_values)
+        right = affine(n.right, ctx)
+        k = None if right is None or right.coefs else \
+            int(right.const) if right.const.isdigit() else _integer(right.const, ctx.param_values)
         div = k if n.op == "/" else (1 << k if k is not None and 0 <= k < 31 else None)
-        return (num, div) if div is not None and div > 1 else None
+        if div is None or div < 1:
+            return None
+        inner = coarse(n.left, ctx)  # `i / 2 / 2`: floor(floor(e / a) / b) is floor(e / (a b)) for e >= 0
+        if inner is not None:
+            return inner[0], inner[1] * div
+        num = affine(n.left, ctx)
+        return (num, div) if num is not None and num.coefs and div > 1 else None
     if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
-        for one, other, sign in ((n.left, n.right, n.op), (n.right, n.left, "+" if n.op == "+" else None)):
+        for one, other, flip in ((n.left, n.right, False), (n.right, n.left, n.op == "-")):
             part, shift = coarse(one, ctx), affine(other, ctx)
-            if part is None or shift is None or shift.coefs or sign is None:
+            if part is None or shift is None or shift.coefs:
                 continue
             num, div = part
-            return Affine(dict(num.coefs), f"({num.const}) {sign} {div} * ({shift.const})"), div
+            if not flip:  # e / d + c is (e + c d) / d
+                return Affine(dict(num.coefs), f"({num.const}) {n.op} {div} * ({shift.const})"), div
+            # c - e / d spans what e / d spans, reflected: `N - 1 - i / 2` as (d c - e) / d, within an element
+            return Affine({v: -c for v, c in num.coefs.items()}, f"{div} * ({shift.const}) - ({num.const})"), div
     return None

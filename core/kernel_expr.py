@@ -206,7 +206,8 @@ class _Builder:
         ctx = self.ctx
         if isinstance(lv, c_ast.ID) and (lv.name in ctx.arrays or lv.name in ctx.params or lv.name in ctx.scalars):
             kind = "an array" if lv.name in ctx.arrays else "a parameter" if lv.name in ctx.params else "a scalar"
-            hint = "" if kind == "an array" else f"copy it into a local first: int t = {lv.name};"
+            ctype = "float" if lv.name in ctx.float_scalars else "int"
+            hint = "" if kind == "an array" else f"copy it into a local first: {ctype} t = {lv.name};"
             raise self.error(f"cannot assign to '{lv.name}', {kind} of the workload", "a local or an array element",
                              hint)
 

@@ -66,6 +66,11 @@ def _inits(node: c_ast.For, ctx: Ctx) -> list:
     if inits is None:
         raise ctx.error(node, "unsupported for-loop initialiser",
                         "for (int i = LOW; ...), for (i = LOW, j = HIGH; ...) or for (; ...)")
+    for v in sorted(lf.assigned_locals(node.next) & (ctx.params | ctx.scalars | set(ctx.arrays))):
+        # `for (...; ...; i++, k++)`: the increment is no statement the kernel's checks visit (an outside probe's
+        # `k++` there passed validate, was priced as a fixed shift and failed to compile in hlsim)
+        kind = "parameter" if v in ctx.params else "scalar" if v in ctx.scalars else "array"
+        raise ctx.error(node, f"the for loop's increment sets '{v}', a {kind} of the workload", "local variables")
     for v, _e in inits:
         if v in ctx.params or v in ctx.scalars or v in ctx.arrays:
             raise ctx.error(node, f"the for loop sets '{v}', a parameter, scalar or array", "local variables")

@@ -9,6 +9,7 @@ together). hlsim and the analytical model both take the smaller.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,7 +33,8 @@ def cap(arr: ArrayUse, tiles: np.ndarray, out: np.ndarray) -> np.ndarray:
         return out
     counted = {li for d, c in enumerate(arr.coefs) if arr.patterns[d] == math.inf for li, _ in c}
     step = {li: max(c for cs in arr.coefs for lj, c in cs if lj == li) for li in set(named)}  # < 1: `i / 2`
-    points = np.prod([np.where(step[li] < 1, (tiles[:, li] - 1) * step[li] + 1, tiles[:, li] + (li in counted))
+    divided = {div[0]: div for div in (arr.divided or []) if div is not None}
+    points = np.prod([_distinct(tiles[:, li], step[li], divided.get(li)) + (li in counted)
                       for li in sorted(set(named))], axis=0)
     per_point = np.full(points.shape, float(min(math.prod(arr.patterns), arr.accesses)))
     if arr.shifts is not None and len(arr.shifts[2]) > 1 and list(arr.shifts[0]) == sorted(set(named)):
@@ -42,3 +44,25 @@ def cap(arr: ArrayUse, tiles: np.ndarray, out: np.ndarray) -> np.ndarray:
                 cache[tuple(ext)] = shifted_union.per_point(coefs, offsets, ext)
             per_point[b] = min(per_point[b], cache[tuple(ext)] or math.inf)
     return np.minimum(out, points * per_point)
+
+
+def _distinct(trips: np.ndarray, step: float, div: tuple | None) -> np.ndarray:
+    """Values a loop's index takes over a tile as a subscript sees them: every trip one (a step of at least one
+    element), fewer where it is divided (`i / 2`: ``divided_count``; where no record gives the phase, the most
+    any phase gives, the step's fraction's denominator less one over it)."""
+    if step >= 1:
+        return trips
+    if div is not None:
+        return divided_count((*div[:4], 0.0), trips)
+    den = Fraction(step).limit_denominator(1 << 16).denominator
+    return np.floor((den - 1 + step * den * (trips - 1)) / den) + 1
+
+
+def divided_count(div: tuple, trips: np.ndarray) -> np.ndarray:
+    """Elements `x[(c i + k) / d]` names over a tile of ``trips`` (``ArrayUse.divided``: axis, numerator units
+    per trip, d, phase, spread): floor((phase + units x (trips - 1) + spread) / d) + 1, at the first trip's
+    phase where every tile starts there (trips x units a multiple of d), else at the worst, d - 1."""
+    _, units, d, phase, spread = div
+    t = np.asarray(trips, dtype=float)
+    rho = np.where((t == np.round(t)) & (np.mod(np.round(units * t), d) == 0), phase, d - 1.0)
+    return np.floor((rho + units * (np.maximum(t, 1.0) - 1.0) + spread) / d) + 1.0

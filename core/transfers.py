@@ -45,6 +45,9 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
             ext += c * (tiles[:, li] - 1)
             points *= tiles[:, li]
         named = points * (arr.patterns[d] if arr.patterns else math.inf)
+        div = arr.divided[d] if arr.divided else None
+        if div is not None and [li for li, _ in arr.coefs[d]] == [div[0]]:
+            ext = named_elements.divided_count(div, tiles[:, div[0]]) - arr.spread[d]  # the spread is in its count
         out *= np.minimum(size, np.minimum(ext + arr.spread[d], named))
     return named_elements.cap(arr, tiles, out)
 

@@ -86,3 +86,15 @@ def test_a_kernel_cannot_assign_a_workload_scalar(write, stmt, capsys):
     assert main(["validate", *map(str, files)]) == 2
     err = capsys.readouterr().err
     assert "cannot assign to 'k', a scalar of the workload" in err and "Traceback" not in err
+
+
+def test_a_for_loop_increment_cannot_assign_a_workload_scalar(write, capsys):
+    # an outside probe: `for (...; ...; i++, k++)` passed validate (the increment is no statement the checks
+    # visited), was priced with k fixed, and failed to compile in hlsim ("increment of read-only variable")
+    from llmulator.cli import main
+
+    a, w, m = _files(write, "s[0] += A[i][i];", "N", "s[0] = sum(A[i, i] for i in range(N))")
+    w.write_text(w.read_text().replace("i++) {", "i++, k++) {"))
+    assert main(["validate", str(a), str(w), str(m)]) == 2
+    err = capsys.readouterr().err
+    assert "the for loop's increment sets 'k', a scalar of the workload" in err and "Traceback" not in err
