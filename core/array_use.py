@@ -56,9 +56,9 @@ class ArrayUse:
     # where every access has one linear part: (tile axes (K,), elements per trip (D, K), distinct offsets (A, D));
     # accesses a constant apart name the union of their translates (``shifted_union``), else None
     shifts: tuple | None = None
-    # per dim: (tile axis, numerator units per trip, divisor, phase, offsets' spread) where every access divides
-    # one loop's index by one integer (`x[i / 2]`, `x[(i + 1) / 2]`): its tile holds floor((phase + units x (T - 1)
-    # + spread) / divisor) + 1 elements (``transfers.footprints``), else None
+    # per dim where an access divides a loop's index (`x[i / 2]`): its groups, each (tile axis, numerator units per
+    # trip, divisor, phase, spread, distinct offsets), whose counts ``named_elements.divided_count`` adds; () where
+    # some access fits no group (the one box, at the worst phase, stands); None where no access divides
     divided: list | None = None
 
 
@@ -184,35 +184,48 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
 
 
 def _divided(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes) -> tuple | None:
-    """``ArrayUse.divided`` of dimension ``d``: where every access divides one loop's index by the same integer,
-    (tile axis, numerator units per trip, divisor, the phase of the lowest numerator at the loop's first trip
-    modulo the divisor (divisor - 1 where no number gives it: the worst), the numerators' spread). Where a tile's
-    trips times the units are a multiple of the divisor every tile starts at that phase, and its count is exact;
-    else the worst phase bounds it. Before hlsim 0.82 a tile held the mean, 1 + units x (T - 1) / divisor, and an
-    untiled `A[(i + 3) / 4]` over 8 trips moved 2.75 words for the 3 it read (an outside probe; InvariantError)."""
-    forms, consts = set(), []
+    """``ArrayUse.divided`` of dimension ``d`` where some access divides a loop's index by an integer (None where
+    none does): one group per (loop, coefficient, divisor) of the accesses, each (tile axis, numerator units per
+    trip, divisor, the phase of its lowest numerator at the loop's first trip modulo the divisor (divisor - 1
+    where no number gives it: the worst), its numerators' spread, its distinct offsets); an affine access is a
+    group of divisor 1.
+    ``named_elements.divided_count`` counts a tile's elements per group and adds them: exact for one group, an
+    upper bound for several (`x[i / 2] + x[i]` in tiles of 8: 12 elements a tile, where 0.82's one box of the
+    larger slope held 8; an outside probe). Before hlsim 0.82 a tile held the mean, 1 + units x (T - 1) /
+    divisor, and an untiled `A[(i + 3) / 4]` over 8 trips moved 2.75 words for the 3 it read (InvariantError).
+    A dimension some access of which no group describes (`(i + j) / 2`, an indirect index) gives ``()``."""
+    groups: dict[tuple, list[float]] = {}
+    coarse = False
     for acc, at in zip(u["accs"], u["at"], strict=True):
         part = acc.coarse[d] if d < len(acc.coarse) and acc.affine[d] is None else None
-        terms = [(scopes.loop(at, v), c, v) for v, c in part[0].coefs.items() if c] if part else []
+        coarse |= part is not None
+        num, div = part if part else (acc.affine[d] if d < len(acc.affine) else None, 1)
+        terms = [(scopes.loop(at, v), c, v) for v, c in num.coefs.items() if c] if num is not None else []
         if len(terms) != 1 or terms[0][0] is None:
-            return None
-        (li, c, var), (num, div) = terms[0], part
+            groups = {}
+            break
+        (li, c, var) = terms[0]
         own = loops[scopes.names[at][var]]
-        if own.step_op != "+" or own.step_text is not None:
-            return None
-        forms.add((li, c, own.step, div, own.lower_text))
         try:
-            consts.append(float(evaluate(num.const, design.values)))
+            const = float(evaluate(num.const, design.values))
         except ExprError:
-            return None
-    if len(forms) != 1:
+            groups = {}
+            break
+        if own.step_op != "+" or own.step_text is not None:
+            groups = {}
+            break
+        groups.setdefault((li, c, own.step, div, own.lower_text), []).append(const)
+    if not coarse:
         return None
-    (li, c, step, div, lower), = forms
-    try:
-        phase = (c * float(evaluate(lower, design.values)) + min(consts)) % div
-    except ExprError:
-        phase = div - 1.0
-    return li, float(abs(c * step)), div, phase if c * step > 0 else div - 1.0, max(consts) - min(consts)
+    out = []
+    for (li, c, step, div, lower), consts in sorted(groups.items(), key=repr):
+        try:
+            phase = (c * float(evaluate(lower, design.values)) + min(consts)) % div
+        except ExprError:
+            phase = div - 1.0
+        out.append((li, float(abs(c * step)), div, phase if c * step > 0 else div - 1.0, max(consts) - min(consts),
+                    len(set(consts))))
+    return tuple(out)
 
 
 def _shifts(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int, counted: dict) -> tuple | None:
@@ -285,6 +298,8 @@ def _dim_use(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes,
                 best[li] = max(best.get(li, 0), abs(c) * index_step(loops[li]) / div)
         try:
             consts.append(float(evaluate(aff.const, design.values)) / div)
+            if div > 1:  # the worst phase: a range of numerators names up to (div - 1) / div more (_divided)
+                consts.append(consts[-1] + (div - 1) / div)
         except ExprError:
             pass
     return (sorted(best.items()), (max(consts) - min(consts)) if consts else 0.0, ind,

@@ -27,15 +27,17 @@ from .triangle_tiles import tile_counts
 
 
 def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = None, how: str = "mean",
-               spans: list | None = None) -> np.ndarray:
+               spans: list | None = None, full: np.ndarray | None = None) -> np.ndarray:
     """Elements of ``arr`` in one tile (all point loops run once), (B,): per dimension the box its accesses span,
     at most the elements they name (a loop stepping by 3 over ``x[i]`` names every third element of its box: 4
     of 10; hlsim 0.46, when the box started taking the loop's step). Accesses that move apart as the loops run
     (``arr.boxes``) are priced tile by tile (``counts``: (B, L) tiles per loop; ``how``: their mean or the
-    largest; ``spans``: triangular loops, ``_spans``): ``llmulator.access_boxes``, hlsim 0.57."""
+    largest; ``spans``: triangular loops, ``_spans``): ``llmulator.access_boxes``, hlsim 0.57. ``full``: a full
+    tile's trips where ``tiles`` is the mean tile (a divided subscript counts the edge tile apart)."""
     if arr.boxes is not None and counts is not None:
         return access_boxes.footprints(arr.boxes, arr.shape, tiles, counts, how, spans)
     out = np.ones(tiles.shape[0])
+    shape = named_elements.TileShape(tiles, counts, how == "mean", full)
     for d, size in enumerate(arr.shape):
         if arr.indirect_dims[d]:
             out *= size
@@ -45,11 +47,12 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
             ext += c * (tiles[:, li] - 1)
             points *= tiles[:, li]
         named = points * (arr.patterns[d] if arr.patterns else math.inf)
-        div = arr.divided[d] if arr.divided else None
-        if div is not None and [li for li, _ in arr.coefs[d]] == [div[0]]:
-            ext = named_elements.divided_count(div, tiles[:, div[0]]) - arr.spread[d]  # the spread is in its count
+        groups = arr.divided[d] if arr.divided else None
+        if groups and sorted(li for li, _ in arr.coefs[d]) == sorted({g[0] for g in groups}):
+            ext = named_elements.dim_count(groups, shape) - arr.spread[d]  # the spread is in its count
+            named = math.inf  # (the groups count each access's own elements)
         out *= np.minimum(size, np.minimum(ext + arr.spread[d], named))
-    return named_elements.cap(arr, tiles, out)
+    return named_elements.cap(arr, shape, out)
 
 
 def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.ndarray | None = None,
@@ -252,7 +255,7 @@ def _tile_elements(nest: Nest, v: View, arr) -> tuple[np.ndarray, np.ndarray, np
             cut[:, li] |= v.cut[:, li]
     mean = np.where(own & cut, trips / np.maximum(counts, 1e-9), t_full)
     spans = _spans(nest, v, arr)
-    return (footprints(arr, t_full, counts, "max", spans), footprints(arr, mean, counts, "mean", spans),
+    return (footprints(arr, t_full, counts, "max", spans), footprints(arr, mean, counts, "mean", spans, t_full),
             (arr.dep[None, :] & (t_full < trips)).any(axis=1))
 
 

@@ -103,3 +103,35 @@ def test_a_left_shift_is_the_product_it_stands_for(write):
     assert p.counters["reads.DRAM"] == q.counters["reads.DRAM"] < 2 * 64  # 0.78: 512, the whole array per tile
     assert p.metrics["cycles"] == q.metrics["cycles"]
     assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-6)
+
+
+@pytest.mark.parametrize("body,ref,tile,size,words,low,high", [
+    # numerators 1..6, 7..12, ..: ten tiles of 4 and an edge tile (i = 60..63) of 3; 0.82 took the mean tile of
+    # 5.8 trips, floored: 33 (a second outside probe)
+    ("A[(i + 1) / 2]", "A[(i + 1) // 2]", 6, "N / 2 + 1", 33, 43, 43),
+    ("A[i / 2]", "A[i // 2]", 6, "N", 32, 32, 32),
+    # tile k names A[4k .. 4k + 3] and A[8k .. 8k + 7]: 12 a tile, 8 in the first (0.82: the larger slope's 8)
+    ("A[i / 2] + A[i]", "A[i // 2] + A[i]", 8, "N", 64, 92, 96),
+    ("A[i / 2] + A[i / 4]", "A[i // 2] + A[i // 4]", 8, "N", 32, 46, 48),
+    # offsets 32 elements apart: two runs of 4 a tile, not one box of 36 (0.82: 128)
+    ("A[i / 2] + A[(i + 64) / 2]", "A[i // 2] + A[(i + 64) // 2]", 8, "N", 64, 64, 80),
+])
+def test_divided_groups_count_each_tile_at_least_by_hand(write, body, ref, tile, size, words, low, high):
+    arrays = f"    A: {{shape: [{size}], dtype: fp32, role: in}}"
+    p, e = profiled_and_estimated(_design(write, body, ref, tile, arrays))
+    assert p.counters["distinct_read"] == words
+    assert low <= p.counters["reads.DRAM"] <= high
+    assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-6)
+
+
+def test_two_dimensional_edge_tiles_count_their_own_elements(write):
+    # 6 x 6 tiles over 32 x 32 outputs: five full tiles of 3 rows of B and an edge tile of 1, each way: 16 x 16
+    # elements of B once each (0.82: 18 x 18, the edge tiles priced full)
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      L_j: for (int j = 0; j < N; j++) {\n" \
+             "        y[i][j] = B[i / 2][j / 2];\n      }\n    }"
+    d = kernel_design(write, ARCH, kernel, "    B: {shape: [N / 2, N / 2], dtype: fp32, role: in}\n"
+                      "    y: {shape: [N, N], dtype: fp32, role: out}",
+                      "    y[:] = np.repeat(np.repeat(B, 2, axis=0), 2, axis=1)", "{L_i: {tile: 6}, L_j: {tile: 6}}",
+                      "{B: BRAM, y: BRAM}", params="{N: 32}")
+    p, _ = profiled_and_estimated(d)
+    assert p.counters["distinct_read"] == p.counters["reads.DRAM"] == 256
