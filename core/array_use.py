@@ -60,6 +60,9 @@ class ArrayUse:
     # trip, divisor, phase, spread, distinct offsets), whose counts ``named_elements.divided_count`` adds; () where
     # some access fits no group (the one box, at the worst phase, stands); None where no access divides
     divided: list | None = None
+    # the distinct tuples of the group each access takes per dimension (None: a dimension without groups): a tile
+    # holds at most the sum over them of their groups' counts multiplied (`A[i / 2][j] + A[i][j / 4]`)
+    divided_sets: tuple = ()
 
 
 
@@ -180,22 +183,30 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
                     patterns, boxes, named, encloses, tuple(scopes.axis), None, common_loop(loops, u["at"]),
                     float(len({(a.index_text, w) for a, w in zip(u["accs"], u["at"], strict=True)})),
                     _shifts(design, u, loops, scopes, ndim, counted),
-                    [_divided(design, u, d, loops, scopes) for d in range(ndim)])
+                    *_divided_dims(design, u, loops, scopes, ndim))
+
+
+def _divided_dims(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int) -> tuple[list, tuple]:
+    """(``ArrayUse.divided``, ``ArrayUse.divided_sets``): per dimension its groups, and the distinct tuples of
+    the group each access takes in each dimension (None in a dimension without groups)."""
+    per_dim = [_divided(design, u, d, loops, scopes) for d in range(ndim)]
+    sets = {tuple(x[1][a] if x and x[0] else None for x in per_dim) for a in range(len(u["accs"]))}
+    return [x[0] if x else None for x in per_dim], tuple(sorted(sets, key=repr))
 
 
 def _divided(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes) -> tuple | None:
-    """``ArrayUse.divided`` of dimension ``d`` where some access divides a loop's index by an integer (None where
-    none does): one group per (loop, coefficient, divisor) of the accesses, each (tile axis, numerator units per
-    trip, divisor, the phase of its lowest numerator at the loop's first trip modulo the divisor (divisor - 1
-    where no number gives it: the worst), its numerators' spread, its distinct offsets); an affine access is a
-    group of divisor 1.
-    ``named_elements.divided_count`` counts a tile's elements per group and adds them: exact for one group, an
-    upper bound for several (`x[i / 2] + x[i]` in tiles of 8: 12 elements a tile, where 0.82's one box of the
-    larger slope held 8; an outside probe). Before hlsim 0.82 a tile held the mean, 1 + units x (T - 1) /
-    divisor, and an untiled `A[(i + 3) / 4]` over 8 trips moved 2.75 words for the 3 it read (InvariantError).
-    A dimension some access of which no group describes (`(i + j) / 2`, an indirect index) gives ``()``."""
+    """(groups, each access's group) of dimension ``d`` where some access divides a loop's index by an integer
+    (None where none does): one group per (loop, coefficient, divisor) of the accesses, each (tile axis,
+    numerator units per trip, divisor, the phase of its lowest numerator at the loop's first trip modulo the
+    divisor (divisor - 1 where no number gives it: the worst), its numerators' spread, its distinct offsets); an
+    affine access is a group of divisor 1. ``named_elements.divided_count`` counts a tile's elements per group
+    and adds them: exact for one group, an upper bound for several (`x[i / 2] + x[i]` in tiles of 8: 12
+    elements a tile, where 0.82's one box of the larger slope held 8; an outside probe). Before hlsim 0.82 a
+    tile held the mean, 1 + units x (T - 1) / divisor, and an untiled `A[(i + 3) / 4]` over 8 trips moved 2.75
+    words for the 3 it read (InvariantError). A dimension some access of which no group describes (`(i + j) /
+    2`, an indirect index) gives ``()``."""
     groups: dict[tuple, list[float]] = {}
-    coarse = False
+    coarse, keys = False, []
     for acc, at in zip(u["accs"], u["at"], strict=True):
         part = acc.coarse[d] if d < len(acc.coarse) and acc.affine[d] is None else None
         coarse |= part is not None
@@ -214,18 +225,19 @@ def _divided(design: Design, u: dict, d: int, loops: list[Loop], scopes: Scopes)
         if own.step_op != "+" or own.step_text is not None:
             groups = {}
             break
-        groups.setdefault((li, c, own.step, div, own.lower_text), []).append(const)
+        keys.append((li, c, own.step, div, own.lower_text))
+        groups.setdefault(keys[-1], []).append(const)
     if not coarse:
         return None
-    out = []
-    for (li, c, step, div, lower), consts in sorted(groups.items(), key=repr):
+    out, order = [], sorted(groups, key=repr)
+    for (li, c, step, div, lower), consts in ((k, groups[k]) for k in order):
         try:
             phase = (c * float(evaluate(lower, design.values)) + min(consts)) % div
         except ExprError:
             phase = div - 1.0
         out.append((li, float(abs(c * step)), div, phase if c * step > 0 else div - 1.0, max(consts) - min(consts),
                     len(set(consts))))
-    return tuple(out)
+    return tuple(out), ([order.index(k) for k in keys] if out else [])
 
 
 def _shifts(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int, counted: dict) -> tuple | None:

@@ -111,3 +111,20 @@ def dim_count(groups: tuple, shape: TileShape) -> np.ndarray:
     """A divided dimension's elements in a tile: its groups' counts added (exact for one group, at most the
     union's for several)."""
     return np.sum([divided_count(g, shape) for g in groups], axis=0)
+
+
+def by_access(arr: ArrayUse, shape: TileShape, dims: list) -> np.ndarray:
+    """The elements a tile holds counted access by access where groups split two dimensions: per distinct tuple of
+    groups, their counts multiplied (a dimension without groups at its own count), added. The per-dimension
+    counts multiplied pair one access's rows with another's columns: `A[i / 2 + k][j] + A[i][j / 4]` in 4 x 8
+    tiles names 2 x 8 + 4 x 2 = 24 elements a tile, where (2 + 4) x (8 + 2) = 60 (an outside probe; 2.5x)."""
+    split = [d for d, groups in enumerate(arr.divided or []) if groups and len(groups) > 1]
+    if len(split) < 2 or not arr.divided_sets:
+        return np.full(shape.tiles.shape[0], math.inf)
+    total = np.zeros(shape.tiles.shape[0])
+    for key in arr.divided_sets:
+        part = np.ones(shape.tiles.shape[0])
+        for d, g in enumerate(key):
+            part = part * (divided_count(arr.divided[d][g], shape) if g is not None else dims[d])
+        total += part
+    return total

@@ -38,9 +38,11 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
         return access_boxes.footprints(arr.boxes, arr.shape, tiles, counts, how, spans)
     out = np.ones(tiles.shape[0])
     shape = named_elements.TileShape(tiles, counts, how == "mean", full)
+    dims = []  # each dimension's count, for named_elements.by_access
     for d, size in enumerate(arr.shape):
         if arr.indirect_dims[d]:
             out *= size
+            dims.append(np.full(tiles.shape[0], float(size)))
             continue
         ext, points = np.ones(tiles.shape[0]), np.ones(tiles.shape[0])
         for li, c in arr.coefs[d]:
@@ -51,8 +53,9 @@ def footprints(arr: ArrayUse, tiles: np.ndarray, counts: np.ndarray | None = Non
         if groups and sorted(li for li, _ in arr.coefs[d]) == sorted({g[0] for g in groups}):
             ext = named_elements.dim_count(groups, shape) - arr.spread[d]  # the spread is in its count
             named = math.inf  # (the groups count each access's own elements)
-        out *= np.minimum(size, np.minimum(ext + arr.spread[d], named))
-    return named_elements.cap(arr, shape, out)
+        dims.append(np.minimum(size, np.minimum(ext + arr.spread[d], named)))
+        out *= dims[-1]
+    return named_elements.cap(arr, shape, np.minimum(out, named_elements.by_access(arr, shape, dims)))
 
 
 def tile_loads(dep: np.ndarray, outer: np.ndarray, pos: np.ndarray, around: np.ndarray | None = None,

@@ -135,3 +135,20 @@ def test_two_dimensional_edge_tiles_count_their_own_elements(write):
                       "{B: BRAM, y: BRAM}", params="{N: 32}")
     p, _ = profiled_and_estimated(d)
     assert p.counters["distinct_read"] == p.counters["reads.DRAM"] == 256
+
+
+@pytest.mark.parametrize("k,words", [(0, 768), (16, 768)])
+def test_accesses_divided_in_different_dimensions_are_counted_access_by_access(write, k, words):
+    # `A[i / 2 + k][j] + A[i][j / 4]` in 4 x 8 tiles of a 32 x 32 nest: 2 rows x 8 columns and 4 rows x 2 columns,
+    # 24 elements a tile by hand over 32 tiles, whatever k; 0.83 paired one access's rows with the other's
+    # columns, (2 + 4) x (8 + 2) = 60 a tile (1,920), and 0.82 grew the box with k (1,024; 2,048 at k = 16)
+    kernel = "    L_i: for (int i = 0; i < N; i++) {\n      L_j: for (int j = 0; j < N; j++) {\n" \
+             f"        y[i][j] = A[i / 2 + {k}][j] + A[i][j / 4];\n      }}\n    }}"
+    d = kernel_design(write, ARCH, kernel, "    A: {shape: [N, N], dtype: fp32, role: in}\n"
+                      "    y: {shape: [N, N], dtype: fp32, role: out}",
+                      "    for i in range(N):\n        for j in range(N):\n"
+                      f"            y[i, j] = A[i // 2 + {k}, j] + A[i, j // 4]",
+                      "{L_i: {tile: 4}, L_j: {tile: 8}}", "{A: BRAM, y: BRAM}", params="{N: 32}")
+    p, e = profiled_and_estimated(d)
+    assert p.counters["reads.DRAM"] == words
+    assert e.metrics["energy_pj"] == pytest.approx(p.metrics["energy_pj"], rel=1e-6)
