@@ -8,6 +8,7 @@ scope (sibling loops often reuse a variable name) and its loops' steps and first
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import attrs
@@ -150,6 +151,7 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
     a data-dependent segment's mean length, a window's slide)]; a dimension that such a loop indexes moves that
     far per step of those outer loops, where no dimension of the array is indexed by them already. Accesses that
     move apart as the loops run (``a[3 - k]`` beside ``a[k + 3]``) get their own boxes (``access_boxes``)."""
+    u = _with_alternatives(u)
     shape = design.workload.shape(name, design.sizes)
     spec, ndim = design.workload.arrays[name], len(shape)
     dep = np.zeros(len(loops), dtype=bool)
@@ -172,8 +174,9 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
                     dep[oi] = True
     if boxes is not None:  # a loop some access moves with (through a first value too), as its tile axis
         dep[np.asarray(scopes.axis)[(boxes.slope != 0).any(axis=(0, 1))]] = True
-    if any(indirect):
-        dep[:] = True  # an indirect index may touch anything: no reuse assumed
+    # an indirect dimension spans its whole extent in every tile, so the loops that move its index do not move the
+    # tile: it stays resident across them (before hlsim 0.85 every loop moved it, "no reuse assumed": a bit-reversal
+    # gather `y[i] = x[r]` in 8 tiles loaded x 8 times, 512 words where the 64 it reads fit at once; an outside probe)
     level = design.arch.level_index(design.placement(name))
     named = frozenset(scopes.names[w][v] for acc, w in zip(u["accs"], u["at"], strict=True) if w >= 0
                       for aff in acc.affine if aff is not None for v in aff.coefs if v in scopes.names[w])
@@ -184,6 +187,22 @@ def array_use(design: Design, name: str, u: dict, loops: list[Loop], scopes: Sco
                     float(len({(a.index_text, w) for a, w in zip(u["accs"], u["at"], strict=True)})),
                     _shifts(design, u, loops, scopes, ndim, counted),
                     *_divided_dims(design, u, loops, scopes, ndim))
+
+
+def _with_alternatives(u: dict) -> dict:
+    """``u`` with each access whose subscript is a choice between affine forms (an edge clamp:
+    ``Access.alternatives``) as one access per combination of its choices, for the footprints alone (the
+    reads and writes ``u`` counts stay the program's)."""
+    if not any(any(a is not None for a in acc.alternatives) for acc in u["accs"]):
+        return u
+    accs, at = [], []
+    for acc, w in zip(u["accs"], u["at"], strict=True):
+        dims = [(f,) if f is not None else (acc.alternatives[d] if d < len(acc.alternatives)
+                                            and acc.alternatives[d] else (None,)) for d, f in enumerate(acc.affine)]
+        for combo in itertools.product(*dims):
+            accs.append(attrs.evolve(acc, affine=tuple(combo)))
+            at.append(w)
+    return {**u, "accs": accs, "at": at}
 
 
 def _divided_dims(design: Design, u: dict, loops: list[Loop], scopes: Scopes, ndim: int) -> tuple[list, tuple]:

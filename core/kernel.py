@@ -87,6 +87,9 @@ class Access:
     #: per dimension without an affine form, (numerator, divisor) where it is one divided by an integer (`i / 2`,
     #: `i >> 1`): the footprint models read its span from it (llmulator.kernel_affine.coarse); else None
     coarse: tuple[tuple[Affine, int] | None, ...] = ()
+    #: per dimension without an affine form, the affine forms it takes one of where it is a choice between them
+    #: (an edge clamp: `x[i < N - 1 ? i + 1 : N - 1]`, llmulator.kernel_affine.alternatives); else None
+    alternatives: tuple[tuple[Affine, ...] | None, ...] = ()
 
     @property
     def indirect(self) -> bool:

@@ -143,3 +143,58 @@ def coarse(n: c_ast.Node, ctx: Ctx) -> tuple[Affine, int] | None:
             # c - e / d spans what e / d spans, reflected: `N - 1 - i / 2` as (d c - e) / d, within an element
             return Affine({v: -c for v, c in num.coefs.items()}, f"{div} * ({shift.const}) - ({num.const})"), div
     return None
+
+
+CLAMPS = ("min", "max", "fmin", "fmax", "fminf", "fmaxf")  # calls whose value is one of their arguments
+MAX_ALTERNATIVES = 4
+
+
+def alternatives(n: c_ast.Node, ctx: Ctx) -> tuple[Affine, ...] | None:
+    """The affine forms a subscript without one takes one of, where it is a choice between them: an edge clamp
+    `x[i < N - 1 ? i + 1 : N - 1]`, `x[min(max(i + d, 0), N - 1)]`, a local that holds one, or one of these plus a
+    constant (at most ``MAX_ALTERNATIVES``). Its elements over a tile are within the union of theirs, so the
+    footprint models price it as that many accesses (``array_use``); before hlsim 0.85 it was indirect: a 3 x 3
+    box blur with clamped borders moved the whole image with every tile, 1,024 words where the tiles name 352
+    (an outside probe). None where some choice has no affine form."""
+    out = _choices(n, ctx, 0)
+    return out if out is not None and 1 < len(out) <= MAX_ALTERNATIVES else None
+
+
+def _choices(n: c_ast.Node, ctx: Ctx, depth: int) -> tuple[Affine, ...] | None:
+    if depth > 6:
+        return None
+    if isinstance(n, c_ast.TernaryOp):
+        a, b = _choices(n.iftrue, ctx, depth + 1), _choices(n.iffalse, ctx, depth + 1)
+        return None if a is None or b is None else _distinct_forms(a + b)
+    if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in CLAMPS and n.args:
+        parts = [_choices(x, ctx, depth + 1) for x in n.args.exprs]
+        return None if any(p is None for p in parts) else _distinct_forms(tuple(f for p in parts for f in p))
+    if isinstance(n, c_ast.ID) and n.name in ctx.locals and n.name not in ctx.body_set_vars:
+        held = ctx.values.static.get(n.name)
+        if held is not None and affine(n, ctx) is None:
+            return _choices(held, ctx, depth + 1)
+    if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-") and affine(n, ctx) is None:
+        left, right = _choices(n.left, ctx, depth + 1), affine(n.right, ctx)
+        if left is not None and right is not None:
+            return _distinct_forms(tuple(_add(f, right, n.op) for f in left))
+        if n.op == "+" and (right_alts := _choices(n.right, ctx, depth + 1)) is not None \
+                and (left_form := affine(n.left, ctx)) is not None:
+            return _distinct_forms(tuple(_add(f, left_form, "+") for f in right_alts))
+        return None
+    f = affine(n, ctx)
+    return None if f is None else (f,)
+
+
+def _add(a: Affine, b: Affine, op: str) -> Affine:
+    sign = 1 if op == "+" else -1
+    coefs = dict(a.coefs)
+    for k, v in b.coefs.items():
+        coefs[k] = coefs.get(k, 0) + sign * v
+    return Affine(coefs, f"({a.const}) {op} ({b.const})")
+
+
+def _distinct_forms(forms: tuple[Affine, ...]) -> tuple[Affine, ...]:
+    seen: dict[tuple, Affine] = {}
+    for f in forms:
+        seen.setdefault((tuple(sorted(f.coefs.items())), f.const), f)
+    return tuple(seen.values())

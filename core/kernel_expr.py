@@ -20,7 +20,7 @@ from pycparser import c_ast
 from .c_names import has_step, nodes
 from .errors import SpecError
 from .kernel import _GEN, BINOP_CLASSES, FUNC_CLASSES, Access, OpNode, Statement
-from .kernel_affine import affine, coarse
+from .kernel_affine import affine, alternatives, coarse
 from .kernel_ctx import Ctx
 
 
@@ -143,7 +143,9 @@ class _Builder:
         forms = tuple(affine(i, ctx) for i in idx_nodes)
         acc = Access(name, tuple(_GEN.visit(i) for i in idx_nodes), forms, write, read,
                      conditional=self.conditional > 0,
-                     coarse=tuple(coarse(i, ctx) if f is None else None for i, f in zip(idx_nodes, forms, strict=True)))
+                     coarse=tuple(coarse(i, ctx) if f is None else None for i, f in zip(idx_nodes, forms, strict=True)),
+                     alternatives=tuple(alternatives(i, ctx) if f is None else None
+                                        for i, f in zip(idx_nodes, forms, strict=True)))
         if name in ctx.arrays:  # the workload's arrays: what traffic and footprints count
             self.accesses.append(acc)
         return name, deps, acc
