@@ -3,7 +3,9 @@
 Why a module of its own: the per-dimension box (``transfers.footprints``) multiplies each dimension's span, which
 counts a diagonal `L[i][i]` over N points as the N x N box; the elements the subscripts can name bound it (a
 point names one element per distinct access, fewer where several accesses overlap or a divisor folds points
-together). hlsim and the analytical model both take the smaller.
+together). hlsim and the analytical model both take the smaller. A dimension whose subscripts divide a loop's
+index (`x[i / 2]`) is counted here too, group by group (``divided_count``, ``dim_count``, ``by_access``):
+``transfers.footprints`` takes those counts in place of the box.
 """
 
 from __future__ import annotations
