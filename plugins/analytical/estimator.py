@@ -30,7 +30,7 @@ from llmulator.words import moved_bits
 from . import model, top_statements
 
 # What each version changed: docs/analytical-versions.md (bump VERSION with every change to an estimate).
-VERSION = "0.99"
+VERSION = "1.00"
 # advances of the bank schedule replayed per design (hlsim replays 10x more): ~10-100 ms, within ~5 % of hlsim
 BANK_BUDGET = 3000
 

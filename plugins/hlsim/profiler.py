@@ -36,7 +36,7 @@ from .outputs_check import functional_check
 from .tally import AccessTally, count_ops
 
 # What each version changed in the labels: docs/hlsim-versions.md (bump VERSION with every change that moves one).
-VERSION = "0.85"
+VERSION = "0.86"
 
 
 class HlsimProfiler:
