@@ -45,13 +45,7 @@ def affine(n: c_ast.Node, ctx: Ctx) -> Affine | None:
         return None if a is None else Affine({k: -v for k, v in a.coefs.items()}, f"-({a.const})")
     if isinstance(n, c_ast.BinaryOp) and n.op in ("+", "-"):
         a, b = affine(n.left, ctx), affine(n.right, ctx)
-        if a is None or b is None:
-            return None
-        sign = 1 if n.op == "+" else -1
-        coefs = dict(a.coefs)
-        for k, v in b.coefs.items():
-            coefs[k] = coefs.get(k, 0) + sign * v
-        return Affine(coefs, f"({a.const}) {n.op} ({b.const})")
+        return None if a is None or b is None else _add(a, b, n.op)
     if isinstance(n, c_ast.BinaryOp) and n.op == "*":
         return _product(affine(n.left, ctx), affine(n.right, ctx), ctx.param_values)
     if isinstance(n, c_ast.BinaryOp) and n.op in ("/", ">>", "%", "<<"):
@@ -186,6 +180,7 @@ def _choices(n: c_ast.Node, ctx: Ctx, depth: int) -> tuple[Affine, ...] | None:
 
 
 def _add(a: Affine, b: Affine, op: str) -> Affine:
+    """``a + b`` or ``a - b`` of two affine forms."""
     sign = 1 if op == "+" else -1
     coefs = dict(a.coefs)
     for k, v in b.coefs.items():
